@@ -1,0 +1,148 @@
+import Foundation
+import Logging
+import NIOCore
+import NIOPosix
+
+/// Everything a ``Transceiver`` needs to know, as one value with documented defaults.
+///
+/// ```swift
+/// var configuration = Configuration(serviceType: "chat")
+/// configuration.peerName = "alice"
+/// configuration.metadata = ["room": "lobby"]
+/// configuration.interface = .loopback
+/// let transceiver = Transceiver(configuration: configuration)
+/// ```
+public struct Configuration: Sendable {
+    /// Where to advertise, browse and listen.
+    public enum Interface: Sendable, Hashable, CustomStringConvertible {
+        /// Every interface the DNS-SD daemon serves; listen on all IPv4 addresses.
+        case any
+        /// This machine only: advertise and browse on the loopback interface and listen on 127.0.0.1.
+        case loopback
+        /// One network interface by name (e.g. `eth0`); listen on all IPv4 addresses.
+        case named(String)
+
+        public var description: String {
+            switch self {
+            case .any: return "any"
+            case .loopback: return "loopback"
+            case .named(let name): return name
+            }
+        }
+    }
+
+    /// The DNS-SD service type, without underscore or protocol: `chat` is advertised as `_chat._tcp`.
+    /// 1-15 letters, digits and hyphens (RFC 6763). Default: `chirp`.
+    public var serviceType: String
+    /// The DNS-SD domain. Default: `local.` (multicast DNS); a wide-area domain is passed to the daemon as is.
+    public var domain: String = "local."
+    /// The name other peers see. Default: this machine's host name.
+    public var peerName: String = Configuration.defaultPeerName
+    /// This peer's stable identifier, compared to break ties when two peers dial each other at once.
+    /// Default: a new random UUID for each configuration value.
+    public var peerID: String = UUID().uuidString
+    /// Extra key/value pairs published in the TXT record and the handshake. Keys `id`, `name`, `pv` and `sec` are
+    /// reserved; each `key=value` must fit in 255 bytes. Default: empty.
+    public var metadata: [String: String] = [:]
+    /// Where to advertise, browse and listen. Default: ``Interface/any``.
+    public var interface: Interface = .any
+    /// The TCP port to listen on; 0 picks a free one. Default: 0.
+    public var port: Int = 0
+    /// How often a quiet connection sends a heartbeat. Default: 0.5 s.
+    public var heartbeatInterval: Duration = .milliseconds(500)
+    /// A connection that receives nothing (not even a heartbeat) for this long is closed and its peer reported
+    /// disconnected. Default: 2.5 s.
+    public var heartbeatTimeout: Duration = .milliseconds(2500)
+    /// Time allowed for a new connection to complete the handshake. Default: 5 s.
+    public var handshakeTimeout: Duration = .seconds(5)
+    /// Time allowed for a TCP connect. Default: 5 s.
+    public var connectTimeout: Duration = .seconds(5)
+    /// Timeout of ``Transceiver/request(_:to:as:timeout:)`` when none is given. Default: 10 s.
+    public var requestTimeout: Duration = .seconds(10)
+    /// The largest frame (header and encoded payload) sent or accepted; larger inbound frames close the
+    /// connection before anything is allocated for them. Default: 64 MiB.
+    public var maximumMessageSize: Int = 64 * 1024 * 1024
+    /// Bytes that may wait in Chirp's queue for one peer that reads slower than we write. A message that would go
+    /// over it is not queued: `send` throws ``ChirpError/outboundLimitExceeded(peer:limit:)`` and `broadcast` skips that
+    /// peer and reports it as an ``TransceiverEvent/error(_:)`` event. Default: 64 MiB.
+    public var outboundLimit: Int = 64 * 1024 * 1024
+    /// How message values become payload bytes. Default: ``JSONMessageCoder``.
+    public var coder: any MessageCoder = JSONMessageCoder()
+    /// Where Chirp logs. The library never bootstraps logging: pass the logger your app set up.
+    /// Default: `Logger(label: "chirp")`, which uses whatever `LoggingSystem` the app bootstrapped.
+    public var logger: Logger = Logger(label: "chirp")
+    /// The event loops that run connections. Default: NIO's shared `MultiThreadedEventLoopGroup.singleton`.
+    public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
+
+    /// A configuration for `serviceType` with every other setting at its default.
+    public init(serviceType: String = "chirp") {
+        self.serviceType = serviceType
+    }
+
+    /// This machine's host name without domain, or `chirp` if it has none.
+    public static var defaultPeerName: String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        guard gethostname(&buffer, buffer.count) == 0 else { return "chirp" }
+        let name = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let short = name.split(separator: ".").first.map(String.init) ?? name
+        return short.isEmpty ? "chirp" : short
+    }
+
+    /// Checks every setting; throws the first problem found, worded so the user can fix it.
+    func validated() throws -> ServiceType {
+        let type = try ServiceType(serviceType)
+        if peerName.isEmpty || peerName.utf8.count > 200 {
+            throw ChirpError.invalidConfiguration("peerName must be 1-200 bytes, got \(peerName.utf8.count)")
+        }
+        if peerID.isEmpty || peerID.utf8.count > 128 || peerID.contains("=") {
+            throw ChirpError.invalidConfiguration("peerID must be 1-128 bytes without '='")
+        }
+        for (key, value) in metadata {
+            if TXTRecord.ReservedKey.all.contains(key.lowercased()) {
+                throw ChirpError.invalidConfiguration("metadata key '\(key)' is reserved by Chirp; pick another name")
+            }
+            if let problem = TXTRecord.problem(key: key, value: value) {
+                throw ChirpError.invalidConfiguration(problem)
+            }
+        }
+        if !(0...65535).contains(port) { throw ChirpError.invalidConfiguration("port must be 0-65535, got \(port)") }
+        if maximumMessageSize < 1024 {
+            throw ChirpError.invalidConfiguration("maximumMessageSize must be at least 1024 bytes")
+        }
+        if outboundLimit < 1 { throw ChirpError.invalidConfiguration("outboundLimit must be positive") }
+        if heartbeatInterval <= .zero || heartbeatTimeout <= heartbeatInterval {
+            throw ChirpError.invalidConfiguration("heartbeatTimeout must be longer than heartbeatInterval, and both positive")
+        }
+        if case .named(let name) = interface, DNSSDEnvironment.interfaceIndex(named: name) == nil {
+            throw ChirpError.invalidConfiguration("no network interface named '\(name)'")
+        }
+        return type
+    }
+
+    /// The interface index DNS-SD calls take (0 = all).
+    var interfaceIndex: UInt32 {
+        switch interface {
+        case .any: return 0
+        case .loopback: return DNSSDEnvironment.interfaceIndex(named: "lo") ?? 0
+        case .named(let name): return DNSSDEnvironment.interfaceIndex(named: name) ?? 0
+        }
+    }
+
+    /// The address the listener binds.
+    var listenHost: String {
+        interface == .loopback ? "127.0.0.1" : "0.0.0.0"
+    }
+}
+
+extension Duration {
+    /// As NIO's `TimeAmount`.
+    var timeAmount: TimeAmount {
+        let (seconds, attoseconds) = components
+        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+    }
+
+    /// As fractional seconds.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

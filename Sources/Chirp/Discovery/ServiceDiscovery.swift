@@ -1,0 +1,283 @@
+import Dispatch
+import Logging
+
+/// A service instance found by browsing and resolved down to an address.
+struct DiscoveredService: Sendable, Equatable {
+    /// The DNS-SD instance name (unique on the network).
+    var instanceName: String
+    /// The target host name, e.g. `myhost.local.`.
+    var host: String
+    /// The TCP port.
+    var port: UInt16
+    /// The TXT record.
+    var txt: TXTRecord
+    /// The host's addresses found so far (IPv4 and/or IPv6, as text).
+    var addresses: [String]
+    /// The interface it was found on.
+    var interfaceIndex: UInt32
+}
+
+/// What ``ServiceDiscovery`` reports.
+enum DiscoveryEvent: Sendable {
+    /// Our own registration is in place under this instance name.
+    case advertised(instanceName: String)
+    /// An instance was found and resolved.
+    case found(DiscoveredService)
+    /// An instance is no longer advertised on any interface.
+    case lost(instanceName: String)
+    /// The daemon does not answer; discovery retries by itself. The message says what to start.
+    case unavailable(String)
+}
+
+/// Advertises one service and browses its type through the platform's DNS-SD daemon, resolving every instance found.
+///
+/// Knows nothing of TCP: it reports instances with their addresses and leaves connecting to others. All DNS-SD calls
+/// run on a private serial queue, so neither callers nor NIO event loops ever wait on the daemon. When the daemon is
+/// missing or goes away, everything is torn down and retried with backoff until it answers again.
+final class ServiceDiscovery: @unchecked Sendable {
+    /// What to advertise.
+    struct Advertisement: Sendable {
+        var instanceName: String
+        var port: UInt16
+        var txt: TXTRecord
+    }
+
+    private struct Instance {
+        var interfaces: Set<UInt32> = []
+        var resolver: DNSServiceOperation<ResolveEvent>?
+        var addressQueries: [DNSServiceOperation<AddressEvent>] = []
+        var pending: DiscoveredService?
+        var reported = false
+        var resolveAttempts = 0
+    }
+
+    private let queue: DispatchQueue
+    private let serviceType: ServiceType
+    private let domain: String?
+    private let interfaceIndex: UInt32
+    private let advertisement: Advertisement?
+    private let resolveTimeout: Double
+    private let logger: Logger
+    private let handler: @Sendable (DiscoveryEvent) -> Void
+
+    // Everything below is touched on `queue` only.
+    private var running = false
+    private var registration: DNSServiceOperation<RegisterEvent>?
+    private var browser: DNSServiceOperation<BrowseEvent>?
+    private var instances: [String: Instance] = [:]
+    private var retryAttempt = 0
+    private var retryWork: DispatchWorkItem?
+    private var reportedUnavailable = false
+    /// Bumped at each (re)start so stale timers do nothing.
+    private var generation = 0
+
+    init(
+        serviceType: ServiceType, domain: String?, interfaceIndex: UInt32, advertisement: Advertisement?,
+        resolveTimeout: Double = 5, logger: Logger, handler: @escaping @Sendable (DiscoveryEvent) -> Void
+    ) {
+        self.queue = DispatchQueue(label: "chirp.discovery.\(serviceType.name)")
+        self.serviceType = serviceType
+        self.domain = domain
+        self.interfaceIndex = interfaceIndex
+        self.advertisement = advertisement
+        self.resolveTimeout = resolveTimeout
+        self.logger = logger
+        self.handler = handler
+    }
+
+    /// Starts advertising and browsing. Returns at once; results arrive through the handler.
+    func start() {
+        queue.async {
+            guard !self.running else { return }
+            self.running = true
+            self.attemptStart()
+        }
+    }
+
+    /// Stops everything and releases every DNS-SD reference; `completion` runs once they are released.
+    func stop(completion: (@Sendable () -> Void)? = nil) {
+        queue.async {
+            self.running = false
+            self.tearDown(reportLost: false)
+            // Deallocation happens in the sources' cancel handlers, queued behind this block.
+            self.queue.async { completion?() }
+        }
+    }
+
+    // MARK: - Lifecycle (on queue)
+
+    private func attemptStart() {
+        guard running else { return }
+        generation += 1
+        do {
+            if let advertisement {
+                registration = try DNSService.register(
+                    name: advertisement.instanceName, type: serviceType.registrationType, domain: domain,
+                    interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt, queue: queue
+                ) { [unowned self] event in self.handle(event) }
+            }
+            browser = try DNSService.browse(
+                type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue
+            ) { [unowned self] event in self.handle(event) }
+            if reportedUnavailable {
+                logger.notice("DNS-SD daemon answers again; advertising and browsing resumed", metadata: ["service": "\(serviceType)"])
+            }
+            reportedUnavailable = false
+            retryAttempt = 0
+        } catch let error as DNSSDError {
+            fail(error)
+        } catch {
+            fail(DNSSDError(code: -65537, operation: "DNS-SD"))
+        }
+    }
+
+    /// Tears everything down and schedules a restart with backoff.
+    private func fail(_ error: DNSSDError) {
+        tearDown(reportLost: true)
+        guard running else { return }
+        let delay = min(0.25 * Double(1 << min(retryAttempt, 5)), 5)
+        retryAttempt += 1
+        if !reportedUnavailable {
+            reportedUnavailable = true
+            logger.error("\(error.description)", metadata: ["service": "\(serviceType)", "retry-in": "\(delay)s"])
+            handler(.unavailable(error.description))
+        } else {
+            logger.debug("DNS-SD still unavailable; retrying", metadata: ["retry-in": "\(delay)s"])
+        }
+        let work = DispatchWorkItem { [weak self] in self?.attemptStart() }
+        retryWork = work
+        queue.asyncAfter(deadline: .now() + delay, execute: work)
+    }
+
+    private func tearDown(reportLost: Bool) {
+        retryWork?.cancel()
+        retryWork = nil
+        registration?.cancel()
+        registration = nil
+        browser?.cancel()
+        browser = nil
+        for (name, instance) in instances {
+            instance.resolver?.cancel()
+            instance.addressQueries.forEach { $0.cancel() }
+            if reportLost && instance.reported { handler(.lost(instanceName: name)) }
+        }
+        instances = [:]
+    }
+
+    // MARK: - Events (on queue)
+
+    private func handle(_ event: RegisterEvent) {
+        switch event {
+        case .registered(let name):
+            logger.debug("advertised", metadata: ["instance": "\(name)", "type": "\(serviceType.registrationType)"])
+            handler(.advertised(instanceName: name))
+        case .failed(let error):
+            fail(error)
+        }
+    }
+
+    private func handle(_ event: BrowseEvent) {
+        switch event {
+        case .added(let name, let type, let domain, let interface):
+            if let advertisement, name == advertisement.instanceName { return }  // ourselves
+            var instance = instances[name] ?? Instance()
+            let isNew = instance.interfaces.isEmpty
+            instance.interfaces.insert(interface)
+            instances[name] = instance
+            if isNew { startResolve(name: name, type: type, domain: domain, interface: interface) }
+        case .removed(let name, _, _, let interface):
+            guard var instance = instances[name] else { return }
+            instance.interfaces.remove(interface)
+            if instance.interfaces.isEmpty {
+                instance.resolver?.cancel()
+                instance.addressQueries.forEach { $0.cancel() }
+                instances[name] = nil
+                if instance.reported { handler(.lost(instanceName: name)) }
+            } else {
+                instances[name] = instance
+            }
+        case .failed(let error):
+            fail(error)
+        }
+    }
+
+    private func startResolve(name: String, type: String, domain: String, interface: UInt32) {
+        guard var instance = instances[name] else { return }
+        instance.resolveAttempts += 1
+        let attempt = instance.resolveAttempts
+        do {
+            instance.resolver = try DNSService.resolve(
+                name: name, type: type, domain: domain, interfaceIndex: interface, queue: queue
+            ) { [unowned self] event in self.handleResolve(event, name: name) }
+            instances[name] = instance
+        } catch let error as DNSSDError {
+            fail(error)
+            return
+        } catch {
+            return
+        }
+        // A resolve (or its address query) that has not finished in time is started again, with backoff.
+        let generation = self.generation
+        queue.asyncAfter(deadline: .now() + resolveTimeout * Double(min(attempt, 4))) { [weak self] in
+            guard let self, self.generation == generation, var instance = self.instances[name], !instance.reported,
+                  instance.resolveAttempts == attempt
+            else { return }
+            self.logger.debug("resolve timed out; retrying", metadata: ["instance": "\(name)"])
+            instance.resolver?.cancel()
+            instance.resolver = nil
+            instance.addressQueries.forEach { $0.cancel() }
+            instance.addressQueries = []
+            self.instances[name] = instance
+            self.startResolve(name: name, type: type, domain: domain, interface: interface)
+        }
+    }
+
+    private func handleResolve(_ event: ResolveEvent, name: String) {
+        guard var instance = instances[name] else { return }
+        switch event {
+        case .resolved(let host, let port, let txt, let interface):
+            instance.resolver?.cancel()
+            instance.resolver = nil
+            instance.pending = DiscoveredService(
+                instanceName: name, host: host, port: port, txt: txt, addresses: [], interfaceIndex: interface)
+            // The compat layer has no DNSServiceGetAddrInfo: ask for A and AAAA records ourselves.
+            do {
+                for ipv6 in [false, true] {
+                    instance.addressQueries.append(try DNSService.queryAddress(
+                        host: host, ipv6: ipv6, interfaceIndex: interface, queue: queue
+                    ) { [unowned self] event in self.handleAddress(event, name: name) })
+                }
+                instances[name] = instance
+            } catch let error as DNSSDError {
+                instances[name] = instance
+                fail(error)
+            } catch {}
+        case .failed(let error):
+            if error.daemonUnavailable { fail(error); return }
+            logger.debug("resolve failed", metadata: ["instance": "\(name)", "error": "\(error)"])
+        }
+    }
+
+    private func handleAddress(_ event: AddressEvent, name: String) {
+        guard var instance = instances[name], var service = instance.pending else { return }
+        switch event {
+        case .address(let address, _):
+            guard !service.addresses.contains(address) else { return }
+            service.addresses.append(address)
+            instance.pending = service
+            if !instance.reported {
+                // The first address is enough to connect; stop asking.
+                instance.reported = true
+                instance.addressQueries.forEach { $0.cancel() }
+                instance.addressQueries = []
+                instances[name] = instance
+                handler(.found(service))
+            } else {
+                instances[name] = instance
+            }
+        case .failed(let error):
+            if error.daemonUnavailable { fail(error); return }
+            logger.debug("address query failed", metadata: ["instance": "\(name)", "error": "\(error)"])
+        }
+    }
+}

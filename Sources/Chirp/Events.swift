@@ -1,0 +1,26 @@
+/// Something that happened to a ``Transceiver``, delivered in order through ``Transceiver/events`` and the
+/// callback properties.
+public enum TransceiverEvent: Sendable {
+    /// The transceiver is listening on `port` and has asked the daemon to advertise it.
+    case started(port: Int)
+    /// The daemon confirmed the advertisement under this DNS-SD instance name.
+    case advertised(instanceName: String)
+    /// A peer was discovered (or connected to us before it was discovered).
+    case peerAdded(Peer)
+    /// A peer is neither advertised nor connected any more.
+    case peerRemoved(Peer)
+    /// A connection to the peer is established; messages can flow.
+    case peerConnected(Peer)
+    /// The connection to the peer closed or stopped answering heartbeats.
+    case peerDisconnected(Peer)
+    /// The set of available peers changed; the new set.
+    case availablePeersChanged([Peer])
+    /// A connection was refused during the handshake; `peer` names the remote side when it is known.
+    case connectionRefused(peer: String, reason: String)
+    /// No DNS-SD daemon answers; the message says what to start. Discovery keeps retrying.
+    case discoveryUnavailable(String)
+    /// A message could not be decoded, a handler threw, a message was dropped, ... Nothing was lost silently.
+    case error(ChirpError)
+    /// The transceiver stopped.
+    case stopped
+}

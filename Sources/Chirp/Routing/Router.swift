@@ -1,0 +1,160 @@
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Type name -> the handlers and the responder for that type. Registration can happen at any time, from any thread;
+/// lookups take a lock briefly and run handlers outside it.
+final class Router: Sendable {
+    /// One registered receive handler: decodes the payload and calls the user's closure.
+    struct Handler: Sendable {
+        let token: UInt64
+        let invoke: @Sendable (MessageBody, Peer, any MessageCoder) throws -> Void
+    }
+
+    /// What a responder produces: the encoded reply, ready to frame.
+    struct Reply: Sendable {
+        var typeName: String
+        var flags: PayloadFlags
+        var payload: ByteBuffer
+    }
+
+    /// A registered responder.
+    enum Responder: Sendable {
+        case sync(@Sendable (MessageBody, Peer, any MessageCoder, ByteBufferAllocator) throws -> Reply)
+        case async(@Sendable (MessageBody, Peer, any MessageCoder, ByteBufferAllocator) async throws -> Reply)
+    }
+
+    private struct Tables {
+        var handlers: [String: [Handler]] = [:]
+        var responders: [String: Responder] = [:]
+        var nextToken: UInt64 = 1
+    }
+
+    private let tables = NIOLockedValueBox(Tables())
+
+    @discardableResult
+    func addHandler(for typeName: String, _ invoke: @escaping @Sendable (MessageBody, Peer, any MessageCoder) throws -> Void) -> UInt64 {
+        tables.withLockedValue { tables in
+            let token = tables.nextToken
+            tables.nextToken += 1
+            tables.handlers[typeName, default: []].append(Handler(token: token, invoke: invoke))
+            return token
+        }
+    }
+
+    func removeHandler(token: UInt64) {
+        tables.withLockedValue { tables in
+            for (name, list) in tables.handlers {
+                let kept = list.filter { $0.token != token }
+                tables.handlers[name] = kept.isEmpty ? nil : kept
+            }
+        }
+    }
+
+    func setResponder(for typeName: String, _ responder: Responder?) {
+        tables.withLockedValue { $0.responders[typeName] = responder }
+    }
+
+    func handlers(for typeName: String) -> [Handler] {
+        tables.withLockedValue { $0.handlers[typeName] ?? [] }
+    }
+
+    func responder(for typeName: String) -> Responder? {
+        tables.withLockedValue { $0.responders[typeName] }
+    }
+}
+
+/// Encoding and decoding of payloads, with the binary fast path for `Data`.
+enum PayloadCoding {
+    /// Writes `value`'s payload to `buffer` and returns the flags that describe it.
+    @inlinable
+    static func encode<T: Encodable>(_ value: T, coder: any MessageCoder, into buffer: inout ByteBuffer) throws -> PayloadFlags {
+        if let data = value as? Data {
+            buffer.writeBytes(data)
+            return .binary
+        }
+        try coder.encode(value, into: &buffer)
+        return []
+    }
+
+    static func decode<T: Decodable>(_ type: T.Type, from message: MessageBody, coder: any MessageCoder) throws -> T {
+        if message.flags.contains(.binary) {
+            if let data = Data(message.payload.readableBytesView) as? T { return data }
+            throw PayloadError.binaryPayloadForNonData(typeName: message.typeName)
+        }
+        return try coder.decode(type, from: message.payload)
+    }
+
+    /// A complete message frame for `value`.
+    static func messageFrame<T: Encodable>(
+        _ value: T, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator, limit: Int
+    ) throws -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 128)
+        do {
+            try FrameWriter.write(.message, into: &buffer) { buffer in
+                let flagsIndex = buffer.writerIndex
+                FrameWriter.writeMessageHeader(typeName: typeName, flags: [], into: &buffer)
+                let flags = try encode(value, coder: coder, into: &buffer)
+                if !flags.isEmpty { buffer.setInteger(flags.rawValue, at: flagsIndex) }
+            }
+        } catch {
+            throw ChirpError.encodingFailed(type: typeName, reason: "\(error)")
+        }
+        try checkSize(buffer, typeName: typeName, limit: limit)
+        return buffer
+    }
+
+    /// A complete request frame for `value`.
+    static func requestFrame<T: Encodable>(
+        _ value: T, id: UInt64, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator, limit: Int
+    ) throws -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 128)
+        do {
+            try FrameWriter.write(.request, into: &buffer) { buffer in
+                buffer.writeInteger(id)
+                let flagsIndex = buffer.writerIndex
+                FrameWriter.writeMessageHeader(typeName: typeName, flags: [], into: &buffer)
+                let flags = try encode(value, coder: coder, into: &buffer)
+                if !flags.isEmpty { buffer.setInteger(flags.rawValue, at: flagsIndex) }
+            }
+        } catch {
+            throw ChirpError.encodingFailed(type: typeName, reason: "\(error)")
+        }
+        try checkSize(buffer, typeName: typeName, limit: limit)
+        return buffer
+    }
+
+    /// A complete response frame.
+    static func responseFrame(id: UInt64, status: ResponseStatus, reply: Router.Reply, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 32 + reply.typeName.utf8.count + reply.payload.readableBytes)
+        FrameWriter.write(.response, into: &buffer) { buffer in
+            buffer.writeInteger(id)
+            buffer.writeInteger(status.rawValue)
+            FrameWriter.writeMessageHeader(typeName: reply.typeName, flags: reply.flags, into: &buffer)
+            var payload = reply.payload
+            buffer.writeBuffer(&payload)
+        }
+        return buffer
+    }
+
+    /// A failure response frame carrying `message` as text.
+    static func failureFrame(id: UInt64, status: ResponseStatus, typeName: String, message: String, allocator: ByteBufferAllocator) -> ByteBuffer {
+        var payload = allocator.buffer(capacity: message.utf8.count)
+        payload.writeString(message)
+        return responseFrame(id: id, status: status, reply: .init(typeName: typeName, flags: [], payload: payload), allocator: allocator)
+    }
+
+    private static func checkSize(_ frame: ByteBuffer, typeName: String, limit: Int) throws {
+        let size = frame.readableBytes - WireFormat.lengthPrefixSize
+        if size > limit { throw ChirpError.messageTooLarge(type: typeName, size: size, limit: limit) }
+    }
+}
+
+enum PayloadError: Error, CustomStringConvertible {
+    case binaryPayloadForNonData(typeName: String)
+    var description: String {
+        switch self {
+        case .binaryPayloadForNonData(let name): return "\(name) arrived as raw bytes, but the receiving type is not Data"
+        }
+    }
+}

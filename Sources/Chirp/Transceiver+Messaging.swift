@@ -1,0 +1,238 @@
+import Foundation
+import NIOCore
+
+/// A message and who sent it, as yielded by ``Transceiver/messages(of:)``.
+public struct ReceivedMessage<Payload: Sendable>: Sendable {
+    /// The decoded message.
+    public var payload: Payload
+    /// The peer that sent it.
+    public var sender: Peer
+}
+
+/// Returned by `receive`; call ``cancel()`` to remove the handler. Handlers stay registered while the token is alive
+/// or not; dropping the token does not remove the handler.
+public struct HandlerToken: Sendable {
+    private let router: Router
+    private let token: UInt64
+
+    init(router: Router, token: UInt64) {
+        self.router = router
+        self.token = token
+    }
+
+    /// Removes the handler.
+    public func cancel() { router.removeHandler(token: token) }
+}
+
+extension Transceiver {
+    // MARK: - Receiving
+
+    /// Calls `handler` for every message of type `T`, with its sender.
+    ///
+    /// Several handlers may be registered for one type; they run in the order they were registered. Handlers run on
+    /// the connection's event loop, one message at a time per peer and in the order the peer sent them: keep them
+    /// short, and hand longer work to a task or use ``messages(of:)``. A payload that does not decode as `T`, and a
+    /// handler that throws, are reported as ``TransceiverEvent/error(_:)`` events and logged.
+    ///
+    /// ```swift
+    /// transceiver.receive(AddItem.self) { item, sender in
+    ///     print("\(sender.name) added \(item.title)")
+    /// }
+    /// ```
+    @discardableResult
+    public func receive<T: Decodable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void) -> HandlerToken {
+        let typeName = MessageTypeName.of(type)
+        let token = router.addHandler(for: typeName) { message, peer, coder in
+            let value: T
+            do {
+                value = try PayloadCoding.decode(T.self, from: message, coder: coder)
+            } catch {
+                throw ChirpError.decodingFailed(type: typeName, peer: peer, reason: "\(error)")
+            }
+            do {
+                try handler(value, peer)
+            } catch {
+                throw ChirpError.handlerFailed(type: typeName, peer: peer, reason: "\(error)")
+            }
+        }
+        return HandlerToken(router: router, token: token)
+    }
+
+    /// Calls `handler` for every message of type `T` (the MultipeerKit-style one-argument form).
+    @discardableResult
+    public func receive<T: Decodable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T) throws -> Void) -> HandlerToken {
+        receive(type) { payload, _ in try handler(payload) }
+    }
+
+    /// Every message of type `T` from now on, with its sender, as an async sequence.
+    ///
+    /// ```swift
+    /// for await message in transceiver.messages(of: ChatLine.self) {
+    ///     print("[\(message.sender.name)] \(message.payload.text)")
+    /// }
+    /// ```
+    /// The stream buffers without bound so that nothing is lost; it ends (and its handler is removed) when the
+    /// iterating task is cancelled.
+    public func messages<T: Decodable & Sendable>(of type: T.Type) -> AsyncStream<ReceivedMessage<T>> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ReceivedMessage<T>.self, bufferingPolicy: .unbounded)
+        let token = receive(type) { payload, sender in
+            continuation.yield(ReceivedMessage(payload: payload, sender: sender))
+        }
+        continuation.onTermination = { _ in token.cancel() }
+        return stream
+    }
+
+    /// Answers requests of type `Request` with a `Response`; the reply goes to the requester only.
+    ///
+    /// One responder per request type; a new one replaces the previous. It runs on the connection's event loop, so
+    /// keep it short or use the `async` overload. A thrown error reaches the requester as
+    /// ``ChirpError/remoteFailure(type:peer:message:)`` with the error's description.
+    public func respond<Request: Decodable, Response: Encodable>(
+        to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) throws -> Response
+    ) {
+        let typeName = MessageTypeName.of(type)
+        let responseName = MessageTypeName.of(Response.self)
+        router.setResponder(for: typeName, .sync { message, peer, coder, allocator in
+            let request = try Self.decodeRequest(Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
+            return try Self.encodeReply(try handler(request, peer), typeName: responseName, coder: coder, allocator: allocator)
+        })
+    }
+
+    /// Answers requests of type `Request` with a `Response` computed asynchronously; the reply goes to the requester only.
+    ///
+    /// ```swift
+    /// transceiver.respond(to: ListItems.self) { request, sender in
+    ///     await store.items()
+    /// }
+    /// ```
+    public func respond<Request: Decodable, Response: Encodable>(
+        to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) async throws -> Response
+    ) {
+        let typeName = MessageTypeName.of(type)
+        let responseName = MessageTypeName.of(Response.self)
+        router.setResponder(for: typeName, .async { message, peer, coder, allocator in
+            let request = try Self.decodeRequest(Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
+            return try Self.encodeReply(try await handler(request, peer), typeName: responseName, coder: coder, allocator: allocator)
+        })
+    }
+
+    private static func decodeRequest<Request: Decodable>(_ type: Request.Type, typeName: String, message: MessageBody, peer: Peer, coder: any MessageCoder) throws -> Request {
+        do {
+            return try PayloadCoding.decode(Request.self, from: message, coder: coder)
+        } catch {
+            throw ChirpError.decodingFailed(type: typeName, peer: peer, reason: "\(error)")
+        }
+    }
+
+    private static func encodeReply<Response: Encodable>(_ value: Response, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator) throws -> Router.Reply {
+        var payload = allocator.buffer(capacity: 64)
+        let flags = try PayloadCoding.encode(value, coder: coder, into: &payload)
+        return Router.Reply(typeName: typeName, flags: flags, payload: payload)
+    }
+
+    // MARK: - Sending
+
+    /// Sends `value` to every connected peer. It is encoded once, whatever the number of peers.
+    ///
+    /// A peer whose outbound queue is full is skipped and reported as an
+    /// ``ChirpError/outboundLimitExceeded(peer:limit:)`` event.
+    /// - Throws: ``ChirpError/notRunning``, ``ChirpError/encodingFailed(type:reason:)`` or
+    ///   ``ChirpError/messageTooLarge(type:size:limit:)``.
+    public func broadcast<T: Encodable>(_ value: T) throws {
+        guard let engine = currentEngine else { throw ChirpError.notRunning }
+        let connections = engine.connections
+        guard let first = connections.first else { return }
+        let frame = try PayloadCoding.messageFrame(
+            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: first.channel.allocator,
+            limit: configuration.maximumMessageSize)
+        for connection in connections where !connection.enqueue(frame) {
+            engine.report(.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit), logLevel: .warning)
+        }
+    }
+
+    /// Sends `value` to one peer.
+    /// - Throws: ``ChirpError/peerNotConnected(_:)``, ``ChirpError/outboundLimitExceeded(peer:limit:)``, or an
+    ///   encoding error.
+    public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
+        let connection = try connection(to: peer)
+        let frame = try PayloadCoding.messageFrame(
+            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: connection.channel.allocator,
+            limit: configuration.maximumMessageSize)
+        guard connection.enqueue(frame) else {
+            throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
+        }
+    }
+
+    /// Sends `value` to each of `peers` (MultipeerKit's `send(_:to:)`), encoding it once.
+    /// - Throws: the first error; peers before it were sent to.
+    public func send<T: Encodable>(_ value: T, to peers: [Peer]) throws {
+        for peer in peers { try send(value, to: peer) }
+    }
+
+    /// Sends `request` to `peer` and waits for its responder's reply.
+    ///
+    /// ```swift
+    /// let items = try await transceiver.request(ListItems(), to: peer, as: [Item].self)
+    /// ```
+    /// - Parameters:
+    ///   - timeout: how long to wait; ``Configuration/requestTimeout`` when `nil`.
+    /// - Throws: ``ChirpError/requestTimedOut(type:peer:seconds:)``, ``ChirpError/peerDisconnected(_:)`` (at once, when
+    ///   the connection drops), ``ChirpError/noResponder(type:peer:)``, ``ChirpError/remoteFailure(type:peer:message:)``,
+    ///   ``ChirpError/decodingFailed(type:peer:reason:)``.
+    public func request<Request: Encodable, Response: Decodable>(
+        _ request: Request, to peer: Peer, as responseType: Response.Type = Response.self, timeout: Duration? = nil
+    ) async throws -> Response {
+        let connection = try connection(to: peer)
+        let typeName = MessageTypeName.of(Request.self)
+        let id = connection.makeRequestID()
+        let frame = try PayloadCoding.requestFrame(
+            request, id: id, typeName: typeName, coder: configuration.coder, allocator: connection.channel.allocator,
+            limit: configuration.maximumMessageSize)
+        let wait = timeout ?? configuration.requestTimeout
+        let response: ResponseBody
+        do {
+            response = try await connection.request(id: id, frame: frame, timeout: wait.timeAmount).get()
+        } catch is RequestTimeoutError {
+            throw ChirpError.requestTimedOut(type: typeName, peer: connection.peer, seconds: wait.seconds)
+        } catch is ConnectionClosedError {
+            throw ChirpError.peerDisconnected(connection.peer)
+        } catch is OutboundFullError {
+            throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
+        }
+        let text = { response.message.payload.getString(at: response.message.payload.readerIndex, length: response.message.payload.readableBytes) ?? "" }
+        switch response.status {
+        case .ok:
+            do {
+                return try PayloadCoding.decode(Response.self, from: response.message, coder: configuration.coder)
+            } catch {
+                throw ChirpError.decodingFailed(type: response.message.typeName, peer: connection.peer, reason: "\(error)")
+            }
+        case .noResponder:
+            throw ChirpError.noResponder(type: typeName, peer: connection.peer)
+        case .failed, .undecodable:
+            throw ChirpError.remoteFailure(type: typeName, peer: connection.peer, message: text())
+        }
+    }
+
+    /// Measures one round trip to `peer` at the protocol level (a ping frame and its pong).
+    /// - Returns: the round-trip time.
+    public func ping(_ peer: Peer, timeout: Duration = .seconds(5)) async throws -> Duration {
+        let connection = try connection(to: peer)
+        let clock = ContinuousClock()
+        let start = clock.now
+        do {
+            try await connection.ping(timeout: timeout.timeAmount).get()
+        } catch is RequestTimeoutError {
+            throw ChirpError.requestTimedOut(type: "ping", peer: connection.peer, seconds: timeout.seconds)
+        } catch {
+            throw ChirpError.peerDisconnected(connection.peer)
+        }
+        return clock.now - start
+    }
+
+    private func connection(to peer: Peer) throws -> PeerConnection {
+        guard let engine = currentEngine else { throw ChirpError.notRunning }
+        guard let connection = engine.connection(to: peer.id) else { throw ChirpError.peerNotConnected(peer) }
+        return connection
+    }
+}

@@ -1,0 +1,168 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Finds the other peers of a service type on the network, connects to each of them, and exchanges typed messages.
+///
+/// ```swift
+/// struct ChatLine: Codable, Sendable { var text: String }
+///
+/// let transceiver = Transceiver(serviceType: "chat")
+/// transceiver.receive(ChatLine.self) { line, sender in
+///     print("[\(sender.name)] \(line.text)")
+/// }
+/// try transceiver.resume()
+/// try transceiver.broadcast(ChatLine(text: "hello"))
+/// ```
+///
+/// A transceiver advertises itself through the platform's DNS-SD daemon (Avahi on Linux, Bonjour on macOS), browses
+/// for peers of the same type, and keeps exactly one TCP connection to each. Handlers and callbacks can be set at any
+/// time; `resume()` and `stop()` can be called any number of times.
+public final class Transceiver: Sendable {
+    /// The configuration this transceiver was created with.
+    public let configuration: Configuration
+
+    let router = Router()
+    let hub = EventHub()
+    private let engine = NIOLockedValueBox<Engine?>(nil)
+
+    /// Creates a transceiver; nothing happens on the network until ``resume()``.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Creates a transceiver for `serviceType` with every other setting at its default.
+    public convenience init(serviceType: String) {
+        self.init(configuration: Configuration(serviceType: serviceType))
+    }
+
+    /// This peer as others see it.
+    public var localPeer: Peer {
+        Peer(id: configuration.peerID, name: configuration.peerName, metadata: configuration.metadata, isConnected: true)
+    }
+
+    /// Whether ``resume()`` was called and ``stop()`` was not called since.
+    public var isRunning: Bool { engine.withLockedValue { $0 != nil } }
+
+    /// The TCP port this transceiver listens on, once listening.
+    public var port: Int? { engine.withLockedValue { $0 }?.port }
+
+    // MARK: - Lifecycle
+
+    /// Starts listening, advertising and browsing. Returns at once; does nothing if already running.
+    ///
+    /// - Throws: ``ChirpError/invalidServiceType(_:reason:)`` or ``ChirpError/invalidConfiguration(_:)`` when the
+    ///   configuration is not valid. Problems found later (no DNS-SD daemon, a port in use) are logged and reported
+    ///   as events; discovery retries by itself until the daemon answers.
+    public func resume() throws {
+        _ = try startEngine()
+    }
+
+    /// Starts listening, advertising and browsing, and returns once the listener is open.
+    ///
+    /// - Throws: a configuration error, or ``ChirpError/listenFailed(_:)`` when the port cannot be opened.
+    public func resume() async throws {
+        if let started = try startEngine() {
+            do {
+                _ = try await started.get()
+            } catch {
+                await stop()
+                throw error
+            }
+        }
+    }
+
+    private func startEngine() throws -> EventLoopFuture<Int>? {
+        let serviceType = try configuration.validated()
+        let created: Engine? = engine.withLockedValue { engine in
+            guard engine == nil else { return nil }
+            let new = Engine(configuration: configuration, serviceType: serviceType, router: router, hub: hub)
+            engine = new
+            return new
+        }
+        guard let created else { return nil }
+        let started = created.start()
+        started.whenFailure { [configuration] error in
+            configuration.logger.error("could not start: \(error)")
+        }
+        return started
+    }
+
+    /// Says goodbye to every peer and releases every socket, DNS-SD reference and timer. Returns at once.
+    public func stop() {
+        _ = stopEngine()
+    }
+
+    /// Says goodbye to every peer, releases every socket, DNS-SD reference and timer, and returns once they are released.
+    public func stop() async {
+        if let stopped = stopEngine() {
+            try? await stopped.get()
+            await withCheckedContinuation { continuation in hub.afterPendingEvents { continuation.resume() } }
+        }
+    }
+
+    private func stopEngine() -> EventLoopFuture<Void>? {
+        guard let current = engine.withLockedValue({ engine -> Engine? in
+            defer { engine = nil }
+            return engine
+        }) else { return nil }
+        let stopped = current.stop()
+        stopped.whenComplete { _ in self.hub.emit(.stopped) }
+        return stopped
+    }
+
+    var currentEngine: Engine? { engine.withLockedValue { $0 } }
+
+    // MARK: - Peers
+
+    /// Every peer currently advertised or connected, sorted by name.
+    public var availablePeers: [Peer] { currentEngine?.availablePeers ?? [] }
+
+    /// The peers with an established connection, sorted by name.
+    public var connectedPeers: [Peer] { availablePeers.filter(\.isConnected) }
+
+    /// Events from now on, in order: peers coming and going, refusals, errors. Each access makes a new stream;
+    /// it ends when the task iterating it is cancelled.
+    public var events: AsyncStream<TransceiverEvent> { hub.makeStream() }
+
+    /// Called (on an internal serial queue) with the new list whenever the available peers change.
+    public var availablePeersDidChange: (@Sendable ([Peer]) -> Void)? {
+        get { hub.callbacks.availablePeersDidChange }
+        set { hub.updateCallbacks { $0.availablePeersDidChange = newValue } }
+    }
+
+    /// Called when a peer is discovered.
+    public var peerAdded: (@Sendable (Peer) -> Void)? {
+        get { hub.callbacks.peerAdded }
+        set { hub.updateCallbacks { $0.peerAdded = newValue } }
+    }
+
+    /// Called when a peer is gone: no longer advertised and not connected.
+    public var peerRemoved: (@Sendable (Peer) -> Void)? {
+        get { hub.callbacks.peerRemoved }
+        set { hub.updateCallbacks { $0.peerRemoved = newValue } }
+    }
+
+    /// Called when a connection to a peer is established.
+    public var peerConnected: (@Sendable (Peer) -> Void)? {
+        get { hub.callbacks.peerConnected }
+        set { hub.updateCallbacks { $0.peerConnected = newValue } }
+    }
+
+    /// Called when the connection to a peer is lost (closed, or no heartbeat within the timeout).
+    public var peerDisconnected: (@Sendable (Peer) -> Void)? {
+        get { hub.callbacks.peerDisconnected }
+        set { hub.updateCallbacks { $0.peerDisconnected = newValue } }
+    }
+
+    /// Connects to a peer at a known address, without discovery (for hosts where multicast does not reach).
+    ///
+    /// - Returns: the peer, once the handshake completed.
+    /// - Throws: ``ChirpError/notRunning``, or the connection or handshake error.
+    @discardableResult
+    public func connect(host: String, port: Int) async throws -> Peer {
+        guard let engine = currentEngine else { throw ChirpError.notRunning }
+        let connection = try await engine.connect(host: host, port: port, dialedPeerID: nil, peerHost: host).get()
+        return connection.peer
+    }
+}

@@ -1,0 +1,476 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+
+/// One run of a transceiver, from `resume()` to `stop()`: the listener, discovery, the peer table and the dialer.
+///
+/// Discovery feeds the peer table; the peer table drives the dialer; connections report back through
+/// ``ConnectionDelegate``. All mutable state sits behind one lock; events are emitted (in order) while it is held,
+/// but user code only ever runs on the ``EventHub``'s queue or in message handlers, never under the lock.
+final class Engine: ConnectionDelegate, @unchecked Sendable {
+    private struct State {
+        var running = true
+        var advertised = false
+        var listenPort: Int?
+        var serverChannel: (any Channel)?
+        var discovery: ServiceDiscovery?
+        var peers: [String: PeerEntry] = [:]
+        var instanceOwners: [String: String] = [:]
+        var openChannels: [ObjectIdentifier: any Channel] = [:]
+        var warnedTypeNames: Set<String> = []
+    }
+
+    /// Higher-id peers leave the first dial to the lower-id peer for this long once they are advertised.
+    static let dialGrace: TimeAmount = .milliseconds(1000)
+
+    let configuration: Configuration
+    let serviceType: ServiceType
+    let localHello: Hello
+    let settings: ConnectionSettings
+    private let router: Router
+    private let hub: EventHub
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    private let state = NIOLockedValueBox(State())
+
+    init(configuration: Configuration, serviceType: ServiceType, router: Router, hub: EventHub) {
+        self.configuration = configuration
+        self.serviceType = serviceType
+        self.router = router
+        self.hub = hub
+        self.logger = configuration.logger
+        self.group = configuration.eventLoopGroup
+        self.settings = ConnectionSettings(configuration)
+        self.localHello = Hello(
+            peerID: configuration.peerID, name: configuration.peerName, service: serviceType.name,
+            metadata: configuration.metadata)
+    }
+
+    var localID: String { configuration.peerID }
+
+    // MARK: - Lifecycle
+
+    /// Opens the listener, then starts advertising and browsing. Completes with the port once listening.
+    func start() -> EventLoopFuture<Int> {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard self.track(channel) else { throw ChirpError.notRunning }
+                    try channel.pipeline.syncOperations.addChirpHandlers(
+                        role: .acceptor, local: self.localHello, settings: self.settings, delegate: self,
+                        dialedPeerID: nil, host: nil, established: nil)
+                }
+            }
+        return bootstrap.bind(host: configuration.listenHost, port: configuration.port).flatMapThrowing { channel in
+            guard let port = channel.localAddress?.port else { throw ChirpError.listenFailed("no local port") }
+            let keep = self.state.withLockedValue { state -> Bool in
+                guard state.running else { return false }
+                state.serverChannel = channel
+                state.listenPort = port
+                return true
+            }
+            guard keep else {
+                channel.close(promise: nil)
+                throw ChirpError.notRunning
+            }
+            self.startDiscovery(port: port)
+            self.hub.emit(.started(port: port))
+            self.logger.info("listening", metadata: ["port": "\(port)", "service": "\(self.serviceType.registrationType)", "peer": "\(self.configuration.peerName)"])
+            return port
+        }.flatMapErrorThrowing { error in
+            if let error = error as? ChirpError { throw error }
+            throw ChirpError.listenFailed("\(error)")
+        }
+    }
+
+    private func startDiscovery(port: Int) {
+        var txt = TXTRecord()
+        txt.set(TXTRecord.ReservedKey.peerID, localID)
+        txt.set(TXTRecord.ReservedKey.name, configuration.peerName)
+        txt.set(TXTRecord.ReservedKey.protocolVersion, String(Hello.currentProtocolVersion))
+        for (key, value) in configuration.metadata.sorted(by: { $0.key < $1.key }) { txt.set(key, value) }
+        let discovery = ServiceDiscovery(
+            serviceType: serviceType, domain: configuration.domain, interfaceIndex: configuration.interfaceIndex,
+            advertisement: .init(instanceName: Self.instanceName(name: configuration.peerName, id: localID), port: UInt16(port), txt: txt),
+            logger: logger
+        ) { [weak self] event in self?.handle(event) }
+        let started = state.withLockedValue { state -> Bool in
+            guard state.running else { return false }
+            state.discovery = discovery
+            return true
+        }
+        if started { discovery.start() }
+    }
+
+    /// The DNS-SD instance name: the display name plus a short id, so that equal names never conflict.
+    static func instanceName(name: String, id: String) -> String {
+        let suffix = " [\(id.prefix(8))]"
+        var base = name
+        while base.utf8.count + suffix.utf8.count > 63 { base.removeLast() }
+        return base + suffix
+    }
+
+    /// Says goodbye to every peer, closes every socket and DNS-SD reference. Completes when all are released.
+    func stop() -> EventLoopFuture<Void> {
+        let (server, discovery, entries, channels) = state.withLockedValue { state in
+            state.running = false
+            defer {
+                state.peers = [:]
+                state.instanceOwners = [:]
+                state.serverChannel = nil
+                state.discovery = nil
+            }
+            return (state.serverChannel, state.discovery, Array(state.peers.values), Array(state.openChannels.values))
+        }
+        let loop = group.any()
+        var futures: [EventLoopFuture<Void>] = []
+        for entry in entries {
+            entry.scheduledDial?.cancel()
+            entry.connection?.close(goodbye: GoodbyeReason.stopping)
+        }
+        for channel in channels {
+            futures.append(channel.closeFuture)
+            // Connections close after their goodbye is flushed; anything else (handshakes in flight) now.
+            if !entries.contains(where: { $0.connection?.channel === channel }) { channel.close(promise: nil) }
+            channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
+        }
+        if let server {
+            futures.append(server.close())
+        }
+        if let discovery {
+            let promise = loop.makePromise(of: Void.self)
+            discovery.stop { promise.succeed(()) }
+            futures.append(promise.futureResult)
+        }
+        let done = EventLoopFuture.whenAllComplete(futures, on: loop).map { _ in () }
+        for entry in entries where entry.connection != nil {
+            var peer = entry.snapshot
+            peer.isConnected = false
+            hub.emit(.peerDisconnected(peer))
+        }
+        if !entries.isEmpty { hub.emit(.availablePeersChanged([])) }
+        return done
+    }
+
+    /// Registers a channel so `stop()` can close it; `false` once stopped.
+    private func track(_ channel: any Channel) -> Bool {
+        let id = ObjectIdentifier(channel)
+        let accepted = state.withLockedValue { state -> Bool in
+            guard state.running else { return false }
+            state.openChannels[id] = channel
+            return true
+        }
+        if accepted {
+            channel.closeFuture.whenComplete { _ in
+                self.state.withLockedValue { _ = $0.openChannels.removeValue(forKey: id) }
+            }
+        }
+        return accepted
+    }
+
+    // MARK: - Peers
+
+    var availablePeers: [Peer] {
+        state.withLockedValue { $0.peers.values.map(\.snapshot) }.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name }
+    }
+
+    var connections: [PeerConnection] {
+        state.withLockedValue { $0.peers.values.compactMap(\.connection) }
+    }
+
+    func connection(to peerID: String) -> PeerConnection? {
+        state.withLockedValue { $0.peers[peerID]?.connection }
+    }
+
+    var port: Int? { state.withLockedValue { $0.listenPort } }
+
+    private func emitPeersChanged(_ state: State) {
+        hub.emit(.availablePeersChanged(state.peers.values.map(\.snapshot).sorted { $0.name < $1.name }))
+    }
+
+    // MARK: - Discovery
+
+    private func handle(_ event: DiscoveryEvent) {
+        switch event {
+        case .advertised(let name):
+            state.withLockedValue { $0.advertised = true }
+            hub.emit(.advertised(instanceName: name))
+        case .unavailable(let message):
+            state.withLockedValue { $0.advertised = false }
+            hub.emit(.discoveryUnavailable(message))
+        case .found(let service):
+            found(service)
+        case .lost(let instance):
+            lost(instance)
+        }
+    }
+
+    private func found(_ service: DiscoveredService) {
+        guard let id = service.txt[TXTRecord.ReservedKey.peerID], !id.isEmpty, id != localID else { return }
+        if let version = service.txt[TXTRecord.ReservedKey.protocolVersion], version != String(Hello.currentProtocolVersion) {
+            logger.warning("ignoring a peer that speaks another protocol version", metadata: [
+                "instance": "\(service.instanceName)", "version": "\(version)", "ours": "\(Hello.currentProtocolVersion)"])
+            return
+        }
+        let name = service.txt[TXTRecord.ReservedKey.name] ?? service.instanceName
+        var metadata = service.txt.dictionary
+        for key in TXTRecord.ReservedKey.all { metadata[key] = nil }
+        let address = service.addresses.first { !$0.contains(":") } ?? service.addresses.first
+        state.withLockedValue { state in
+            guard state.running else { return }
+            let isNew = state.peers[id] == nil
+            var entry = state.peers[id] ?? PeerEntry(peer: Peer(id: id, name: name))
+            entry.peer.name = name
+            entry.peer.metadata = metadata
+            entry.peer.host = service.host
+            entry.peer.addresses = service.addresses.map { $0.contains(":") ? "[\($0)]:\(service.port)" : "\($0):\(service.port)" }
+            if let address { entry.dialAddress = (address, Int(service.port)) }
+            entry.instances.insert(service.instanceName)
+            entry.stopping = false
+            state.instanceOwners[service.instanceName] = id
+            state.peers[id] = entry
+            if isNew { hub.emit(.peerAdded(entry.snapshot)) }
+            emitPeersChanged(state)
+            scheduleDial(id, state: &state)
+        }
+    }
+
+    private func lost(_ instance: String) {
+        state.withLockedValue { state in
+            guard let id = state.instanceOwners.removeValue(forKey: instance), var entry = state.peers[id] else { return }
+            entry.instances.remove(instance)
+            if !entry.isAdvertised && entry.connection == nil {
+                entry.scheduledDial?.cancel()
+                state.peers[id] = nil
+                hub.emit(.peerRemoved(entry.snapshot))
+                emitPeersChanged(state)
+            } else {
+                state.peers[id] = entry
+            }
+        }
+    }
+
+    // MARK: - Dialing
+
+    /// Schedules a dial to `id` if it is advertised, not connected and not being dialed. Called with the lock held.
+    private func scheduleDial(_ id: String, state: inout State) {
+        guard state.running, var entry = state.peers[id], entry.connection == nil, !entry.dialing,
+              entry.scheduledDial == nil, entry.isAdvertised, !entry.stopping, entry.dialAddress != nil
+        else { return }
+        // The lower id dials first. The higher id dials at once only while nobody can have discovered it yet;
+        // otherwise it gives the lower id a head start, then dials too in case that peer cannot see it.
+        var delay = entry.backoff
+        if id < localID && state.advertised { delay = max(delay, Self.dialGrace) }
+        let loop = group.next()
+        entry.scheduledDial = loop.scheduleTask(in: delay) { [weak self] in self?.dial(id) }
+        state.peers[id] = entry
+    }
+
+    private func dial(_ id: String) {
+        let target: (host: String, port: Int, peerHost: String?)? = state.withLockedValue { state in
+            guard state.running, var entry = state.peers[id] else { return nil }
+            entry.scheduledDial = nil
+            guard entry.connection == nil, !entry.dialing, let address = entry.dialAddress else {
+                state.peers[id] = entry
+                return nil
+            }
+            entry.dialing = true
+            state.peers[id] = entry
+            return (address.host, address.port, entry.peer.host)
+        }
+        guard let target else { return }
+        logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(target.host):\(target.port)"])
+        _ = connect(host: target.host, port: target.port, dialedPeerID: id, peerHost: target.peerHost)
+    }
+
+    /// Dials `host:port`; completes with the connection once the handshake is done.
+    func connect(host: String, port: Int, dialedPeerID: String?, peerHost: String?) -> EventLoopFuture<PeerConnection> {
+        let loop = group.next()
+        let established = loop.makePromise(of: PeerConnection.self)
+        ClientBootstrap(group: loop)
+            .connectTimeout(settings.connectTimeout)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard self.track(channel) else { throw ChirpError.notRunning }
+                    try channel.pipeline.syncOperations.addChirpHandlers(
+                        role: .dialer, local: self.localHello, settings: self.settings, delegate: self,
+                        dialedPeerID: dialedPeerID, host: peerHost, established: established)
+                }
+            }
+            .connect(host: host, port: port)
+            .whenFailure { error in
+                established.fail(error)
+                self.dialEnded(dialedPeerID, succeeded: false, reason: "\(error)")
+            }
+        return established.futureResult
+    }
+
+    private func dialEnded(_ id: String?, succeeded: Bool, reason: String?) {
+        guard let id else { return }
+        state.withLockedValue { state in
+            guard var entry = state.peers[id] else { return }
+            entry.dialing = false
+            if !succeeded {
+                entry.failures += 1
+                if let reason {
+                    logger.debug("dial failed", metadata: ["peer": "\(entry.peer)", "reason": "\(reason)", "retry-in": "\(entry.backoff)"])
+                }
+            }
+            state.peers[id] = entry
+            scheduleDial(id, state: &state)
+        }
+    }
+
+    // MARK: - ConnectionDelegate
+
+    func connectionEstablished(_ connection: PeerConnection) {
+        let id = connection.remote.peerID
+        var retire: PeerConnection?
+        state.withLockedValue { state in
+            guard state.running else {
+                retire = connection
+                return
+            }
+            let isNew = state.peers[id] == nil
+            var entry = state.peers[id] ?? PeerEntry(peer: connection.peer)
+            entry.peer.name = connection.remote.name
+            entry.peer.metadata = connection.remote.metadata
+            if connection.role == .dialer { entry.dialing = false }
+            entry.stopping = false
+            if let existing = entry.connection {
+                if TieBreak.keepsNew(existing: existing, new: connection, localID: localID) {
+                    retire = existing
+                    entry.connection = connection
+                } else {
+                    retire = connection
+                }
+                state.peers[id] = entry
+                return
+            }
+            entry.connection = connection
+            entry.connectedAt = .now()
+            entry.scheduledDial?.cancel()
+            entry.scheduledDial = nil
+            state.peers[id] = entry
+            if isNew { hub.emit(.peerAdded(entry.snapshot)) }
+            hub.emit(.peerConnected(entry.snapshot))
+            emitPeersChanged(state)
+        }
+        if let retire {
+            logger.debug("two connections to one peer; keeping one", metadata: ["peer": "\(connection.peer)"])
+            retire.retire()
+        } else {
+            logger.info("connected", metadata: ["peer": "\(connection.peer)", "role": "\(connection.role)"])
+        }
+    }
+
+    func connectionClosed(_ connection: PeerConnection) {
+        let id = connection.remote.peerID
+        let disconnected = state.withLockedValue { state -> Bool in
+            guard var entry = state.peers[id], entry.connection === connection else { return false }
+            entry.connection = nil
+            let lasted = entry.connectedAt.map { NIODeadline.now() - $0 } ?? .zero
+            entry.failures = lasted < .seconds(2) ? entry.failures + 1 : 0
+            entry.connectedAt = nil
+            if connection.peerIsStopping { entry.stopping = true }
+            var peer = entry.snapshot
+            peer.isConnected = false
+            hub.emit(.peerDisconnected(peer))
+            if entry.isAdvertised {
+                state.peers[id] = entry
+                scheduleDial(id, state: &state)
+            } else {
+                state.peers[id] = nil
+                hub.emit(.peerRemoved(peer))
+            }
+            emitPeersChanged(state)
+            return true
+        }
+        if disconnected { logger.info("disconnected", metadata: ["peer": "\(connection.peer)"]) }
+    }
+
+    func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?) {
+        if let error = error as? HandshakeError {
+            let who = dialedPeerID.flatMap { id in state.withLockedValue { $0.peers[id]?.peer.description } } ?? remote
+            switch error {
+            case .connectedToSelf:
+                logger.debug("skipped a connection to ourselves", metadata: ["remote": "\(remote)"])
+            default:
+                logger.warning("peer \(who) refused: \(error)")
+                hub.emit(.connectionRefused(peer: who, reason: error.description))
+            }
+        } else if let error {
+            logger.notice("connection from \(remote) dropped before its handshake: \(error)")
+        } else {
+            logger.debug("connection closed before its handshake", metadata: ["remote": "\(remote)", "role": "\(role)"])
+        }
+        if role == .dialer { dialEnded(dialedPeerID, succeeded: false, reason: nil) }
+    }
+
+    func route(_ message: MessageBody, from connection: PeerConnection) {
+        let handlers = router.handlers(for: message.typeName)
+        if handlers.isEmpty {
+            let first = state.withLockedValue { $0.warnedTypeNames.insert(message.typeName).inserted }
+            if first {
+                logger.notice("no handler for message type; skipping such messages", metadata: [
+                    "type": "\(message.typeName)", "peer": "\(connection.peer)"])
+            }
+            return
+        }
+        for handler in handlers {
+            do {
+                try handler.invoke(message, connection.peer, configuration.coder)
+            } catch let error as ChirpError {
+                report(error, logLevel: .error)
+            } catch {
+                report(.handlerFailed(type: message.typeName, peer: connection.peer, reason: "\(error)"), logLevel: .error)
+            }
+        }
+    }
+
+    func handleRequest(_ request: RequestBody, from connection: PeerConnection) {
+        let allocator = connection.channel.allocator
+        let coder = configuration.coder
+        let typeName = request.message.typeName
+        guard let responder = router.responder(for: typeName) else {
+            connection.enqueue(PayloadCoding.failureFrame(
+                id: request.requestID, status: .noResponder, typeName: typeName,
+                message: "no responder for \(typeName)", allocator: allocator))
+            return
+        }
+        let respond: @Sendable (Result<Router.Reply, any Error>) -> Void = { result in
+            let frame: ByteBuffer
+            switch result {
+            case .success(let reply):
+                frame = PayloadCoding.responseFrame(id: request.requestID, status: .ok, reply: reply, allocator: allocator)
+            case .failure(let error):
+                let status: ResponseStatus
+                if case ChirpError.decodingFailed = error { status = .undecodable } else { status = .failed }
+                let message = (error as? ChirpError).map { "\($0)" } ?? "\(error)"
+                frame = PayloadCoding.failureFrame(id: request.requestID, status: status, typeName: typeName, message: message, allocator: allocator)
+            }
+            connection.enqueue(frame)
+        }
+        switch responder {
+        case .sync(let body):
+            respond(Result { try body(request.message, connection.peer, coder, allocator) })
+        case .async(let body):
+            // Called from an event loop, so the async responder needs a task of its own.
+            Task {
+                do { respond(.success(try await body(request.message, connection.peer, coder, allocator))) }
+                catch { respond(.failure(error)) }
+            }
+        }
+    }
+
+    func report(_ error: ChirpError, logLevel: Logger.Level) {
+        logger.log(level: logLevel, "\(error)")
+        hub.emit(.error(error))
+    }
+}

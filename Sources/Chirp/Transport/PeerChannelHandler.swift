@@ -1,0 +1,138 @@
+import Logging
+import NIOCore
+
+/// The last handler of every connection: turns frames into calls on the ``ConnectionDelegate`` and keeps the
+/// heartbeat (a ping when we have been quiet, a close when the peer has).
+final class PeerChannelHandler: ChannelInboundHandler {
+    typealias InboundIn = Frame
+    typealias OutboundOut = ByteBuffer
+
+    private let delegate: any ConnectionDelegate
+    private let role: ConnectionRole
+    private let localID: String
+    private let outboundLimit: Int
+    /// The peer id we meant to reach, for dialed connections.
+    private let dialedPeerID: String?
+    private let host: String?
+    private let logger: Logger
+    private let heartbeatTimeout: Double
+    private var connection: PeerConnection?
+    private var handshakeError: (any Error)?
+    private var remoteDescription = "unknown"
+    /// Completed once the handshake is done (or failed if the channel closes before).
+    private let established: EventLoopPromise<PeerConnection>?
+
+    init(
+        delegate: any ConnectionDelegate, role: ConnectionRole, localID: String, dialedPeerID: String?, host: String?,
+        outboundLimit: Int, heartbeatTimeout: Double, logger: Logger, established: EventLoopPromise<PeerConnection>? = nil
+    ) {
+        self.established = established
+        self.delegate = delegate
+        self.role = role
+        self.localID = localID
+        self.dialedPeerID = dialedPeerID
+        self.host = host
+        self.outboundLimit = outboundLimit
+        self.heartbeatTimeout = heartbeatTimeout
+        self.logger = logger
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        remoteDescription = context.remoteAddress.map { "\($0)" } ?? "unknown"
+        context.fireChannelActive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let completed = event as? HandshakeCompleted {
+            let addresses = context.remoteAddress.map { [Self.text(of: $0)] } ?? []
+            let connection = PeerConnection(
+                context: context, role: role, remote: completed.remote, localID: localID, addresses: addresses,
+                host: host, outboundLimit: outboundLimit)
+            self.connection = connection
+            delegate.connectionEstablished(connection)
+            established?.succeed(connection)
+            return
+        }
+        if let idle = event as? IdleStateHandler.IdleStateEvent {
+            switch idle {
+            case .write:
+                // Quiet for a heartbeat interval: say we are alive. Never before the handshake.
+                if connection != nil {
+                    context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.ping, body: ByteBuffer(), allocator: context.channel.allocator)), promise: nil)
+                }
+            case .read:
+                let who = connection.map { "\($0.peer)" } ?? remoteDescription
+                logger.notice("closing connection: nothing received for \(heartbeatTimeout) s", metadata: ["peer": "\(who)"])
+                if connection == nil { handshakeError = HandshakeError.timedOut(seconds: heartbeatTimeout) }
+                context.close(promise: nil)
+            case .all:
+                break
+            }
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard let connection else { return }  // nothing passes the handshake handler before the handshake
+        let frame = unwrapInboundIn(data)
+        do {
+            switch frame.knownKind {
+            case .message:
+                delegate.route(try FrameParser.message(frame.body), from: connection)
+            case .request:
+                delegate.handleRequest(try FrameParser.request(frame.body), from: connection)
+            case .response:
+                connection.completeRequest(try FrameParser.response(frame.body))
+            case .ping:
+                context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.pong, body: frame.body, allocator: context.channel.allocator)), promise: nil)
+            case .pong:
+                connection.completePing(frame.body)
+            case .goodbye:
+                let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 256)) ?? ""
+                connection.receivedGoodbye(reason: reason)
+            case .hello, .refuse:
+                logger.debug("ignoring a repeated handshake frame", metadata: ["peer": "\(connection.peer)"])
+            case nil:
+                logger.debug("skipping a frame of unknown kind", metadata: ["peer": "\(connection.peer)", "kind": "\(frame.kind)"])
+            }
+        } catch {
+            // A malformed frame is skipped; the stream stays in sync thanks to the length prefix.
+            delegate.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: .warning)
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { connection?.drain() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let connection {
+            connection.closed()
+            delegate.connectionClosed(connection)
+            self.connection = nil
+        } else {
+            established?.fail(handshakeError ?? ConnectionClosedError())
+            delegate.handshakeFailed(role: role, remote: remoteDescription, dialedPeerID: dialedPeerID, error: handshakeError)
+        }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        if connection == nil {
+            // Reported once, when the channel closes.
+            handshakeError = error
+        } else if let connection {
+            let level: Logger.Level = (error as? IOError).map { _ in .debug } ?? .warning
+            delegate.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: level)
+        }
+        context.close(promise: nil)
+    }
+
+    /// `address:port` text for a socket address.
+    static func text(of address: SocketAddress) -> String {
+        guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
+        return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
+    }
+}

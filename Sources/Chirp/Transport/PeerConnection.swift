@@ -1,0 +1,251 @@
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Who opened a connection.
+enum ConnectionRole: Sendable {
+    /// We dialed the peer.
+    case dialer
+    /// The peer dialed us.
+    case acceptor
+}
+
+/// One established (handshaken) connection to a peer: its outbound queue, its pending requests and its pings.
+///
+/// Any thread may send: frames go into a locked queue, and one task per event-loop tick writes everything queued
+/// and flushes once, so a burst of small messages costs few syscalls. The queue is bounded by
+/// ``Configuration/outboundLimit``; while the socket is not writable, frames wait in the queue, not in NIO.
+final class PeerConnection: @unchecked Sendable {
+    let channel: any Channel
+    let eventLoop: any EventLoop
+    let role: ConnectionRole
+    /// The remote hello.
+    let remote: Hello
+    /// The peer as seen over this connection.
+    let peer: Peer
+    /// The id of the peer that dialed this connection, used to pick one connection when both dialed.
+    let dialerID: String
+
+    private struct Outbound {
+        var queue = CircularBuffer<ByteBuffer>(initialCapacity: 16)
+        var queuedBytes = 0
+        var drainScheduled = false
+        var closed = false
+        var nextRequestID: UInt64 = 1
+    }
+
+    private let outbound = NIOLockedValueBox(Outbound())
+    private let outboundLimit: Int
+
+    // Touched on `eventLoop` only.
+    private var pendingRequests: [UInt64: EventLoopPromise<ResponseBody>] = [:]
+    private var pendingPings: [UInt64: EventLoopPromise<Void>] = [:]
+    private var context: ChannelHandlerContext?
+    /// Set when this connection lost the tie-break to another connection with the same peer.
+    private(set) var retired = false
+    /// Set when the peer said goodbye because it is stopping.
+    private(set) var peerIsStopping = false
+
+    init(context: ChannelHandlerContext, role: ConnectionRole, remote: Hello, localID: String, addresses: [String], host: String?, outboundLimit: Int) {
+        self.channel = context.channel
+        self.eventLoop = context.eventLoop
+        self.context = context
+        self.role = role
+        self.remote = remote
+        self.dialerID = role == .dialer ? localID : remote.peerID
+        self.outboundLimit = outboundLimit
+        self.peer = Peer(id: remote.peerID, name: remote.name, metadata: remote.metadata, host: host, addresses: addresses, isConnected: true)
+    }
+
+    // MARK: Sending (any thread)
+
+    /// Queues a complete frame. Returns `false` when it was not queued: the connection is closed or its queue is full.
+    @discardableResult
+    func enqueue(_ frame: ByteBuffer) -> Bool {
+        let (accepted, schedule) = outbound.withLockedValue { state -> (Bool, Bool) in
+            if state.closed { return (false, false) }
+            if state.queuedBytes > 0 && state.queuedBytes + frame.readableBytes > outboundLimit { return (false, false) }
+            state.queue.append(frame)
+            state.queuedBytes += frame.readableBytes
+            if state.drainScheduled { return (true, false) }
+            state.drainScheduled = true
+            return (true, true)
+        }
+        if schedule {
+            // Even on the event loop, defer to a task: frames queued in the same tick then share one flush.
+            eventLoop.execute { self.drain() }
+        }
+        return accepted
+    }
+
+    /// A new request id, unique on this connection.
+    func makeRequestID() -> UInt64 {
+        outbound.withLockedValue { state in
+            defer { state.nextRequestID &+= 1 }
+            return state.nextRequestID
+        }
+    }
+
+    /// Sends a request frame (built with `id`) and completes with the response, a timeout, or a disconnect.
+    func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
+        let promise = eventLoop.makePromise(of: ResponseBody.self)
+        let register = {
+            if self.outbound.withLockedValue({ $0.closed }) {
+                promise.fail(ConnectionClosedError())
+                return
+            }
+            self.pendingRequests[id] = promise
+            let timer = self.eventLoop.scheduleTask(in: timeout) {
+                if let promise = self.pendingRequests.removeValue(forKey: id) { promise.fail(RequestTimeoutError()) }
+            }
+            promise.futureResult.whenComplete { _ in timer.cancel() }
+        }
+        if eventLoop.inEventLoop { register() } else { eventLoop.execute(register) }
+        if !enqueue(frame) {
+            eventLoop.execute {
+                if let promise = self.pendingRequests.removeValue(forKey: id) { promise.fail(OutboundFullError()) }
+            }
+        }
+        return promise.futureResult
+    }
+
+    /// Sends a ping with a fresh nonce; completes when the matching pong arrives.
+    func ping(timeout: TimeAmount) -> EventLoopFuture<Void> {
+        let id = makeRequestID()
+        let promise = eventLoop.makePromise(of: Void.self)
+        var body = channel.allocator.buffer(capacity: 8)
+        body.writeInteger(id)
+        let frame = FrameWriter.frame(.ping, body: body, allocator: channel.allocator)
+        let register = {
+            self.pendingPings[id] = promise
+            let timer = self.eventLoop.scheduleTask(in: timeout) {
+                if let promise = self.pendingPings.removeValue(forKey: id) { promise.fail(RequestTimeoutError()) }
+            }
+            promise.futureResult.whenComplete { _ in timer.cancel() }
+        }
+        if eventLoop.inEventLoop { register() } else { eventLoop.execute(register) }
+        if !enqueue(frame) {
+            eventLoop.execute { self.pendingPings.removeValue(forKey: id)?.fail(OutboundFullError()) }
+        }
+        return promise.futureResult
+    }
+
+    /// Says goodbye (why, as text) and closes once the goodbye is written.
+    func close(goodbye reason: String?) {
+        let work = {
+            guard let context = self.context else { return }
+            if let reason {
+                self.drain()
+                let channel = self.channel
+                let frame = FrameWriter.frame(.goodbye, text: reason, allocator: channel.allocator)
+                context.writeAndFlush(NIOAny(frame)).whenComplete { _ in channel.close(promise: nil) }
+            } else {
+                context.close(promise: nil)
+            }
+        }
+        if eventLoop.inEventLoop { work() } else { eventLoop.execute(work) }
+    }
+
+    // MARK: Event loop side
+
+    /// Writes everything queued while the channel is writable, then flushes once.
+    func drain() {
+        eventLoop.preconditionInEventLoop()
+        guard let context else {
+            outbound.withLockedValue { $0.drainScheduled = false }
+            return
+        }
+        var wrote = false
+        while true {
+            let next: ByteBuffer? = outbound.withLockedValue { state in
+                guard context.channel.isWritable, let frame = state.queue.popFirst() else {
+                    state.drainScheduled = false
+                    return nil
+                }
+                state.queuedBytes -= frame.readableBytes
+                return frame
+            }
+            guard let frame = next else { break }
+            context.write(NIOAny(frame), promise: nil)
+            wrote = true
+        }
+        if wrote { context.flush() }
+    }
+
+    /// Marks the connection as losing the tie-break: nothing new is queued on it, a goodbye tells the other side, and
+    /// the channel closes once the other side's goodbye arrives (so no frame it sent before is lost), or after 5 s.
+    func retire() {
+        eventLoop.execute {
+            guard !self.retired, let context = self.context else { return }
+            self.retired = true
+            self.outbound.withLockedValue { $0.closed = true }
+            self.drain()
+            let frame = FrameWriter.frame(.goodbye, text: GoodbyeReason.duplicate, allocator: self.channel.allocator)
+            context.writeAndFlush(NIOAny(frame), promise: nil)
+            let channel = self.channel
+            self.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+        }
+    }
+
+    func completeRequest(_ response: ResponseBody) {
+        pendingRequests.removeValue(forKey: response.requestID)?.succeed(response)
+    }
+
+    func completePing(_ body: ByteBuffer) {
+        guard let id = body.getInteger(at: body.readerIndex, as: UInt64.self) else { return }  // heartbeat pong
+        pendingPings.removeValue(forKey: id)?.succeed(())
+    }
+
+    /// The peer said goodbye. For a duplicate, answer in kind (if not done yet) and close; otherwise the peer is
+    /// stopping: close now.
+    func receivedGoodbye(reason: String) {
+        eventLoop.preconditionInEventLoop()
+        guard let context else { return }
+        let channel = self.channel
+        if reason == GoodbyeReason.duplicate {
+            if !retired {
+                retired = true
+                outbound.withLockedValue { $0.closed = true }
+                drain()
+                let frame = FrameWriter.frame(.goodbye, text: GoodbyeReason.duplicate, allocator: channel.allocator)
+                context.writeAndFlush(NIOAny(frame)).whenComplete { _ in channel.close(promise: nil) }
+            } else {
+                context.close(promise: nil)
+            }
+        } else {
+            peerIsStopping = true
+            context.close(promise: nil)
+        }
+    }
+
+    /// The channel closed: fail everything that waits on it.
+    func closed() {
+        eventLoop.preconditionInEventLoop()
+        outbound.withLockedValue { state in
+            state.closed = true
+            state.queue.removeAll()
+            state.queuedBytes = 0
+        }
+        context = nil
+        let requests = pendingRequests
+        pendingRequests = [:]
+        requests.values.forEach { $0.fail(ConnectionClosedError()) }
+        let pings = pendingPings
+        pendingPings = [:]
+        pings.values.forEach { $0.fail(ConnectionClosedError()) }
+    }
+}
+
+/// Reasons carried by goodbye frames.
+enum GoodbyeReason {
+    /// The sender is stopping.
+    static let stopping = "stopping"
+    /// The connection lost the tie-break to another connection between the same two peers.
+    static let duplicate = "duplicate"
+}
+
+/// The connection closed before the reply arrived.
+struct ConnectionClosedError: Error {}
+/// No reply within the timeout.
+struct RequestTimeoutError: Error {}
+/// The outbound queue was full.
+struct OutboundFullError: Error {}

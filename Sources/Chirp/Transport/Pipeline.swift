@@ -1,0 +1,47 @@
+import Logging
+import NIOCore
+
+extension ChannelPipeline.SynchronousOperations {
+    /// Installs Chirp's protocol on a new TCP channel, in order:
+    ///
+    /// 1. (the place for a TLS handler, which must come first)
+    /// 2. ``FrameDecoder``: bytes -> frames, with the size limits
+    /// 3. ``HandshakeHandler``: exchanges and checks hellos, then removes itself
+    /// 4. `IdleStateHandler`: heartbeat timers
+    /// 5. ``PeerChannelHandler``: frames -> peer table and router
+    ///
+    /// Outbound frames are complete `ByteBuffer`s written by ``PeerConnection``, so no encoder is needed.
+    func addChirpHandlers(
+        role: ConnectionRole, local: Hello, settings: ConnectionSettings, delegate: any ConnectionDelegate,
+        dialedPeerID: String?, host: String?, established: EventLoopPromise<PeerConnection>?
+    ) throws {
+        try addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
+        try addHandler(HandshakeHandler(local: local, timeout: settings.handshakeTimeout))
+        try addHandler(IdleStateHandler(readTimeout: settings.heartbeatTimeout, writeTimeout: settings.heartbeatInterval))
+        try addHandler(PeerChannelHandler(
+            delegate: delegate, role: role, localID: local.peerID, dialedPeerID: dialedPeerID, host: host,
+            outboundLimit: settings.outboundLimit, heartbeatTimeout: Double(settings.heartbeatTimeout.nanoseconds) / 1e9,
+            logger: settings.logger, established: established))
+    }
+}
+
+/// The parts of ``Configuration`` a connection needs, in NIO's units.
+struct ConnectionSettings: Sendable {
+    var maximumMessageSize: Int
+    var outboundLimit: Int
+    var handshakeTimeout: TimeAmount
+    var heartbeatInterval: TimeAmount
+    var heartbeatTimeout: TimeAmount
+    var connectTimeout: TimeAmount
+    var logger: Logger
+
+    init(_ configuration: Configuration) {
+        maximumMessageSize = configuration.maximumMessageSize
+        outboundLimit = configuration.outboundLimit
+        handshakeTimeout = configuration.handshakeTimeout.timeAmount
+        heartbeatInterval = configuration.heartbeatInterval.timeAmount
+        heartbeatTimeout = configuration.heartbeatTimeout.timeAmount
+        connectTimeout = configuration.connectTimeout.timeAmount
+        logger = configuration.logger
+    }
+}

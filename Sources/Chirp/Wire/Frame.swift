@@ -1,0 +1,55 @@
+import NIOCore
+
+/// The kind byte that follows every frame's length prefix. See `Docs/Protocol.md`.
+enum FrameKind: UInt8, Sendable, CaseIterable {
+    /// First frame on every connection, in both directions: a UTF-8 JSON ``Hello``.
+    case hello = 0x01
+    /// Sent instead of (or after) a hello when the connection is refused; body is a UTF-8 reason. The sender then closes.
+    case refuse = 0x02
+    /// A one-way message: flags, type name, payload.
+    case message = 0x03
+    /// A request: request id, flags, type name, payload.
+    case request = 0x04
+    /// The reply to a request: request id, status, flags, type name, payload.
+    case response = 0x05
+    /// Liveness probe; the receiver answers with `pong` echoing the body.
+    case ping = 0x06
+    /// The answer to `ping`, echoing its body.
+    case pong = 0x07
+    /// The sender is stopping on purpose: do not redial it until it is advertised again.
+    case goodbye = 0x08
+}
+
+/// One decoded frame: its kind byte and its body (everything after the kind byte).
+///
+/// `kind` is kept as the raw byte so that unknown kinds from newer peers can be skipped, not treated as fatal.
+struct Frame: Sendable, Equatable {
+    var kind: UInt8
+    var body: ByteBuffer
+
+    init(kind: UInt8, body: ByteBuffer) {
+        self.kind = kind
+        self.body = body
+    }
+
+    init(_ kind: FrameKind, body: ByteBuffer) {
+        self.init(kind: kind.rawValue, body: body)
+    }
+
+    /// The known kind, or `nil` for a kind this version does not know.
+    var knownKind: FrameKind? { FrameKind(rawValue: kind) }
+}
+
+/// Sizes fixed by the wire format.
+enum WireFormat {
+    /// Bytes of the big-endian length prefix.
+    static let lengthPrefixSize = 4
+    /// Bytes of the kind byte.
+    static let kindSize = 1
+    /// Bytes of a message header before the type name: flags (1) and name length (2).
+    static let messageHeaderSize = 3
+    /// The longest type name a frame may carry.
+    static let maxTypeNameLength = 1024
+    /// The largest hello frame accepted before the handshake completes.
+    static let maxHelloSize = 16 * 1024
+}

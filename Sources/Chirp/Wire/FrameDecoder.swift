@@ -1,0 +1,97 @@
+import NIOCore
+
+/// Errors raised by ``FrameDecoder`` when a peer sends something that is not a Chirp frame.
+struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
+    enum Reason: Equatable {
+        case emptyFrame
+        case frameTooLarge(length: UInt32, limit: Int)
+        case truncatedFrame(missing: Int)
+    }
+
+    var reason: Reason
+
+    var description: String {
+        switch reason {
+        case .emptyFrame:
+            return "received a frame of length 0 (a frame holds at least its kind byte)"
+        case .frameTooLarge(let length, let limit):
+            return "received a frame of \(length) bytes, over the limit of \(limit) bytes"
+        case .truncatedFrame(let missing):
+            return "connection closed in the middle of a frame (\(missing) bytes missing)"
+        }
+    }
+}
+
+/// Splits a byte stream into ``Frame``s: a 4-byte big-endian length, then that many bytes (kind byte + body).
+///
+/// The length is checked against the limit *before* anything is buffered or allocated for the frame, so a hostile
+/// length costs nothing. The very first frame is the handshake and has its own, much smaller limit.
+struct FrameDecoder: ByteToMessageDecoder {
+    typealias InboundOut = Frame
+
+    private enum State {
+        /// Waiting for the handshake frame.
+        case awaitingHello
+        /// Handshake frame seen; regular frames follow.
+        case established
+    }
+
+    private var state: State = .awaitingHello
+    /// Largest frame (kind + body) accepted after the handshake.
+    let maxFrameSize: Int
+    /// Largest frame accepted as the first frame.
+    let maxHelloSize: Int
+
+    init(maxFrameSize: Int, maxHelloSize: Int = WireFormat.maxHelloSize) {
+        self.maxFrameSize = maxFrameSize
+        self.maxHelloSize = min(maxHelloSize, maxFrameSize)
+    }
+
+    private var currentLimit: Int {
+        switch state {
+        case .awaitingHello: return maxHelloSize
+        case .established: return maxFrameSize
+        }
+    }
+
+    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
+        guard let frame = try decodeFrame(from: &buffer) else { return .needMoreData }
+        context.fireChannelRead(Self.wrapInboundOut(frame))
+        return .continue
+    }
+
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+        if let frame = try decodeFrame(from: &buffer) {
+            context.fireChannelRead(Self.wrapInboundOut(frame))
+            return .continue
+        }
+        if buffer.readableBytes > 0 {
+            let missing: Int
+            if buffer.readableBytes >= WireFormat.lengthPrefixSize,
+               let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) {
+                missing = Int(length) + WireFormat.lengthPrefixSize - buffer.readableBytes
+            } else {
+                missing = WireFormat.lengthPrefixSize - buffer.readableBytes
+            }
+            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
+            throw FrameDecodingError(reason: .truncatedFrame(missing: missing))
+        }
+        return .needMoreData
+    }
+
+    /// Decodes one frame if the buffer holds a whole one; pure, so it is also what the fuzzer drives.
+    mutating func decodeFrame(from buffer: inout ByteBuffer) throws -> Frame? {
+        guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
+        guard length > 0 else { throw FrameDecodingError(reason: .emptyFrame) }
+        let limit = currentLimit
+        guard length <= limit else { throw FrameDecodingError(reason: .frameTooLarge(length: length, limit: limit)) }
+        let total = WireFormat.lengthPrefixSize + Int(length)
+        guard buffer.readableBytes >= total else { return nil }
+        buffer.moveReaderIndex(forwardBy: WireFormat.lengthPrefixSize)
+        guard let kind = buffer.readInteger(as: UInt8.self),
+              let body = buffer.readSlice(length: Int(length) - WireFormat.kindSize)
+        else { return nil }  // unreachable: readableBytes was checked above
+        state = .established
+        return Frame(kind: kind, body: body)
+    }
+}

@@ -1,0 +1,108 @@
+import NIOCore
+import NIOFoundationCompat
+import Foundation
+
+/// The handshake both ends send as their first frame: who they are and what they speak. Encoded as a JSON object.
+struct Hello: Codable, Sendable, Equatable {
+    /// The wire protocol version; peers with a different version refuse each other.
+    var protocolVersion: Int
+    /// The sender's stable peer id.
+    var peerID: String
+    /// The sender's display name.
+    var name: String
+    /// The service type the sender joined, without underscore or protocol (e.g. `chat`).
+    var service: String
+    /// The sender's user metadata (the same as in its TXT record).
+    var metadata: [String: String]
+
+    enum CodingKeys: String, CodingKey {
+        case protocolVersion = "protocol"
+        case peerID = "peerID"
+        case name
+        case service
+        case metadata
+    }
+
+    init(protocolVersion: Int = Hello.currentProtocolVersion, peerID: String, name: String, service: String, metadata: [String: String]) {
+        self.protocolVersion = protocolVersion
+        self.peerID = peerID
+        self.name = name
+        self.service = service
+        self.metadata = metadata
+    }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        peerID = try container.decode(String.self, forKey: .peerID)
+        name = try container.decode(String.self, forKey: .name)
+        service = try container.decode(String.self, forKey: .service)
+        metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+    }
+
+    /// The protocol version this build speaks.
+    static let currentProtocolVersion = 1
+
+    /// The hello as a complete frame.
+    func frame(allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 256)
+        try FrameWriter.write(.hello, into: &buffer) { buffer in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try buffer.writeJSONEncodable(self, encoder: encoder)
+        }
+        return buffer
+    }
+
+    /// Parses a hello frame body. Throws ``HandshakeError/malformedHello(_:)`` for anything that is not a hello object.
+    static func parse(_ body: ByteBuffer) throws -> Hello {
+        do {
+            let hello = try JSONDecoder().decode(Hello.self, from: body)
+            guard !hello.peerID.isEmpty, hello.peerID.utf8.count <= 128 else {
+                throw HandshakeError.malformedHello("peer id must be 1-128 bytes")
+            }
+            return hello
+        } catch let error as HandshakeError {
+            throw error
+        } catch {
+            throw HandshakeError.malformedHello("hello is not the expected JSON object (\(error))")
+        }
+    }
+
+    /// Why a remote hello cannot be accepted by a peer with this identity, or `nil` when it can.
+    func refusal(of remote: Hello) -> HandshakeError? {
+        if remote.protocolVersion != protocolVersion {
+            return .protocolMismatch(local: protocolVersion, remote: remote.protocolVersion)
+        }
+        if remote.service != service {
+            return .serviceMismatch(local: service, remote: remote.service)
+        }
+        if remote.peerID == peerID {
+            return .connectedToSelf
+        }
+        return nil
+    }
+}
+
+/// Why a handshake failed; the description is what both sides log.
+enum HandshakeError: Error, Equatable, CustomStringConvertible {
+    case malformedHello(String)
+    case unexpectedFrame(kind: UInt8)
+    case protocolMismatch(local: Int, remote: Int)
+    case serviceMismatch(local: String, remote: String)
+    case connectedToSelf
+    case refusedByRemote(reason: String)
+    case timedOut(seconds: Double)
+
+    var description: String {
+        switch self {
+        case .malformedHello(let problem): return "malformed hello: \(problem)"
+        case .unexpectedFrame(let kind): return "expected a hello frame first, got kind 0x\(String(kind, radix: 16))"
+        case .protocolMismatch(let local, let remote): return "protocol version mismatch: we speak \(local), the peer speaks \(remote)"
+        case .serviceMismatch(let local, let remote): return "service type mismatch: we joined '\(local)', the peer joined '\(remote)'"
+        case .connectedToSelf: return "connected to itself"
+        case .refusedByRemote(let reason): return "the peer refused the connection: \(reason)"
+        case .timedOut(let seconds): return "no handshake within \(seconds) s"
+        }
+    }
+}

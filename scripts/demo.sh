@@ -1,0 +1,211 @@
+#!/usr/bin/env bash
+# Demo: two `chat` peers, alice and bob, find each other through DNS-SD (Avahi,
+# loopback only) on a fresh service type, then exchange one line each.
+#
+#   chat --name NAME --service TYPE
+#     reads lines on stdin and broadcasts each one; prints received lines as
+#     "[SENDER] TEXT" and "* connected to NAME" when a peer connects.
+#
+# Exits 0 when bob printed alice's line and alice printed bob's within
+# DEMO_TIMEOUT seconds (default 20), else 1 with both peers' output.
+# Environment: SWIFT (default swift), CHAT_BIN (default: chat in swift's bin path),
+# DEMO_TIMEOUT.
+#
+# Structure: one function per step (step_*), run in order by main(); add steps
+# there. Helpers: start_peer, send_line, wait_for, show_output, stop_peers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PATH="$PATH:/usr/sbin:/sbin"
+
+SWIFT="${SWIFT:-swift}"
+DEMO_TIMEOUT="${DEMO_TIMEOUT:-20}"
+SERVICE="demo-$RANDOM"                  # at most 10 characters: letters, digits, hyphen
+ALICE_SAYS="hello bob, this is alice"
+BOB_SAYS="hi alice, bob here"
+
+WORK_DIR=""
+CHAT_BIN="${CHAT_BIN:-}"
+LINE_BUFFERED=()                        # stdbuf -oL, so output reaches the log files line by line
+PEERS=()
+declare -A PEER_PID=() PEER_FD=() SHOWN=()
+STEP=0
+EXCHANGE_TIME=""
+START_MS=0
+DEADLINE_MS=0
+
+# ---------------------------------------------------------------- helpers
+say()  { printf '==> %s\n' "$*"; }
+step() { STEP=$((STEP + 1)); printf '\n==> step %d: %s\n' "$STEP" "$*"; }
+now_ms() { local t=${EPOCHREALTIME//[.,]/}; echo $((t / 1000)); }
+elapsed() { local ms=$(($(now_ms) - START_MS)); printf '%d.%03d s' $((ms / 1000)) $((ms % 1000)); }
+
+fail() {
+    printf '\n==> DEMO FAILED: %s\n' "$*" >&2
+    if ((${#PEERS[@]})); then
+        local name
+        for name in "${PEERS[@]}"; do
+            printf '==> full output of %s (stdout, then stderr):\n' "$name" >&2
+            sed "s/^/    $name | /" "$WORK_DIR/$name.out" >&2 || true
+            sed "s/^/    $name ! /" "$WORK_DIR/$name.err" >&2 || true
+        done
+    fi
+    printf '==> hints: is avahi-daemon up (scripts/avahi-up.sh)? does `avahi-browse -a -t -r` list _%s._tcp?\n' "$SERVICE" >&2
+    exit 1
+}
+
+cleanup() {
+    local name pid
+    for name in "${PEERS[@]}"; do
+        pid=${PEER_PID[$name]:-}
+        if [[ -n $pid ]]; then
+            disown "$pid" 2>/dev/null || true     # no "Killed" job notice
+            kill -KILL "$pid" 2>/dev/null || true
+        fi
+    done
+    if [[ -n $WORK_DIR ]]; then rm -rf "$WORK_DIR"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Print the lines each peer wrote since the last call: "name | " stdout, "name ! " stderr.
+show_output() {
+    local name kind file total shown mark
+    for name in "${PEERS[@]}"; do
+        for kind in out err; do
+            file="$WORK_DIR/$name.$kind"
+            total=$(wc -l <"$file")
+            shown=${SHOWN[$name.$kind]:-0}
+            ((total > shown)) || continue
+            mark='|'; [[ $kind == err ]] && mark='!'
+            sed -n "$((shown + 1)),${total}p" "$file" | sed "s/^/    $name $mark /"
+            SHOWN[$name.$kind]=$total
+        done
+    done
+}
+
+# start_peer NAME: run chat in the background; its stdin is a FIFO we hold open.
+start_peer() {
+    local name=$1 fifo="$WORK_DIR/$1.in" fd
+    mkfifo "$fifo"
+    exec {fd}<>"$fifo"              # read-write open never blocks; keeps chat's stdin open until we close it
+    : >"$WORK_DIR/$name.out"
+    : >"$WORK_DIR/$name.err"
+    PEER_FD[$name]=$fd
+    PEERS+=("$name")
+    (
+        # chat must not inherit our ends of the FIFOs (it would never see EOF).
+        for f in "${PEER_FD[@]}"; do eval "exec $f>&-"; done
+        exec "${LINE_BUFFERED[@]}" "$CHAT_BIN" --name "$name" --service "$SERVICE" \
+            <"$fifo" >"$WORK_DIR/$name.out" 2>"$WORK_DIR/$name.err"
+    ) &
+    PEER_PID[$name]=$!
+    say "started $name (pid ${PEER_PID[$name]}): chat --name $name --service $SERVICE"
+}
+
+# send_line NAME TEXT: type TEXT into NAME's stdin.
+send_line() {
+    local name=$1 text=$2
+    printf '%s\n' "$text" >&"${PEER_FD[$name]}"
+    printf '    %s < %s\n' "$name" "$text"
+}
+
+# wait_for NAME TEXT: poll NAME's stdout until a line contains TEXT (fixed string),
+# failing if NAME exits or the demo's deadline passes.
+wait_for() {
+    local name=$1 text=$2
+    until grep -qF -- "$text" "$WORK_DIR/$name.out"; do
+        show_output
+        kill -0 "${PEER_PID[$name]}" 2>/dev/null ||
+            fail "$name exited before printing '$text'"
+        (($(now_ms) < DEADLINE_MS)) ||
+            fail "no '$text' from $name within ${DEMO_TIMEOUT} s"
+        sleep 0.1
+    done
+    show_output
+    say "$name printed '$text' (after $(elapsed))"
+}
+
+# stop_peers: close every peer's stdin, SIGTERM it, SIGKILL after 3 s.
+stop_peers() {
+    local name pid i status
+    for name in "${PEERS[@]}"; do
+        eval "exec ${PEER_FD[$name]}>&-"
+        kill -TERM "${PEER_PID[$name]}" 2>/dev/null || true
+    done
+    for name in "${PEERS[@]}"; do
+        pid=${PEER_PID[$name]}
+        for ((i = 0; i < 30; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        if kill -0 "$pid" 2>/dev/null; then
+            kill -KILL "$pid" 2>/dev/null || true
+            say "$name did not stop within 3 s of SIGTERM; killed it"
+        fi
+        status=0; wait "$pid" 2>/dev/null || status=$?
+        say "$name stopped (exit status $status)"
+        PEER_PID[$name]=""
+    done
+    show_output
+}
+
+# ---------------------------------------------------------------- steps
+prepare() {
+    WORK_DIR=$(mktemp -d "${TMPDIR:-/tmp}/chirp-demo.XXXXXX")
+    if [[ -z $CHAT_BIN ]]; then
+        CHAT_BIN="$("$SWIFT" build --show-bin-path)/chat"
+        if [[ ! -x $CHAT_BIN ]]; then
+            say "building the chat example ($SWIFT build --product chat)"
+            "$SWIFT" build --product chat
+        fi
+    fi
+    [[ -x $CHAT_BIN ]] || fail "no chat executable at $CHAT_BIN"
+    command -v stdbuf >/dev/null 2>&1 && LINE_BUFFERED=(stdbuf -oL -eL)
+    if command -v avahi-daemon >/dev/null 2>&1 && ! avahi-daemon --check >/dev/null 2>&1; then
+        fail "avahi-daemon is not running; start it with scripts/avahi-up.sh (or make deps)"
+    fi
+    say "chat: $CHAT_BIN"
+    say "service type: $SERVICE (fresh for this run); timeout: ${DEMO_TIMEOUT} s"
+}
+
+step_start_peers() {
+    step "start alice and bob on service type $SERVICE"
+    START_MS=$(now_ms)
+    DEADLINE_MS=$((START_MS + DEMO_TIMEOUT * 1000))
+    start_peer alice
+    start_peer bob
+    show_output
+}
+
+step_wait_connected() {
+    step "wait until alice and bob find each other (DNS-SD browse + resolve) and connect"
+    wait_for alice "* connected to bob"
+    wait_for bob "* connected to alice"
+}
+
+step_alice_to_bob() {
+    step "alice types a line; bob must print it"
+    send_line alice "$ALICE_SAYS"
+    wait_for bob "[alice] $ALICE_SAYS"
+}
+
+step_bob_to_alice() {
+    step "bob answers; alice must print it"
+    send_line bob "$BOB_SAYS"
+    wait_for alice "[bob] $BOB_SAYS"
+    EXCHANGE_TIME=$(elapsed)
+}
+
+step_stop_peers() {
+    step "stop alice and bob"
+    stop_peers
+}
+
+main() {
+    prepare
+    step_start_peers
+    step_wait_connected
+    step_alice_to_bob
+    step_bob_to_alice
+    step_stop_peers
+    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start)\n' "$EXCHANGE_TIME"
+}
+
+main "$@"
