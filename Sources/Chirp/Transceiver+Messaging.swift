@@ -40,7 +40,7 @@ extension Transceiver {
     /// }
     /// ```
     @discardableResult
-    public func receive<T: Decodable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void) -> HandlerToken {
+    public func receive<T: Decodable & Sendable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void) -> HandlerToken {
         let typeName = MessageTypeName.of(type)
         let token = router.addHandler(for: typeName) { message, peer, coder in
             let value: T
@@ -60,7 +60,7 @@ extension Transceiver {
 
     /// Calls `handler` for every message of type `T` (the MultipeerKit-style one-argument form).
     @discardableResult
-    public func receive<T: Decodable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T) throws -> Void) -> HandlerToken {
+    public func receive<T: Decodable & Sendable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T) throws -> Void) -> HandlerToken {
         receive(type) { payload, _ in try handler(payload) }
     }
 
@@ -87,7 +87,7 @@ extension Transceiver {
     /// One responder per request type; a new one replaces the previous. It runs on the connection's event loop, so
     /// keep it short or use the `async` overload. A thrown error reaches the requester as
     /// ``ChirpError/remoteFailure(type:peer:message:)`` with the error's description.
-    public func respond<Request: Decodable, Response: Encodable>(
+    public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) throws -> Response
     ) {
         let typeName = MessageTypeName.of(type)
@@ -105,7 +105,7 @@ extension Transceiver {
     ///     await store.items()
     /// }
     /// ```
-    public func respond<Request: Decodable, Response: Encodable>(
+    public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) async throws -> Response
     ) {
         let typeName = MessageTypeName.of(type)
@@ -142,9 +142,13 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        let frame = try PayloadCoding.messageFrame(
+        let frame = try PayloadCoding.frame(
             value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: first.channel.allocator,
             limit: configuration.maximumMessageSize)
+        enqueue(frame, on: connections, engine: engine)
+    }
+
+    func enqueue(_ frame: ByteBuffer, on connections: [PeerConnection], engine: Engine) {
         for connection in connections where !connection.enqueue(frame) {
             engine.report(.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit), logLevel: .warning)
         }
@@ -155,9 +159,13 @@ extension Transceiver {
     ///   encoding error.
     public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
         let connection = try connection(to: peer)
-        let frame = try PayloadCoding.messageFrame(
+        let frame = try PayloadCoding.frame(
             value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: connection.channel.allocator,
             limit: configuration.maximumMessageSize)
+        try enqueue(frame, on: connection)
+    }
+
+    func enqueue(_ frame: ByteBuffer, on connection: PeerConnection) throws {
         guard connection.enqueue(frame) else {
             throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
         }
@@ -185,9 +193,19 @@ extension Transceiver {
         let connection = try connection(to: peer)
         let typeName = MessageTypeName.of(Request.self)
         let id = connection.makeRequestID()
-        let frame = try PayloadCoding.requestFrame(
-            request, id: id, typeName: typeName, coder: configuration.coder, allocator: connection.channel.allocator,
+        let frame = try PayloadCoding.frame(
+            request, requestID: id, typeName: typeName, coder: configuration.coder, allocator: connection.channel.allocator,
             limit: configuration.maximumMessageSize)
+        let response = try await exchange(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
+        do {
+            return try PayloadCoding.decode(Response.self, from: response, coder: configuration.coder)
+        } catch {
+            throw ChirpError.decodingFailed(type: response.typeName, peer: connection.peer, reason: "\(error)")
+        }
+    }
+
+    /// Sends a request frame and waits for the reply; maps every failure to a ``ChirpError``.
+    func exchange(_ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout: Duration?) async throws -> MessageBody {
         let wait = timeout ?? configuration.requestTimeout
         let response: ResponseBody
         do {
@@ -199,18 +217,15 @@ extension Transceiver {
         } catch is OutboundFullError {
             throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
         }
-        let text = { response.message.payload.getString(at: response.message.payload.readerIndex, length: response.message.payload.readableBytes) ?? "" }
+        let payload = response.message.payload
         switch response.status {
         case .ok:
-            do {
-                return try PayloadCoding.decode(Response.self, from: response.message, coder: configuration.coder)
-            } catch {
-                throw ChirpError.decodingFailed(type: response.message.typeName, peer: connection.peer, reason: "\(error)")
-            }
+            return response.message
         case .noResponder:
             throw ChirpError.noResponder(type: typeName, peer: connection.peer)
         case .failed, .undecodable:
-            throw ChirpError.remoteFailure(type: typeName, peer: connection.peer, message: text())
+            let text = payload.getString(at: payload.readerIndex, length: payload.readableBytes) ?? ""
+            throw ChirpError.remoteFailure(type: typeName, peer: connection.peer, message: text)
         }
     }
 
@@ -230,7 +245,7 @@ extension Transceiver {
         return clock.now - start
     }
 
-    private func connection(to peer: Peer) throws -> PeerConnection {
+    func connection(to peer: Peer) throws -> PeerConnection {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         guard let connection = engine.connection(to: peer.id) else { throw ChirpError.peerNotConnected(peer) }
         return connection

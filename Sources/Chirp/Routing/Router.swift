@@ -27,6 +27,8 @@ final class Router: Sendable {
     private struct Tables {
         var handlers: [String: [Handler]] = [:]
         var responders: [String: Responder] = [:]
+        /// Handlers that see every message, whatever its type (``Transceiver/receiveAll(_:)``).
+        var wildcard: [Handler] = []
         var nextToken: UInt64 = 1
     }
 
@@ -42,8 +44,19 @@ final class Router: Sendable {
         }
     }
 
+    @discardableResult
+    func addWildcardHandler(_ invoke: @escaping @Sendable (MessageBody, Peer, any MessageCoder) throws -> Void) -> UInt64 {
+        tables.withLockedValue { tables in
+            let token = tables.nextToken
+            tables.nextToken += 1
+            tables.wildcard.append(Handler(token: token, invoke: invoke))
+            return token
+        }
+    }
+
     func removeHandler(token: UInt64) {
         tables.withLockedValue { tables in
+            tables.wildcard.removeAll { $0.token == token }
             for (name, list) in tables.handlers {
                 let kept = list.filter { $0.token != token }
                 tables.handlers[name] = kept.isEmpty ? nil : kept
@@ -55,8 +68,12 @@ final class Router: Sendable {
         tables.withLockedValue { $0.responders[typeName] = responder }
     }
 
+    /// The handlers for `typeName` in registration order, then the wildcard handlers.
     func handlers(for typeName: String) -> [Handler] {
-        tables.withLockedValue { $0.handlers[typeName] ?? [] }
+        tables.withLockedValue { tables in
+            guard let typed = tables.handlers[typeName] else { return tables.wildcard }
+            return tables.wildcard.isEmpty ? typed : typed + tables.wildcard
+        }
     }
 
     func responder(for typeName: String) -> Responder? {
@@ -85,16 +102,19 @@ enum PayloadCoding {
         return try coder.decode(type, from: message.payload)
     }
 
-    /// A complete message frame for `value`.
-    static func messageFrame<T: Encodable>(
-        _ value: T, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator, limit: Int
+    /// A complete message frame (`requestID == nil`) or request frame whose payload `writePayload` appends.
+    @inlinable
+    static func frame(
+        requestID: UInt64? = nil, typeName: String, allocator: ByteBufferAllocator, limit: Int,
+        writePayload: (inout ByteBuffer) throws -> PayloadFlags
     ) throws -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 128)
         do {
-            try FrameWriter.write(.message, into: &buffer) { buffer in
+            try FrameWriter.write(requestID == nil ? .message : .request, into: &buffer) { buffer in
+                if let requestID { buffer.writeInteger(requestID) }
                 let flagsIndex = buffer.writerIndex
                 FrameWriter.writeMessageHeader(typeName: typeName, flags: [], into: &buffer)
-                let flags = try encode(value, coder: coder, into: &buffer)
+                let flags = try writePayload(&buffer)
                 if !flags.isEmpty { buffer.setInteger(flags.rawValue, at: flagsIndex) }
             }
         } catch {
@@ -104,24 +124,25 @@ enum PayloadCoding {
         return buffer
     }
 
-    /// A complete request frame for `value`.
-    static func requestFrame<T: Encodable>(
-        _ value: T, id: UInt64, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator, limit: Int
+    /// A complete message or request frame for `value`.
+    @inlinable
+    static func frame<T: Encodable>(
+        _ value: T, requestID: UInt64? = nil, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator, limit: Int
     ) throws -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 128)
-        do {
-            try FrameWriter.write(.request, into: &buffer) { buffer in
-                buffer.writeInteger(id)
-                let flagsIndex = buffer.writerIndex
-                FrameWriter.writeMessageHeader(typeName: typeName, flags: [], into: &buffer)
-                let flags = try encode(value, coder: coder, into: &buffer)
-                if !flags.isEmpty { buffer.setInteger(flags.rawValue, at: flagsIndex) }
-            }
-        } catch {
-            throw ChirpError.encodingFailed(type: typeName, reason: "\(error)")
+        try frame(requestID: requestID, typeName: typeName, allocator: allocator, limit: limit) { buffer in
+            try encode(value, coder: coder, into: &buffer)
         }
-        try checkSize(buffer, typeName: typeName, limit: limit)
-        return buffer
+    }
+
+    /// A complete message or request frame for a ``RawMessage``.
+    static func frame(_ raw: RawMessage, requestID: UInt64? = nil, allocator: ByteBufferAllocator, limit: Int) throws -> ByteBuffer {
+        guard !raw.typeName.isEmpty, raw.typeName.utf8.count <= WireFormat.maxTypeNameLength else {
+            throw ChirpError.encodingFailed(type: raw.typeName, reason: "a type name must be 1-\(WireFormat.maxTypeNameLength) bytes")
+        }
+        return try frame(requestID: requestID, typeName: raw.typeName, allocator: allocator, limit: limit) { buffer in
+            buffer.writeBytes(raw.payload)
+            return raw.isBinary ? .binary : []
+        }
     }
 
     /// A complete response frame.
@@ -144,7 +165,8 @@ enum PayloadCoding {
         return responseFrame(id: id, status: status, reply: .init(typeName: typeName, flags: [], payload: payload), allocator: allocator)
     }
 
-    private static func checkSize(_ frame: ByteBuffer, typeName: String, limit: Int) throws {
+    @usableFromInline
+    static func checkSize(_ frame: ByteBuffer, typeName: String, limit: Int) throws {
         let size = frame.readableBytes - WireFormat.lengthPrefixSize
         if size > limit { throw ChirpError.messageTooLarge(type: typeName, size: size, limit: limit) }
     }

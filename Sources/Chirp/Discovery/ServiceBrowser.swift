@@ -1,0 +1,91 @@
+import Logging
+
+/// A service instance found on the network, as DNS-SD describes it: what `chirp browse` shows.
+public struct ServiceInstance: Sendable, Hashable {
+    /// The DNS-SD instance name, unique on the network.
+    public var instanceName: String
+    /// The target host name, e.g. `myhost.local.`.
+    public var host: String
+    /// The TCP port.
+    public var port: Int
+    /// The host's addresses found (IPv4 and/or IPv6).
+    public var addresses: [String]
+    /// The whole TXT record, Chirp's own keys included.
+    public var txt: [String: String]
+
+    /// The Chirp peer id, when the instance is a Chirp peer.
+    public var peerID: String? { txt[TXTRecord.ReservedKey.peerID] }
+    /// The display name, when the instance is a Chirp peer; otherwise the instance name.
+    public var name: String { txt[TXTRecord.ReservedKey.name] ?? instanceName }
+    /// The Chirp protocol version it speaks, if it is a Chirp peer.
+    public var protocolVersion: Int? { txt[TXTRecord.ReservedKey.protocolVersion].flatMap(Int.init) }
+    /// Whether it says it requires a shared secret.
+    public var requiresSecret: Bool { txt[TXTRecord.ReservedKey.secure] == "1" }
+    /// The user metadata: the TXT record without Chirp's own keys.
+    public var metadata: [String: String] {
+        txt.filter { !TXTRecord.ReservedKey.all.contains($0.key) }
+    }
+
+    init(_ service: DiscoveredService) {
+        instanceName = service.instanceName
+        host = service.host
+        port = Int(service.port)
+        addresses = service.addresses
+        txt = service.txt.dictionary
+    }
+}
+
+/// What a ``ServiceBrowser`` reports.
+public enum ServiceBrowserEvent: Sendable {
+    /// An instance appeared and was resolved.
+    case found(ServiceInstance)
+    /// An instance is gone.
+    case lost(instanceName: String)
+    /// No DNS-SD daemon answers; the message says what to start. Browsing retries by itself.
+    case unavailable(String)
+}
+
+/// Watches the instances of one service type without joining it: no advertisement, no connections.
+///
+/// ```swift
+/// let browser = try ServiceBrowser(serviceType: "chat")
+/// for await event in browser.events() {
+///     if case .found(let instance) = event { print(instance.name, instance.addresses) }
+/// }
+/// ```
+public struct ServiceBrowser: Sendable {
+    /// The service type browsed.
+    public let serviceType: ServiceType
+    private let domain: String
+    private let interface: Configuration.Interface
+    private let logger: Logger
+
+    /// - Throws: ``ChirpError/invalidServiceType(_:reason:)``.
+    public init(serviceType: String, domain: String = "local.", interface: Configuration.Interface = .any, logger: Logger = Logger(label: "chirp")) throws {
+        self.serviceType = try ServiceType(serviceType)
+        self.domain = domain
+        self.interface = interface
+        self.logger = logger
+    }
+
+    /// Starts browsing; stops (and releases its DNS-SD references) when the iterating task ends or is cancelled.
+    public func events() -> AsyncStream<ServiceBrowserEvent> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ServiceBrowserEvent.self)
+        var configuration = Configuration()
+        configuration.interface = interface
+        let discovery = ServiceDiscovery(
+            serviceType: serviceType, domain: domain, interfaceIndex: configuration.interfaceIndex, advertisement: nil,
+            logger: logger
+        ) { event in
+            switch event {
+            case .found(let service): continuation.yield(.found(ServiceInstance(service)))
+            case .lost(let name): continuation.yield(.lost(instanceName: name))
+            case .unavailable(let message): continuation.yield(.unavailable(message))
+            case .advertised: break
+            }
+        }
+        continuation.onTermination = { _ in discovery.stop() }
+        discovery.start()
+        return stream
+    }
+}

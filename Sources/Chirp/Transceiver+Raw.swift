@@ -1,0 +1,69 @@
+import Foundation
+import NIOCore
+
+/// A message as bytes and a type name, for tools that do not know the message types at compile time
+/// (`chirp send`, `chirp listen`, bridges to other languages).
+public struct RawMessage: Sendable, Equatable {
+    /// The type name it travels under (see ``ChirpMessage``).
+    public var typeName: String
+    /// The payload: the coder's output (JSON by default), or raw bytes when ``isBinary``.
+    public var payload: Data
+    /// Whether the payload is raw bytes (a `Data` message) rather than coder output.
+    public var isBinary: Bool
+
+    /// Creates a raw message.
+    public init(typeName: String, payload: Data, isBinary: Bool = false) {
+        self.typeName = typeName
+        self.payload = payload
+        self.isBinary = isBinary
+    }
+
+    init(_ body: MessageBody) {
+        self.init(typeName: body.typeName, payload: Data(body.payload.readableBytesView), isBinary: body.flags.contains(.binary))
+    }
+}
+
+extension Transceiver {
+    /// Calls `handler` for every message received, whatever its type, after the typed handlers of that type.
+    ///
+    /// ```swift
+    /// transceiver.receiveAll { message, sender in
+    ///     print(sender.name, message.typeName, String(decoding: message.payload, as: UTF8.self))
+    /// }
+    /// ```
+    @discardableResult
+    public func receiveAll(_ handler: @escaping @Sendable (_ message: RawMessage, _ sender: Peer) throws -> Void) -> HandlerToken {
+        let token = router.addWildcardHandler { message, peer, _ in
+            do {
+                try handler(RawMessage(message), peer)
+            } catch {
+                throw ChirpError.handlerFailed(type: message.typeName, peer: peer, reason: "\(error)")
+            }
+        }
+        return HandlerToken(router: router, token: token)
+    }
+
+    /// Sends a raw message to every connected peer.
+    public func broadcast(_ message: RawMessage) throws {
+        guard let engine = currentEngine else { throw ChirpError.notRunning }
+        let connections = engine.connections
+        guard let first = connections.first else { return }
+        let frame = try PayloadCoding.frame(message, allocator: first.channel.allocator, limit: configuration.maximumMessageSize)
+        enqueue(frame, on: connections, engine: engine)
+    }
+
+    /// Sends a raw message to one peer.
+    public func send(_ message: RawMessage, to peer: Peer) throws {
+        let connection = try connection(to: peer)
+        let frame = try PayloadCoding.frame(message, allocator: connection.channel.allocator, limit: configuration.maximumMessageSize)
+        try enqueue(frame, on: connection)
+    }
+
+    /// Sends a raw request to `peer` and returns its raw reply.
+    public func request(_ message: RawMessage, to peer: Peer, timeout: Duration? = nil) async throws -> RawMessage {
+        let connection = try connection(to: peer)
+        let id = connection.makeRequestID()
+        let frame = try PayloadCoding.frame(message, requestID: id, allocator: connection.channel.allocator, limit: configuration.maximumMessageSize)
+        return RawMessage(try await exchange(frame, id: id, typeName: message.typeName, on: connection, timeout: timeout))
+    }
+}
