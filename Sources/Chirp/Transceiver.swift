@@ -83,6 +83,7 @@ public final class Transceiver: Sendable {
         guard let created else { return nil }
         let started = created.start()
         started.whenFailure { [configuration] error in
+            if case ChirpError.notRunning = error { return }  // stopped while starting
             configuration.logger.error("could not start: \(error)")
         }
         return started

@@ -263,21 +263,31 @@ final class ServiceDiscovery: @unchecked Sendable {
         switch event {
         case .address(let address, _):
             guard !service.addresses.contains(address) else { return }
-            service.addresses.append(address)
+            let isIPv4 = !address.contains(":")
+            // IPv4 first: the listener of a Chirp peer always takes IPv4 connections.
+            if isIPv4 { service.addresses.insert(address, at: 0) } else { service.addresses.append(address) }
             instance.pending = service
-            if !instance.reported {
-                // The first address is enough to connect; stop asking.
-                instance.reported = true
-                instance.addressQueries.forEach { $0.cancel() }
-                instance.addressQueries = []
-                instances[name] = instance
-                handler(.found(service))
+            instances[name] = instance
+            if instance.reported { return }
+            if isIPv4 {
+                report(name)
             } else {
-                instances[name] = instance
+                // Only IPv6 so far: give the A record a moment before settling for it.
+                queue.asyncAfter(deadline: .now() + 1) { [weak self] in self?.report(name) }
             }
         case .failed(let error):
             if error.daemonUnavailable { fail(error); return }
             logger.debug("address query failed", metadata: ["instance": "\(name)", "error": "\(error)"])
         }
+    }
+
+    /// Reports a resolved instance once and stops its address queries.
+    private func report(_ name: String) {
+        guard var instance = instances[name], !instance.reported, let service = instance.pending else { return }
+        instance.reported = true
+        instance.addressQueries.forEach { $0.cancel() }
+        instance.addressQueries = []
+        instances[name] = instance
+        handler(.found(service))
     }
 }

@@ -1,0 +1,124 @@
+import Chirp
+import Foundation
+import Testing
+
+/// Transceivers in this process find each other through the real avahi-daemon and connect once per pair.
+extension LiveTests {
+@Suite struct DiscoveryAndConnectionTests {
+    @Test func twoTransceiversFindEachOtherAndConnectOnce() async throws {
+        let type = uniqueServiceType()
+        var aliceConfiguration = testConfiguration("alice", serviceType: type)
+        aliceConfiguration.metadata = ["role": "tester"]
+        let alice = Transceiver(configuration: aliceConfiguration)
+        let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
+        let aliceEvents = EventRecorder(alice)
+        let bobEvents = EventRecorder(bob)
+        try await alice.resume()
+        try await bob.resume()
+
+        let bobSees = try await bob.waitForConnectedPeers(1)
+        try await alice.waitForConnectedPeers(1)
+        #expect(bobSees.map(\.name) == ["alice"])
+        #expect(bobSees.first?.metadata == ["role": "tester"])
+        #expect(alice.connectedPeers.map(\.name) == ["bob"])
+
+        await alice.stop()
+        await bob.stop()
+        // Exactly one connection per pair, even though both sides may dial.
+        #expect(aliceEvents.connectedNames() == ["bob"])
+        #expect(bobEvents.connectedNames() == ["alice"])
+    }
+
+    @Test func eightTransceiversFormAFullMeshWithOneConnectionPerPair() async throws {
+        let type = uniqueServiceType()
+        let names = (1...8).map { "peer\($0)" }
+        let transceivers = names.map { Transceiver(configuration: testConfiguration($0, serviceType: type)) }
+        let recorders = transceivers.map(EventRecorder.init)
+        for transceiver in transceivers { try await transceiver.resume() }
+        for transceiver in transceivers { try await transceiver.waitForConnectedPeers(7, timeout: 30) }
+        for (index, transceiver) in transceivers.enumerated() {
+            let expected = Set(names).subtracting([names[index]])
+            #expect(Set(transceiver.connectedPeers.map(\.name)) == expected)
+            #expect(transceiver.availablePeers.count == 7)
+        }
+        // Give racing duplicate dials time to settle, then check nobody reported a peer twice.
+        try await Task.sleep(for: .seconds(2))
+        for (index, recorder) in recorders.enumerated() {
+            let connected = recorder.connectedNames()
+            #expect(connected.count == 7, "\(names[index]) saw \(connected)")
+            #expect(recorder.disconnectedNames().isEmpty, "\(names[index]) lost \(recorder.disconnectedNames())")
+        }
+        for transceiver in transceivers { await transceiver.stop() }
+    }
+
+    @Test func aStoppedTransceiverCanResumeAndIsNotSeenTwice() async throws {
+        let type = uniqueServiceType()
+        let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
+        let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
+        try await alice.resume()
+        try await bob.resume()
+        try await alice.waitForConnectedPeers(1)
+
+        await bob.stop()
+        _ = try await alice.waitForEvent("bob removed") { if case .peerRemoved(let peer) = $0 { peer.name == "bob" } else { false } }
+        try await bob.resume()
+        try await alice.waitForConnectedPeers(1)
+        #expect(alice.availablePeers.map(\.name) == ["bob"])
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test func callbacksLikeMultipeerKit() async throws {
+        let type = uniqueServiceType()
+        let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
+        let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
+        let (stream, continuation) = AsyncStream.makeStream(of: [Peer].self)
+        alice.availablePeersDidChange = { peers in continuation.yield(peers) }
+        try await alice.resume()
+        try await bob.resume()
+        let seen = try await withTimeout(20, "bob connected in availablePeersDidChange") {
+            for await peers in stream where peers.contains(where: { $0.name == "bob" && $0.isConnected }) { return peers }
+            return []
+        }
+        #expect(seen.map(\.name) == ["bob"])
+        await alice.stop()
+        await bob.stop()
+    }
+
+    @Test func resumeAndStopAreIdempotent() async throws {
+        let transceiver = Transceiver(configuration: testConfiguration("solo", serviceType: uniqueServiceType()))
+        try await transceiver.resume()
+        try await transceiver.resume()
+        #expect(transceiver.isRunning)
+        await transceiver.stop()
+        await transceiver.stop()
+        #expect(!transceiver.isRunning)
+        #expect(throws: ChirpError.notRunning) { try transceiver.broadcast("x") }
+    }
+
+    @Test func aHundredResumeStopCyclesLeakNoFileDescriptors() async throws {
+        let type = uniqueServiceType()
+        let peer = Transceiver(configuration: testConfiguration("steady", serviceType: type))
+        try await peer.resume()
+        let transceiver = Transceiver(configuration: testConfiguration("cycler", serviceType: type))
+        // Warm up once (NIO's singleton loops and the DNS-SD library allocate on first use).
+        try await transceiver.resume()
+        try await transceiver.waitForConnectedPeers(1)
+        await transceiver.stop()
+        let before = openFileDescriptorCount()
+        for cycle in 0..<100 {
+            try await transceiver.resume()
+            if cycle % 25 == 0 { try await transceiver.waitForConnectedPeers(1) }
+            await transceiver.stop()
+        }
+        // Let the steady peer notice the last stop, so its own sockets are settled too.
+        if !peer.connectedPeers.isEmpty {
+            _ = try await peer.waitForEvent("the cycler to disconnect") { if case .peerDisconnected = $0 { true } else { false } }
+        }
+        let after = openFileDescriptorCount()
+        // A leak would grow with the cycles (at least one descriptor per cycle); allow for a socket still closing.
+        #expect(after <= before + 2, "file descriptors: \(before) before, \(after) after 100 cycles")
+        await peer.stop()
+    }
+}
+}

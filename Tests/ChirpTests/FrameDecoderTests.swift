@@ -1,0 +1,172 @@
+import NIOCore
+import NIOEmbedded
+import NIOTestUtils
+import Testing
+@testable import Chirp
+
+@Suite struct FrameDecoderTests {
+    private func frameBytes(kind: UInt8, body: [UInt8]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt32(body.count + 1))
+        buffer.writeInteger(kind)
+        buffer.writeBytes(body)
+        return buffer
+    }
+
+    @Test func decodesFramesSplitAtEveryByte() throws {
+        // The verifier feeds the input whole, byte by byte and in random chunks, and checks the same frames come out.
+        let hello = frameBytes(kind: FrameKind.hello.rawValue, body: Array("{}".utf8))
+        let message = frameBytes(kind: FrameKind.message.rawValue, body: [0, 0, 1, 65, 1, 2, 3])
+        let empty = frameBytes(kind: FrameKind.ping.rawValue, body: [])
+        var input = hello
+        input.writeImmutableBuffer(message)
+        input.writeImmutableBuffer(empty)
+        try ByteToMessageDecoderVerifier.verifyDecoder(
+            inputOutputPairs: [(input, [
+                Frame(kind: FrameKind.hello.rawValue, body: ByteBuffer(bytes: Array("{}".utf8))),
+                Frame(kind: FrameKind.message.rawValue, body: ByteBuffer(bytes: [0, 0, 1, 65, 1, 2, 3])),
+                Frame(kind: FrameKind.ping.rawValue, body: ByteBuffer()),
+            ])],
+            decoderFactory: { FrameDecoder(maxFrameSize: 1024) })
+    }
+
+    @Test func refusesAnOversizeLengthBeforeBufferingTheBody() throws {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 1 << 20)))
+        // Past the handshake: a hello first.
+        try channel.writeInbound(frameBytes(kind: 1, body: Array("{}".utf8)))
+        _ = try channel.readInbound(as: Frame.self)
+        var hostile = ByteBuffer()
+        hostile.writeInteger(UInt32.max)  // 4 GiB announced, nothing sent
+        #expect(throws: FrameDecodingError(reason: .frameTooLarge(length: UInt32.max, limit: 1 << 20))) {
+            try channel.writeInbound(hostile)
+        }
+        _ = try? channel.finish()
+    }
+
+    @Test func theFirstFrameHasTheSmallHandshakeLimit() throws {
+        var decoder = FrameDecoder(maxFrameSize: 1 << 20)
+        var buffer = ByteBuffer()
+        buffer.writeInteger(UInt32(WireFormat.maxHelloSize + 1))
+        #expect(throws: FrameDecodingError.self) { _ = try decoder.decodeFrame(from: &buffer) }
+    }
+
+    @Test func anHTTPRequestIsNotAFrame() throws {
+        // "GET " read as a length is 1.2 GB: refused at once, without waiting for more bytes.
+        var decoder = FrameDecoder(maxFrameSize: 64 << 20)
+        var buffer = ByteBuffer(string: "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+        #expect(throws: FrameDecodingError.self) { _ = try decoder.decodeFrame(from: &buffer) }
+    }
+
+    @Test func refusesAZeroLength() throws {
+        var decoder = FrameDecoder(maxFrameSize: 1024)
+        var buffer = ByteBuffer(bytes: [0, 0, 0, 0])
+        #expect(throws: FrameDecodingError(reason: .emptyFrame)) { _ = try decoder.decodeFrame(from: &buffer) }
+    }
+
+    @Test func reportsATruncatedFrameAtEndOfStream() throws {
+        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 1024)))
+        var partial = ByteBuffer()
+        partial.writeInteger(UInt32(10))
+        partial.writeBytes([1, 2, 3])
+        try channel.writeInbound(partial)
+        #expect(try channel.readInbound(as: Frame.self) == nil)
+        #expect(throws: FrameDecodingError(reason: .truncatedFrame(missing: 7))) { _ = try channel.finish() }
+    }
+
+    @Test func waitsForTheRestOfAFrame() throws {
+        var decoder = FrameDecoder(maxFrameSize: 1024)
+        var buffer = ByteBuffer(bytes: [0, 0, 0, 3, 6])
+        #expect(try decoder.decodeFrame(from: &buffer) == nil)
+        #expect(buffer.readableBytes == 5)  // nothing consumed
+        buffer.writeBytes([7, 8])
+        let frame = try #require(try decoder.decodeFrame(from: &buffer))
+        #expect(frame.kind == 6)
+        #expect(Array(frame.body.readableBytesView) == [7, 8])
+    }
+
+    @Test func randomGarbageNeverCrashes() {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            var decoder = FrameDecoder(maxFrameSize: 4096)
+            let count = Int.random(in: 0...64, using: &generator)
+            var buffer = ByteBuffer(bytes: (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) })
+            while let frame = try? decoder.decodeFrame(from: &buffer) {
+                _ = try? FrameParser.message(frame.body)
+                _ = try? FrameParser.request(frame.body)
+                _ = try? FrameParser.response(frame.body)
+                _ = try? Hello.parse(frame.body)
+            }
+        }
+    }
+}
+
+@Suite struct FrameParserTests {
+    @Test func messageRoundTrip() throws {
+        let frame = try PayloadCoding.frame(
+            ["a": 1], typeName: "test.dict", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+        var decoder = FrameDecoder(maxFrameSize: 1024, maxHelloSize: 1024)
+        var buffer = frame
+        let decoded = try #require(try decoder.decodeFrame(from: &buffer))
+        #expect(decoded.knownKind == .message)
+        let message = try FrameParser.message(decoded.body)
+        #expect(message.typeName == "test.dict")
+        #expect(message.flags.isEmpty)
+        #expect(message.payload.getString(at: message.payload.readerIndex, length: message.payload.readableBytes) == #"{"a":1}"#)
+    }
+
+    @Test func dataTravelsAsRawBytes() throws {
+        let data = Data([0, 1, 2, 255])
+        var buffer = try PayloadCoding.frame(data, typeName: "blob", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+        var decoder = FrameDecoder(maxFrameSize: 1024, maxHelloSize: 1024)
+        let frame = try #require(try decoder.decodeFrame(from: &buffer))
+        let message = try FrameParser.message(frame.body)
+        #expect(message.flags.contains(.binary))
+        #expect(Array(message.payload.readableBytesView) == [0, 1, 2, 255])
+        #expect(try PayloadCoding.decode(Data.self, from: message, coder: JSONMessageCoder()) == data)
+        #expect(throws: PayloadError.self) { try PayloadCoding.decode(String.self, from: message, coder: JSONMessageCoder()) }
+    }
+
+    @Test func requestAndResponseRoundTrip() throws {
+        var request = try PayloadCoding.frame("hi", requestID: 42, typeName: "greet", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+        var decoder = FrameDecoder(maxFrameSize: 1024, maxHelloSize: 1024)
+        let requestFrame = try #require(try decoder.decodeFrame(from: &request))
+        let parsed = try FrameParser.request(requestFrame.body)
+        #expect(parsed.requestID == 42)
+        #expect(parsed.message.typeName == "greet")
+
+        var response = PayloadCoding.failureFrame(id: 42, status: .failed, typeName: "greet", message: "nope", allocator: ByteBufferAllocator())
+        let responseFrame = try #require(try decoder.decodeFrame(from: &response))
+        let reply = try FrameParser.response(responseFrame.body)
+        #expect(reply.requestID == 42)
+        #expect(reply.status == .failed)
+        #expect(reply.message.payload.getString(at: reply.message.payload.readerIndex, length: 4) == "nope")
+    }
+
+    @Test(arguments: [
+        [UInt8](),                      // no header
+        [0, 0],                         // header cut short
+        [0, 0, 0],                      // empty type name
+        [0, 0, 5, 65],                  // name runs past the end
+        [0, 0, 2, 0xff, 0xfe],          // not UTF-8
+        [0, 0x10, 0x00],                // name longer than the limit (4096)
+    ])
+    func malformedMessagesAreErrors(_ bytes: [UInt8]) {
+        #expect(throws: MalformedFrameError.self) { try FrameParser.message(ByteBuffer(bytes: bytes)) }
+    }
+
+    @Test func unknownResponseStatusIsAnError() {
+        var body = ByteBuffer()
+        body.writeInteger(UInt64(1))
+        body.writeInteger(UInt8(99))
+        body.writeBytes([0, 0, 1, 65])
+        #expect(throws: MalformedFrameError.self) { try FrameParser.response(body) }
+    }
+
+    @Test func tooLargeMessagesAreRefusedBeforeSending() {
+        #expect(throws: ChirpError.self) {
+            try PayloadCoding.frame(String(repeating: "x", count: 5000), typeName: "big", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+        }
+    }
+}
+
+import Foundation

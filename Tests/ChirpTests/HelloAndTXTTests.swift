@@ -1,0 +1,97 @@
+import Foundation
+import NIOCore
+import Testing
+@testable import Chirp
+
+@Suite struct HelloTests {
+    let local = Hello(peerID: "A", name: "alice", service: "chat", metadata: ["room": "1"])
+
+    @Test func roundTrip() throws {
+        var frame = try local.frame(allocator: ByteBufferAllocator())
+        var decoder = FrameDecoder(maxFrameSize: 1 << 20)
+        let decoded = try #require(try decoder.decodeFrame(from: &frame))
+        #expect(decoded.knownKind == .hello)
+        #expect(try Hello.parse(decoded.body) == local)
+    }
+
+    @Test func theWireFormIsPlainJSON() throws {
+        let frame = try local.frame(allocator: ByteBufferAllocator())
+        let json = frame.getString(at: 5, length: frame.readableBytes - 5) ?? ""
+        #expect(json == #"{"metadata":{"room":"1"},"name":"alice","peerID":"A","protocol":1,"service":"chat"}"#)
+    }
+
+    @Test func refusesMismatches() {
+        #expect(local.refusal(of: Hello(peerID: "B", name: "bob", service: "chat", metadata: [:])) == nil)
+        #expect(local.refusal(of: Hello(protocolVersion: 2, peerID: "B", name: "bob", service: "chat", metadata: [:]))
+            == .protocolMismatch(local: 1, remote: 2))
+        #expect(local.refusal(of: Hello(peerID: "B", name: "bob", service: "other", metadata: [:]))
+            == .serviceMismatch(local: "chat", remote: "other"))
+        #expect(local.refusal(of: Hello(peerID: "A", name: "me", service: "chat", metadata: [:])) == .connectedToSelf)
+    }
+
+    @Test(arguments: ["", "not json", "[]", #"{"protocol":1}"#, #"{"protocol":1,"peerID":"","name":"x","service":"y"}"#])
+    func malformedHellosAreRefused(_ text: String) {
+        #expect(throws: HandshakeError.self) { try Hello.parse(ByteBuffer(string: text)) }
+    }
+}
+
+@Suite struct TXTRecordTests {
+    @Test func roundTrip() {
+        var record = TXTRecord()
+        record.set("id", "1234")
+        record.set("name", "alice bob")
+        record.set("empty", "")
+        let parsed = TXTRecord(bytes: record.bytes)
+        #expect(parsed == record)
+        #expect(parsed["NAME"] == "alice bob")
+        #expect(parsed.dictionary == ["id": "1234", "name": "alice bob", "empty": ""])
+    }
+
+    @Test func wireFormIsLengthPrefixedStrings() {
+        var record = TXTRecord()
+        record.set("a", "b")
+        record.set("pv", "1")
+        #expect(record.bytes == [3, 97, 61, 98, 4, 112, 118, 61, 49])
+        #expect(TXTRecord().bytes == [0])
+    }
+
+    @Test func malformedInputIsSkipped() {
+        // A length running past the end, an empty string, a key-only entry, an entry with an empty key.
+        let record = TXTRecord(bytes: [0, 4, 102, 108, 97, 103, 2, 61, 120, 9, 1])
+        #expect(record.dictionary == ["flag": ""])
+    }
+
+    @Test func entriesThatDoNotFitAreRejected() {
+        #expect(TXTRecord.problem(key: "k", value: String(repeating: "v", count: 254)) != nil)
+        #expect(TXTRecord.problem(key: "k", value: String(repeating: "v", count: 253)) == nil)
+        #expect(TXTRecord.problem(key: "a=b", value: "") != nil)
+        #expect(TXTRecord.problem(key: "", value: "x") != nil)
+    }
+}
+
+@Suite struct ConfigurationTests {
+    @Test func defaultsAreValid() throws {
+        _ = try Configuration().validated()
+        #expect(Configuration().domain == "local.")
+        #expect(Configuration().serviceType == "chirp")
+        #expect(!Configuration().peerName.isEmpty)
+    }
+
+    @Test func reservedMetadataKeysAreRefused() {
+        var configuration = Configuration(serviceType: "chat")
+        configuration.metadata = ["id": "mine"]
+        #expect(throws: ChirpError.self) { try configuration.validated() }
+    }
+
+    @Test func resumeRefusesAnInvalidServiceType() {
+        let transceiver = Transceiver(serviceType: "this_is_not_valid")
+        #expect(throws: ChirpError.self) { try transceiver.resume() }
+        #expect(!transceiver.isRunning)
+    }
+
+    @Test func instanceNamesFitDNSLabels() {
+        let name = Engine.instanceName(name: String(repeating: "é", count: 60), id: "0123456789")
+        #expect(name.utf8.count <= 63)
+        #expect(name.hasSuffix(" [01234567]"))
+    }
+}

@@ -1,0 +1,255 @@
+import Chirp
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+struct AddItem: Codable, Sendable, Equatable { var title: String }
+struct RemoveItem: Codable, Sendable, Equatable { var id: Int }
+struct Echo: Codable, Sendable { var text: String }
+struct Slow: Codable, Sendable {}
+struct Fails: Codable, Sendable {}
+struct Unanswered: Codable, Sendable {}
+struct Named: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "tests.named"
+    var value: Int
+}
+
+/// Two connected transceivers in this process, for messaging tests.
+struct Pair {
+    let alice: Transceiver
+    let bob: Transceiver
+    let type = uniqueServiceType()
+
+    init() {
+        alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
+        bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
+    }
+
+    /// Starts both; returns bob as alice sees him and alice as bob sees her.
+    func connect() async throws -> (bobPeer: Peer, alicePeer: Peer) {
+        try await alice.resume()
+        try await bob.resume()
+        let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
+        let alicePeer = try #require(try await bob.waitForConnectedPeers(1).first)
+        return (bobPeer, alicePeer)
+    }
+
+    func stop() async {
+        await alice.stop()
+        await bob.stop()
+    }
+}
+
+final class Collected<T: Sendable>: Sendable {
+    private let box = NIOLockedValueBox<[T]>([])
+    func append(_ value: T) { box.withLockedValue { $0.append(value) } }
+    var values: [T] { box.withLockedValue { $0 } }
+
+    func waitForCount(_ count: Int, timeout: Double = 20) async throws {
+        try await withTimeout(timeout, "\(count) values (have \(values.count))") {
+            while self.values.count < count { try await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+}
+
+extension LiveTests {
+@Suite struct MessagingTests {
+    @Test func severalMessageTypesArriveInOrder() async throws {
+        let pair = Pair()
+        enum Received: Equatable, Sendable { case add(String), remove(Int), named(Int) }
+        let received = Collected<Received>()
+        pair.bob.receive(AddItem.self) { item, sender in
+            #expect(sender.name == "alice")
+            received.append(.add(item.title))
+        }
+        pair.bob.receive(RemoveItem.self) { item in received.append(.remove(item.id)) }
+        pair.bob.receive(Named.self) { item in received.append(.named(item.value)) }
+        _ = try await pair.connect()
+
+        var expected: [Received] = []
+        for index in 0..<300 {
+            switch index % 3 {
+            case 0: try pair.alice.broadcast(AddItem(title: "item \(index)")); expected.append(.add("item \(index)"))
+            case 1: try pair.alice.broadcast(RemoveItem(id: index)); expected.append(.remove(index))
+            default: try pair.alice.broadcast(Named(value: index)); expected.append(.named(index))
+            }
+        }
+        try await received.waitForCount(300)
+        #expect(received.values == expected)
+        await pair.stop()
+    }
+
+    @Test func sendToOneReachesOnlyThatPeer() async throws {
+        let type = uniqueServiceType()
+        let hub = Transceiver(configuration: testConfiguration("hub", serviceType: type))
+        let one = Transceiver(configuration: testConfiguration("one", serviceType: type))
+        let two = Transceiver(configuration: testConfiguration("two", serviceType: type))
+        let atOne = Collected<String>()
+        let atTwo = Collected<String>()
+        one.receive(AddItem.self) { item in atOne.append(item.title) }
+        two.receive(AddItem.self) { item in atTwo.append(item.title) }
+        for transceiver in [hub, one, two] { try await transceiver.resume() }
+        let peers = try await hub.waitForConnectedPeers(2)
+        let peerOne = try #require(peers.first { $0.name == "one" })
+        try hub.send(AddItem(title: "just for one"), to: peerOne)
+        try hub.broadcast(AddItem(title: "for all"))
+        try await atOne.waitForCount(2)
+        try await atTwo.waitForCount(1)
+        #expect(atOne.values == ["just for one", "for all"])
+        #expect(atTwo.values == ["for all"])
+        for transceiver in [hub, one, two] { await transceiver.stop() }
+    }
+
+    @Test func severalHandlersRunInRegistrationOrderAndCanBeRemoved() async throws {
+        let pair = Pair()
+        let calls = Collected<String>()
+        pair.bob.receive(AddItem.self) { _ in calls.append("first") }
+        let second = pair.bob.receive(AddItem.self) { _ in calls.append("second") }
+        let (bobPeer, _) = try await pair.connect()
+        try pair.alice.send(AddItem(title: "x"), to: bobPeer)
+        try await calls.waitForCount(2)
+        #expect(calls.values == ["first", "second"])
+        second.cancel()
+        try pair.alice.send(AddItem(title: "y"), to: bobPeer)
+        try await calls.waitForCount(3)
+        #expect(calls.values == ["first", "second", "first"])
+        await pair.stop()
+    }
+
+    @Test func asyncSequenceOfMessages() async throws {
+        let pair = Pair()
+        let stream = pair.bob.messages(of: AddItem.self)
+        let (bobPeer, _) = try await pair.connect()
+        for index in 0..<3 { try pair.alice.send(AddItem(title: "\(index)"), to: bobPeer) }
+        let titles = try await withTimeout(20, "three messages") {
+            var titles: [String] = []
+            for await message in stream {
+                #expect(message.sender.name == "alice")
+                titles.append(message.payload.title)
+                if titles.count == 3 { break }
+            }
+            return titles
+        }
+        #expect(titles == ["0", "1", "2"])
+        await pair.stop()
+    }
+
+    @Test func binaryDataTravelsUnchanged() async throws {
+        let pair = Pair()
+        let received = Collected<Data>()
+        pair.bob.receive(Data.self) { data in received.append(data) }
+        let (bobPeer, _) = try await pair.connect()
+        let blob = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        try pair.alice.send(blob, to: bobPeer)
+        try await received.waitForCount(1)
+        #expect(received.values.first == blob)
+        await pair.stop()
+    }
+
+    @Test func requestResponseGoesToTheRequesterOnly() async throws {
+        let type = uniqueServiceType()
+        let server = Transceiver(configuration: testConfiguration("server", serviceType: type))
+        let client = Transceiver(configuration: testConfiguration("client", serviceType: type))
+        let bystander = Transceiver(configuration: testConfiguration("bystander", serviceType: type))
+        let overheard = Collected<String>()
+        bystander.receiveAll { message, _ in overheard.append(message.typeName) }
+        server.respond(to: Echo.self) { request, sender in Echo(text: "\(request.text) to \(sender.name)") }
+        server.respond(to: Slow.self) { _, _ async throws -> Echo in
+            try await Task.sleep(for: .seconds(30))
+            return Echo(text: "late")
+        }
+        server.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
+        for transceiver in [server, client, bystander] { try await transceiver.resume() }
+        let peers = try await client.waitForConnectedPeers(2)
+        let serverPeer = try #require(peers.first { $0.name == "server" })
+
+        let reply = try await client.request(Echo(text: "hello"), to: serverPeer, as: Echo.self)
+        #expect(reply.text == "hello to client")
+
+        await #expect(throws: ChirpError.requestTimedOut(type: String(reflecting: Slow.self), peer: serverPeer, seconds: 0.3)) {
+            _ = try await client.request(Slow(), to: serverPeer, as: Echo.self, timeout: .milliseconds(300))
+        }
+        do {
+            _ = try await client.request(Fails(), to: serverPeer, as: Echo.self)
+            Issue.record("expected a remote failure")
+        } catch let ChirpError.remoteFailure(_, peer, message) {
+            #expect(peer.name == "server")
+            #expect(!message.isEmpty)
+        }
+        await #expect(throws: ChirpError.noResponder(type: String(reflecting: Unanswered.self), peer: serverPeer)) {
+            _ = try await client.request(Unanswered(), to: serverPeer, as: Echo.self)
+        }
+        // Many concurrent requests each get their own reply.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<50 {
+                group.addTask {
+                    let reply = try await client.request(Echo(text: "#\(index)"), to: serverPeer, as: Echo.self)
+                    #expect(reply.text == "#\(index) to client")
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(overheard.values.isEmpty)
+        for transceiver in [server, client, bystander] { await transceiver.stop() }
+    }
+
+    @Test func aRequestFailsAtOnceWhenThePeerGoesAway() async throws {
+        let pair = Pair()
+        pair.bob.respond(to: Slow.self) { _, _ async throws -> Echo in
+            try await Task.sleep(for: .seconds(60))
+            return Echo(text: "never")
+        }
+        let (bobPeer, _) = try await pair.connect()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let alice = pair.alice
+        let reply = Task { try await alice.request(Slow(), to: bobPeer, as: Echo.self, timeout: .seconds(60)) }
+        try await Task.sleep(for: .milliseconds(200))
+        await pair.bob.stop()
+        await #expect(throws: ChirpError.peerDisconnected(bobPeer)) { _ = try await reply.value }
+        #expect(clock.now - start < .seconds(30))
+        await pair.alice.stop()
+    }
+
+    @Test func undecodableMessagesAndThrowingHandlersAreReportedNotFatal() async throws {
+        let pair = Pair()
+        let good = Collected<String>()
+        pair.bob.receive(AddItem.self) { item in
+            if item.title == "boom" { throw CocoaError(.featureUnsupported) }
+            good.append(item.title)
+        }
+        let recorder = EventRecorder(pair.bob)
+        let (bobPeer, _) = try await pair.connect()
+        let typeName = String(reflecting: AddItem.self)
+        try pair.alice.send(RawMessage(typeName: typeName, payload: Data("{\"nope\":1}".utf8)), to: bobPeer)
+        try pair.alice.send(AddItem(title: "boom"), to: bobPeer)
+        try pair.alice.send(AddItem(title: "still served"), to: bobPeer)
+        try await good.waitForCount(1)
+        #expect(good.values == ["still served"])
+        let errors = recorder.events.compactMap { event -> ChirpError? in if case .error(let error) = event { return error } else { return nil } }
+        #expect(errors.contains { if case .decodingFailed = $0 { true } else { false } })
+        #expect(errors.contains { if case .handlerFailed = $0 { true } else { false } })
+        #expect(pair.bob.connectedPeers.count == 1)
+        await pair.stop()
+    }
+
+    @Test func rawMessagesReachTypedHandlers() async throws {
+        let pair = Pair()
+        let received = Collected<Int>()
+        pair.bob.receive(Named.self) { named in received.append(named.value) }
+        let (bobPeer, _) = try await pair.connect()
+        try pair.alice.send(RawMessage(typeName: "tests.named", payload: Data(#"{"value":7}"#.utf8)), to: bobPeer)
+        try await received.waitForCount(1)
+        #expect(received.values == [7])
+        await pair.stop()
+    }
+
+    @Test func pingMeasuresARoundTrip() async throws {
+        let pair = Pair()
+        let (bobPeer, _) = try await pair.connect()
+        let rtt = try await pair.alice.ping(bobPeer)
+        #expect(rtt > .zero)
+        await pair.stop()
+    }
+}
+}

@@ -1,0 +1,124 @@
+import Chirp
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// A service type no other test run uses: "t" + 10 random hex digits.
+func uniqueServiceType(_ prefix: String = "t") -> String {
+    let hex = "0123456789abcdef"
+    return prefix + String((0..<(11 - prefix.count)).map { _ in hex.randomElement() ?? "0" })
+}
+
+/// A logger for tests: quiet unless CHIRP_TEST_LOG is set (to a level name).
+func testLogger(_ label: String) -> Logger {
+    var logger = Logger(label: label) { label in
+        var handler = StreamLogHandler.standardError(label: label)
+        handler.logLevel = ProcessInfo.processInfo.environment["CHIRP_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        return handler
+    }
+    logger.logLevel = ProcessInfo.processInfo.environment["CHIRP_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+    return logger
+}
+
+/// A loopback-only configuration for tests.
+func testConfiguration(_ name: String, serviceType: String) -> Configuration {
+    var configuration = Configuration(serviceType: serviceType)
+    configuration.peerName = name
+    configuration.interface = .loopback
+    configuration.logger = testLogger(name)
+    return configuration
+}
+
+struct TimeoutError: Error, CustomStringConvertible {
+    var what: String
+    var seconds: Double
+    var description: String { "timed out after \(seconds) s waiting for \(what)" }
+}
+
+/// Runs `body`, failing with `TimeoutError` after `seconds`.
+func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw TimeoutError(what: what, seconds: seconds)
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw TimeoutError(what: what, seconds: seconds) }
+        return first
+    }
+}
+
+/// Collects every event of a transceiver from the moment it is created.
+final class EventRecorder: Sendable {
+    private let stream: AsyncStream<TransceiverEvent>
+    private let box = NIOLockedValueBox<[TransceiverEvent]>([])
+    private let task: NIOLockedValueBox<Task<Void, Never>?> = .init(nil)
+
+    init(_ transceiver: Transceiver) {
+        stream = transceiver.events
+        let stream = self.stream
+        let box = self.box
+        task.withLockedValue { $0 = Task { for await event in stream { box.withLockedValue { $0.append(event) } } } }
+    }
+
+    var events: [TransceiverEvent] { box.withLockedValue { $0 } }
+
+    func connectedNames() -> [String] {
+        events.compactMap { if case .peerConnected(let peer) = $0 { return peer.name } else { return nil } }
+    }
+
+    func disconnectedNames() -> [String] {
+        events.compactMap { if case .peerDisconnected(let peer) = $0 { return peer.name } else { return nil } }
+    }
+
+    deinit { task.withLockedValue { $0?.cancel() } }
+}
+
+extension Transceiver {
+    /// Waits until `count` peers are connected; returns them.
+    @discardableResult
+    func waitForConnectedPeers(_ count: Int, timeout: Double = 20) async throws -> [Peer] {
+        let events = self.events
+        if connectedPeers.count >= count { return connectedPeers }
+        return try await withTimeout(timeout, "\(count) connected peers (have \(connectedPeers.map(\.name)))") {
+            for await event in events {
+                if case .availablePeersChanged = event, self.connectedPeers.count >= count { return self.connectedPeers }
+                if self.connectedPeers.count >= count { return self.connectedPeers }
+            }
+            return self.connectedPeers
+        }
+    }
+
+    /// Waits for the first event matching `predicate`.
+    func waitForEvent(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool) async throws -> TransceiverEvent {
+        let events = self.events
+        return try await withTimeout(timeout, what) {
+            for await event in events where predicate(event) { return event }
+            throw TimeoutError(what: what, seconds: timeout)
+        }
+    }
+}
+
+/// Open file descriptors of this process.
+func openFileDescriptorCount() -> Int {
+    (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
+}
+
+/// Where `swift build` put the executables: next to the test bundle (`make test` builds them first).
+func binaryPath(_ name: String) -> String {
+    var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent(name).path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    return ".build/debug/\(name)"
+}
+
+/// Tests that start real transceivers, daemons' registrations and processes. They run one at a time (the suites
+/// nested in this one inherit `.serialized`), so that process-wide measurements such as open file descriptors and
+/// timing-sensitive heartbeats are not disturbed by other tests.
+@Suite(.serialized) enum LiveTests {}
+
+import Testing
