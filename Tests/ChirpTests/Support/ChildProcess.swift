@@ -81,10 +81,8 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Kills the process if it still runs.
     func terminate() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        // No waitUntilExit(): Foundation spins in it when called while the process exits. Foundation reaps the child.
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 
     deinit { terminate() }

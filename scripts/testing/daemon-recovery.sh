@@ -1,0 +1,92 @@
+#!/usr/bin/env bash
+# Runs inside `unshare --mount --net` (a private network namespace with only `lo`, and a private /run), so the
+# D-Bus and avahi-daemon started here are invisible to the rest of the machine and nothing leaves it.
+#
+#   unshare --mount --net scripts/testing/daemon-recovery.sh BIN_DIR
+#
+# Story: a chat peer starts with no daemon (it must say so and keep retrying), the daemons start (it must recover by
+# itself), a second peer finds it; avahi-daemon restarts (it must re-advertise by itself), a third peer finds it.
+# Prints "PASS" last on success; on failure, "FAIL: why" and the first peer's output.
+set -euo pipefail
+BIN=${1:?usage: daemon-recovery.sh BIN_DIR}
+WORK=$(mktemp -d)
+TYPE="recov$RANDOM"
+FIRST_OUT="$WORK/first.out"
+
+ip link set lo up
+mount -t tmpfs tmpfs /run
+mkdir -p /run/dbus /run/avahi-daemon
+cat > "$WORK/avahi.conf" <<CONF
+[server]
+use-ipv4=yes
+use-ipv6=no
+allow-interfaces=lo
+[wide-area]
+enable-wide-area=no
+[publish]
+publish-hinfo=no
+publish-workstation=no
+CONF
+
+cleanup() {
+    kill "${FIRST_PID:-}" 2>/dev/null || true
+    rm -rf "$WORK"
+    avahi-daemon -k 2>/dev/null || true
+    [ -f /run/dbus/pid ] && kill "$(cat /run/dbus/pid)" 2>/dev/null || true
+}
+trap cleanup EXIT
+
+fail() {
+    echo "FAIL: $*"
+    echo "--- first peer's output:"
+    cat "$FIRST_OUT" || true
+    exit 1
+}
+
+# wait_for FILE REGEX SECONDS: polls FILE until a line matches.
+wait_for() {
+    local deadline=$((SECONDS + $3))
+    until grep -qE "$2" "$1" 2>/dev/null; do
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.1
+    done
+}
+
+start_avahi() {
+    avahi-daemon -D --no-drop-root --no-chroot --no-rlimits --no-proc-title -f "$WORK/avahi.conf"
+}
+
+# A peer that talks to the first one and exits: prints "* connected to first" when it finds it.
+visit() {
+    local name=$1
+    mkfifo "$WORK/$name.in"
+    timeout 20 "$BIN/chat" --name "$name" --service "$TYPE" --loopback < "$WORK/$name.in" > "$WORK/$name.out" 2>&1 &
+    local pid=$!
+    exec 5> "$WORK/$name.in"   # keeps its stdin open until we close it
+    wait_for "$WORK/$name.out" '^\* connected to first$' 15 || { kill $pid 2>/dev/null; fail "$name did not find the first peer"; }
+    exec 5>&-
+    kill $pid 2>/dev/null || true
+    wait $pid 2>/dev/null || true
+}
+
+# The first peer's stdin is a FIFO held open by this script (fd 4): no helper process outlives the script.
+mkfifo "$WORK/first.in"
+"$BIN/chat" --name first --service "$TYPE" --loopback --log-level info < "$WORK/first.in" > "$FIRST_OUT" 2>&1 &
+FIRST_PID=$!
+exec 4> "$WORK/first.in"
+
+wait_for "$FIRST_OUT" 'no DNS-SD daemon answered' 10 || fail "no clear message without a daemon"
+grep -q 'WARNING' "$FIRST_OUT" && fail "the compat layer's warning banner reached the user"
+
+dbus-daemon --system --fork
+start_avahi
+wait_for "$FIRST_OUT" 'DNS-SD daemon answers again' 15 || fail "did not recover once the daemon started"
+visit second
+
+avahi-daemon -k
+wait_for "$FIRST_OUT" 'DNSService.* failed: no DNS-SD daemon answered' 10 || fail "did not notice the daemon going away"
+start_avahi
+wait_for "$FIRST_OUT" 'answers again.*' 15 || true
+visit third
+
+echo PASS
