@@ -53,7 +53,7 @@ wait_for() {
 }
 
 start_avahi() {
-    avahi-daemon -D --no-drop-root --no-chroot --no-rlimits --no-proc-title -f "$WORK/avahi.conf"
+    avahi-daemon -D --no-drop-root --no-chroot --no-rlimits --no-proc-title -f "$WORK/avahi.conf" </dev/null >/dev/null 2>&1
 }
 
 # A peer that talks to the first one and exits: prints "* connected to first" when it finds it.
@@ -78,7 +78,7 @@ exec 4> "$WORK/first.in"
 wait_for "$FIRST_OUT" 'no DNS-SD daemon answered' 10 || fail "no clear message without a daemon"
 grep -q 'WARNING' "$FIRST_OUT" && fail "the compat layer's warning banner reached the user"
 
-dbus-daemon --system --fork
+dbus-daemon --system --fork </dev/null >/dev/null 2>&1
 start_avahi
 wait_for "$FIRST_OUT" 'DNS-SD daemon answers again' 15 || fail "did not recover once the daemon started"
 visit second

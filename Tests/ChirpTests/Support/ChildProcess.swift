@@ -73,7 +73,7 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the process to exit; returns its status.
     func waitForExit(timeout: Double = 20) async throws -> Int32 {
-        try await withTimeout(timeout, "\(name) to exit") {
+        try await withTimeout(timeout, "\(name) to exit; stdout: \(lines.suffix(20)); stderr: \(standardError.suffix(2000))") {
             while self.process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
             return self.process.terminationStatus
         }
