@@ -55,12 +55,13 @@ extension LiveTests {
         let type = uniqueServiceType()
         let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
         let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
+        let recorder = EventRecorder(alice)
         try await alice.resume()
         try await bob.resume()
         try await alice.waitForConnectedPeers(1)
 
         await bob.stop()
-        _ = try await alice.waitForEvent("bob removed") { if case .peerRemoved(let peer) = $0 { peer.name == "bob" } else { false } }
+        try await recorder.waitFor("bob removed") { if case .peerRemoved(let peer) = $0 { peer.name == "bob" } else { false } }
         try await bob.resume()
         try await alice.waitForConnectedPeers(1)
         #expect(alice.availablePeers.map(\.name) == ["bob"])
@@ -112,8 +113,8 @@ extension LiveTests {
             await transceiver.stop()
         }
         // Let the steady peer notice the last stop, so its own sockets are settled too.
-        if !peer.connectedPeers.isEmpty {
-            _ = try await peer.waitForEvent("the cycler to disconnect") { if case .peerDisconnected = $0 { true } else { false } }
+        try await withTimeout(10, "the cycler to disconnect") {
+            while !peer.connectedPeers.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
         }
         let after = openFileDescriptorCount()
         // A leak would grow with the cycles (at least one descriptor per cycle); allow for a socket still closing.

@@ -64,9 +64,9 @@ extension LiveTests {
         let clock = ContinuousClock()
         let killed = clock.now
         victim.signal(SIGKILL)
-        _ = try await observer.waitForEvent("victim disconnected") { if case .peerDisconnected = $0 { true } else { false } }
+        try await recorder.waitFor("victim disconnected") { if case .peerDisconnected = $0 { true } else { false } }
         #expect(clock.now - killed <= .seconds(3), "heartbeat bound")
-        _ = try await observer.waitForEvent("victim removed") { if case .peerRemoved = $0 { true } else { false } }
+        try await recorder.waitFor("victim removed") { if case .peerRemoved = $0 { true } else { false } }
         #expect(observer.availablePeers.isEmpty)
 
         // It comes back: one peer again, never two.
@@ -85,6 +85,7 @@ extension LiveTests {
         configuration.heartbeatInterval = .milliseconds(500)
         configuration.heartbeatTimeout = .seconds(2)
         let observer = Transceiver(configuration: configuration)
+        let recorder = EventRecorder(observer)
         try await observer.resume()
         let frozen = try chat("frozen", type)
         try await observer.waitForConnectedPeers(1)
@@ -92,7 +93,7 @@ extension LiveTests {
         let clock = ContinuousClock()
         let stopped = clock.now
         frozen.signal(SIGSTOP)
-        _ = try await observer.waitForEvent("frozen peer disconnected") { if case .peerDisconnected = $0 { true } else { false } }
+        try await recorder.waitFor("frozen peer disconnected") { if case .peerDisconnected = $0 { true } else { false } }
         let elapsed = clock.now - stopped
         // The bound is heartbeatTimeout; generous slack for a loaded 2-core CI machine.
         #expect(elapsed >= .seconds(1) && elapsed <= .seconds(4), "reported after \(elapsed)")

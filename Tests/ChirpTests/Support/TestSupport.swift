@@ -72,6 +72,17 @@ final class EventRecorder: Sendable {
         events.compactMap { if case .peerDisconnected(let peer) = $0 { return peer.name } else { return nil } }
     }
 
+    /// Waits until an event recorded so far (or later) satisfies `predicate`; no event can be missed.
+    @discardableResult
+    func waitFor(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool) async throws -> TransceiverEvent {
+        try await withTimeout(timeout, what) {
+            while true {
+                if let event = self.events.first(where: predicate) { return event }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+    }
+
     deinit { task.withLockedValue { $0?.cancel() } }
 }
 
