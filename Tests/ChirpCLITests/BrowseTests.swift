@@ -9,8 +9,7 @@ extension ChirpCLITests {
             let peer = try await startPeer(type, name: "browse-me", metadata: ["room": "lobby", "role": "tester"])
             let chat = try startChat(type, name: "alice")
             defer { peer.stop() }
-            // alice is advertised once chat says so much as connecting to the test peer.
-            #expect(await chat.line(containing: "* connected to browse-me") != nil, "\(chat.transcript)")
+            try await waitUntilAdvertised(type, name: "alice")
 
             let (status, browse) = try await runChirp(["browse", type, "--once", "--interface", "lo", "--timeout", "2"])
             await chat.stop()

@@ -53,6 +53,28 @@ func first(
     }
 }
 
+/// Waits until DNS-SD resolves an instance of `serviceType` whose peer name is `name` (on loopback), so that a
+/// browse started now finds it at once.
+func waitUntilAdvertised(_ serviceType: String, name: String, timeout: Duration = .seconds(20)) async throws {
+    let browser = try ServiceBrowser(serviceType: serviceType, interface: .loopback)
+    let found = await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            for await event in browser.events() {
+                if case .found(let instance) = event, instance.name == name { return true }
+            }
+            return false
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return false
+        }
+        let result = await group.next() ?? false
+        group.cancelAll()
+        return result
+    }
+    try #require(found, "\(name) was not advertised on _\(serviceType)._tcp within \(timeout)")
+}
+
 /// Starts the `chat` example on `serviceType` (loopback only) as `name`.
 func startChat(_ serviceType: String, name: String) throws -> ChildProcess {
     try Binaries.require(Binaries.chat)
