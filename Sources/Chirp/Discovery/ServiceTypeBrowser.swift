@@ -23,6 +23,7 @@ public struct DiscoveredServiceType: Sendable, Hashable, CustomStringConvertible
         transport == "tcp" ? try? ServiceType(name) : nil
     }
 
+    /// The registration type, e.g. `_chat._tcp`.
     public var description: String { registrationType }
 
     /// Parses what a `_services._dns-sd._udp` browse reports: the instance name is the service (`_chat`) and the type
