@@ -8,9 +8,10 @@ enum CommandRunner {
     static func run(_ body: @escaping @Sendable () async throws -> ExitStatus) async throws {
         let status: ExitStatus
         do {
-            let (result, interrupted) = try await Interrupts.run(body)
+            // A command that ends normally after Ctrl-C (browse, listen, ping's summary) reports its own status;
+            // one cut off while waiting throws, which is reported as `interrupted` below.
+            let (result, _) = try await Interrupts.run(body)
             Terminal.clearStatus()
-            _ = interrupted  // a command interrupted while live reports its own status (e.g. ping's summary)
             status = result
         } catch let error as CLIError {
             if error.status != .interrupted { Terminal.error(error.message, hint: error.hint) } else { Terminal.clearStatus() }
