@@ -7,6 +7,7 @@ let package = Package(
     products: [
         .library(name: "Chirp", targets: ["Chirp"]),
         .executable(name: "chat", targets: ["chat"]),
+        .executable(name: "chirp", targets: ["chirp"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -39,6 +40,15 @@ let package = Package(
             ],
             path: "Examples/Chat"
         ),
+        // The `chirp` command-line tool: browse, listen, send, ping (and logs, from the log channel).
+        .executableTarget(
+            name: "chirp",
+            dependencies: [
+                "Chirp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         .testTarget(
             name: "ChirpTests",
             dependencies: [
@@ -49,6 +59,15 @@ let package = Package(
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        // End-to-end tests of the `chirp` binary: run it as a process against real peers and the real avahi-daemon.
+        .testTarget(
+            name: "ChirpCLITests",
+            dependencies: [
+                "Chirp",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            exclude: ["__Snapshots__"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Demo: two `chat` peers, alice and bob, find each other through DNS-SD (Avahi,
-# loopback only) on a fresh service type, then exchange one line each.
+# loopback only) on a fresh service type, then exchange one line each;
+# `chirp browse --once` shows them as any developer would see them.
 #
 #   chat --name NAME --service TYPE
 #     reads lines on stdin and broadcasts each one; prints received lines as
 #     "[SENDER] TEXT" and "* connected to NAME" when a peer connects.
+#   chirp browse TYPE --once
+#     lists the peers of TYPE found within --timeout: name, host, address:port,
+#     peer id, metadata.
 #
 # Exits 0 when bob printed alice's line and alice printed bob's within
 # DEMO_TIMEOUT seconds (default 20), else 1 with both peers' output.
-# Environment: SWIFT (default swift), CHAT_BIN (default: chat in swift's bin path),
-# DEMO_TIMEOUT.
+# Environment: SWIFT (default swift), CHAT_BIN and CHIRP_BIN (default: chat and
+# chirp in swift's bin path), DEMO_TIMEOUT.
 #
 # Structure: one function per step (step_*), run in order by main(); add steps
 # there. Helpers: start_peer, send_line, wait_for, show_output, stop_peers.
@@ -25,6 +29,7 @@ BOB_SAYS="hi alice, bob here"
 
 WORK_DIR=""
 CHAT_BIN="${CHAT_BIN:-}"
+CHIRP_BIN="${CHIRP_BIN:-}"
 LINE_BUFFERED=()                        # stdbuf -oL, so output reaches the log files line by line
 PEERS=()
 declare -A PEER_PID=() PEER_FD=() SHOWN=()
@@ -157,11 +162,20 @@ prepare() {
         fi
     fi
     [[ -x $CHAT_BIN ]] || fail "no chat executable at $CHAT_BIN"
+    if [[ -z $CHIRP_BIN ]]; then
+        CHIRP_BIN="$("$SWIFT" build --show-bin-path)/chirp"
+        if [[ ! -x $CHIRP_BIN ]]; then
+            say "building the chirp tool ($SWIFT build --product chirp)"
+            "$SWIFT" build --product chirp
+        fi
+    fi
+    [[ -x $CHIRP_BIN ]] || fail "no chirp executable at $CHIRP_BIN"
     command -v stdbuf >/dev/null 2>&1 && LINE_BUFFERED=(stdbuf -oL -eL)
     if command -v avahi-daemon >/dev/null 2>&1 && ! avahi-daemon --check >/dev/null 2>&1; then
         fail "avahi-daemon is not running; start it with scripts/avahi-up.sh (or make deps)"
     fi
     say "chat: $CHAT_BIN"
+    say "chirp: $CHIRP_BIN"
     say "service type: $SERVICE (fresh for this run); timeout: ${DEMO_TIMEOUT} s"
 }
 
@@ -193,6 +207,20 @@ step_bob_to_alice() {
     EXCHANGE_TIME=$(elapsed)
 }
 
+step_browse() {
+    step "chirp browse --once lists the peers of $SERVICE, as any developer would see them"
+    local out="$WORK_DIR/browse.out" err="$WORK_DIR/browse.err" status=0 name
+    printf '    $ chirp browse %s --once --timeout 2\n' "$SERVICE"
+    "$CHIRP_BIN" browse "$SERVICE" --once --timeout 2 >"$out" 2>"$err" || status=$?
+    sed 's/^/    chirp | /' "$out"
+    sed 's/^/    chirp ! /' "$err"
+    ((status == 0)) || fail "chirp browse exited with status $status (see chirp --help: EXIT STATUS)"
+    for name in alice bob; do
+        grep -q "^$name " "$out" || fail "chirp browse did not list $name"
+    done
+    say "chirp browse listed alice and bob"
+}
+
 step_stop_peers() {
     step "stop alice and bob"
     stop_peers
@@ -204,8 +232,9 @@ main() {
     step_wait_connected
     step_alice_to_bob
     step_bob_to_alice
+    step_browse
     step_stop_peers
-    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start)\n' "$EXCHANGE_TIME"
+    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start); chirp browse listed them\n' "$EXCHANGE_TIME"
 }
 
 main "$@"

@@ -1,0 +1,62 @@
+// chirp: see and poke a Chirp network from a terminal. Each subcommand lives in its own file; shared options in
+// Options/, exit statuses, output and waiting helpers in Support/.
+import ArgumentParser
+
+@main
+struct ChirpCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chirp",
+        abstract: "See and poke the Chirp peers on the local network.",
+        discussion: """
+            Chirp peers find each other through DNS-SD (Avahi on Linux, Bonjour on
+            macOS), connect over TCP and exchange typed messages. chirp works with
+            any of them, whatever language or app is on the other side: it lists
+            peers (browse), prints what they send (listen), sends them JSON
+            messages and requests (send) and measures round trips (ping).
+
+            A TYPE is a DNS-SD service type without underscore or protocol: chat
+            means _chat._tcp. It has 1-15 letters, digits and hyphens, at least one
+            letter (RFC 6763).
+
+            Results go to standard output, errors to standard error. While a
+            command waits, it says what for on standard error, only when that is a
+            terminal: piped output holds results only.
+
+            EXIT STATUS
+              0    success
+              1    other failure (e.g. the listening socket could not be opened)
+              2    nothing found in time: no (matching) peer, no service, too few
+                   messages, nothing answering at --connect
+              3    peer failure: the peer refused, left, had no responder or its
+                   responder failed, a reply or pong did not come in time
+              64   bad input: an invalid argument, option, service type or JSON
+                   payload (nothing was sent)
+              69   no DNS-SD daemon answers: start avahi-daemon, or use --connect
+              130  interrupted (Ctrl-C) while waiting
+
+            EXAMPLES
+              Every Chirp peer (and other DNS-SD service) on the network, once:
+                chirp browse --once
+              The peers of one service type, live, as they come and go:
+                chirp browse chat
+              Every message sent on a service type, as JSON lines:
+                chirp listen chat --json
+              A chat line to every peer:
+                chirp send chat chat.line '{"text":"hello from the terminal"}'
+              A request to one peer, and its reply:
+                chirp send listr listr.list-items '{}' --peer alice --request
+              Three round trips to a peer:
+                chirp ping chat --peer alice -c 3
+
+            See 'chirp help <subcommand>' for each command, and Docs/CLI.md.
+            """,
+        subcommands: [
+            BrowseCommand.self,
+            ListenCommand.self,
+            SendCommand.self,
+            PingCommand.self,
+            // MERGE: `chirp logs` (LogsCommand, Sources/chirp/Logs/) is added here by the log-channel branch:
+            //     LogsCommand.self,
+        ]
+    )
+}

@@ -1,0 +1,93 @@
+import ArgumentParser
+import Chirp
+import Logging
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Options every subcommand takes: how long to wait, on which interface, how much to log.
+struct CommonOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How long to wait before giving up.",
+            discussion: """
+                What is waited for depends on the command: a peer, then its reply (send, ping; default 10); results \
+                (browse --once; default 3); the end of the run (browse, listen; default: run until interrupted).
+                """,
+            valueName: "seconds"))
+    var timeout: Double?
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "The network interface to advertise, browse and listen on.",
+            discussion: "'lo' keeps everything on this machine (loopback only); 'any' uses every interface.",
+            valueName: "name"))
+    var interface: String = "any"
+
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "How much the Chirp library logs on standard error.",
+            valueName: "level"))
+    var logLevel: LogLevel = .off
+
+    func validate() throws {
+        if let timeout, !(timeout > 0 && timeout.isFinite && timeout <= 86_400) {
+            throw ValidationError("--timeout must be a number of seconds between 0 and 86400, got \(timeout)")
+        }
+        if interface != "any" && interface != "lo" {
+            guard if_nametoindex(interface) != 0 else {
+                throw ValidationError("no network interface named '\(interface)' (see `ip link`); use 'lo' or 'any'")
+            }
+        }
+    }
+
+    /// The interface as the core names it.
+    var chirpInterface: Configuration.Interface {
+        switch interface {
+        case "any": return .any
+        case "lo": return .loopback
+        default: return .named(interface)
+        }
+    }
+
+    /// `--timeout`, or `fallback` seconds when it was not given.
+    func timeout(default fallback: Double) -> Duration {
+        .milliseconds(Int64(((timeout ?? fallback) * 1000).rounded()))
+    }
+
+    /// Sets up logging to standard error at `--log-level` and returns the logger to hand to the library.
+    func makeLogger() -> Logger {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            guard let level = level.level else { return SwiftLogNoOpLogHandler() }
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        return Logger(label: "chirp")
+    }
+}
+
+/// `--log-level` values: swift-log's levels plus `off`.
+enum LogLevel: String, CaseIterable, ExpressibleByArgument, Sendable {
+    case off, trace, debug, info, notice, warning, error, critical
+
+    var level: Logger.Level? {
+        self == .off ? nil : Logger.Level(rawValue: rawValue)
+    }
+}
+
+/// Checks a service-type argument with the core's RFC 6763 rules.
+func validateServiceType(_ type: String) throws -> ServiceType {
+    do {
+        return try ServiceType(type)
+    } catch let error as ChirpError {
+        throw ValidationError(error.description)
+    }
+}

@@ -1,0 +1,42 @@
+import ArgumentParser
+import Chirp
+
+/// Options of the commands that join a service type as a peer (listen, send, ping).
+struct JoinOptions: ParsableArguments {
+    @Option(
+        name: .long,
+        help: ArgumentHelp(
+            "Connect to the peer at this address instead of discovering peers.",
+            discussion: "For networks where multicast DNS does not reach (VPNs, containers, other subnets).",
+            valueName: "host:port"))
+    var connect: String?
+
+    @Option(name: .long, help: ArgumentHelp("The peer name this command joins under (default: chirp-HOSTNAME).", valueName: "name"))
+    var name: String?
+
+    func validate() throws {
+        if let connect { _ = try Self.parse(connect) }
+        if let name, name.isEmpty || name.utf8.count > 200 {
+            throw ValidationError("--name must be 1-200 bytes")
+        }
+    }
+
+    /// `--connect` split into host and port, if given.
+    var endpoint: (host: String, port: Int)? {
+        connect.flatMap { try? Self.parse($0) }
+    }
+
+    /// The peer name to use.
+    var peerName: String { name ?? "chirp-\(Configuration.defaultPeerName)" }
+
+    /// Parses `HOST:PORT`, `[IPV6]:PORT`.
+    static func parse(_ text: String) throws -> (host: String, port: Int) {
+        let problem = ValidationError("--connect takes HOST:PORT (e.g. 192.168.1.20:51234 or [fe80::1]:51234), got '\(text)'")
+        guard let colon = text.lastIndex(of: ":") else { throw problem }
+        var host = String(text[..<colon])
+        let portText = text[text.index(after: colon)...]
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(portText), (1...65535).contains(port) else { throw problem }
+        return (host, port)
+    }
+}

@@ -1,0 +1,163 @@
+import ArgumentParser
+import Chirp
+import Foundation
+import Logging
+
+/// `chirp send TYPE MESSAGE-TYPE JSON`: sends one message (or request) to the peers of a service type.
+struct SendCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "send",
+        abstract: "Send a JSON payload as a message of a given type, or as a request and print the reply.",
+        discussion: """
+            chirp joins TYPE as a peer, waits (up to --timeout, 10 s by default)
+            until a peer connects, sends, and leaves. The payload travels as is
+            under MESSAGE-TYPE, the wire name the receiving app registered: a
+            ChirpMessage's chirpTypeName (e.g. chat.line), or else the module-
+            qualified Swift type name (e.g. ListrCommands.AddItem). The payload is
+            checked first: invalid JSON is refused, and nothing is sent.
+
+            Without --peer, the message goes to every peer connected within about
+            a second of the first one; with --peer, to that peer only. With
+            --request it goes to one peer (--peer, or the first to connect) as a
+            request; chirp waits up to --timeout for the reply and prints it.
+
+            OUTPUT
+              For a message, nothing (a terminal gets a note on standard error).
+              With --request: the reply's payload as received, on one line.
+              With --request --json: {"type", "from", "fromID", "payload"}.
+
+            EXIT STATUS
+              0 sent, or reply printed; 2 no (matching) peer within --timeout, or
+              nothing at --connect; 3 the peer failed: no responder, responder
+              error, no reply in time, disconnected; 64 bad input, including
+              invalid JSON; 69 no DNS-SD daemon. See 'chirp --help'.
+
+            EXAMPLES
+              A chat line to everyone on _chat._tcp:
+                chirp send chat chat.line '{"text":"hello"}'
+              The same, to alice only:
+                chirp send chat chat.line '{"text":"hi alice"}' --peer alice
+              The payload from standard input:
+                echo '{"text":"from a pipe"}' | chirp send chat chat.line -
+              A request, and its reply:
+                chirp send listr listr.list-items '{}' --peer alice --request
+              Without discovery:
+                chirp send chat chat.line '{"text":"hi"}' --connect 192.168.1.20:51234
+            """)
+
+    @Argument(help: "The service type to join, e.g. chat for _chat._tcp.")
+    var type: String
+
+    @Argument(help: ArgumentHelp("The type name the message travels under, e.g. chat.line.", valueName: "message-type"))
+    var messageType: String
+
+    @Argument(help: ArgumentHelp("The payload: one JSON value, or - to read it from standard input.", valueName: "json"))
+    var payload: String
+
+    @Option(help: ArgumentHelp(
+        "Send to this peer only: its name, its peer id, or the first characters (at least 4) of its id.",
+        valueName: "name"))
+    var peer: String?
+
+    @Flag(help: "Send a request and print the reply.")
+    var request = false
+
+    @Flag(help: "With --request, print the reply as one JSON object with its type and sender.")
+    var json = false
+
+    @OptionGroup(title: "Peer Options")
+    var join: JoinOptions
+
+    @OptionGroup(title: "Common Options")
+    var common: CommonOptions
+
+    func validate() throws {
+        _ = try validateServiceType(type)
+        guard !messageType.isEmpty, messageType.utf8.count <= 1024 else {
+            throw ValidationError("MESSAGE-TYPE must be 1-1024 bytes")
+        }
+        if payload != "-" {
+            do {
+                _ = try JSONText.payload(Data(payload.utf8), source: "the JSON argument")
+            } catch let error as CLIError {
+                throw ValidationError(error.message)
+            }
+        }
+        if peer != nil && join.connect != nil {
+            throw ValidationError("use either --peer (pick a discovered peer) or --connect (skip discovery), not both")
+        }
+        if json && !request { throw ValidationError("--json formats the reply of --request; add --request") }
+    }
+
+    func run() async throws {
+        let logger = common.makeLogger()
+        let run = SendRun(
+            serviceType: try validateServiceType(type), messageType: messageType, payloadArgument: payload,
+            peer: peer.map(PeerSelector.init), request: request, json: json, join: join, common: common, logger: logger)
+        try await CommandRunner.run { try await run.run() }
+    }
+}
+
+/// What `chirp send` does once its arguments are parsed.
+private struct SendRun: Sendable {
+    let serviceType: ServiceType
+    let messageType: String
+    let payloadArgument: String
+    let peer: PeerSelector?
+    let request: Bool
+    let json: Bool
+    let join: JoinOptions
+    let common: CommonOptions
+    let logger: Logger
+
+    func run() async throws -> ExitStatus {
+        // Read and check the payload before joining: bad input never reaches a peer.
+        let payload = try readPayload()
+        let message = RawMessage(typeName: messageType, payload: payload)
+        let timeout = common.timeout(default: 10)
+        return try await PeerSession.run(serviceType: serviceType, common: common, join: join, logger: logger) { session in
+            let first = try await session.findPeer(peer, within: timeout)
+            if request {
+                Terminal.status("waiting up to \(PeerSession.format(timeout)) for \(first.name)'s reply to \(messageType)...")
+                let reply = try await session.transceiver.request(message, to: first, timeout: timeout)
+                Terminal.clearStatus()
+                printReply(reply, from: first)
+                return .success
+            }
+            let targets = peer != nil || join.endpoint != nil ? [first] : try await session.settledPeers()
+            for target in targets {
+                try session.transceiver.send(message, to: target)
+            }
+            let names = targets.map(\.name).joined(separator: ", ")
+            Terminal.note("sent \(messageType) (\(payload.count) bytes) to \(targets.count) peer\(targets.count == 1 ? "" : "s"): \(names)")
+            return .success
+        }
+    }
+
+    private func readPayload() throws -> Data {
+        guard payloadArgument == "-" else {
+            return try JSONText.payload(Data(payloadArgument.utf8), source: "the JSON argument")
+        }
+        if Terminal.stderrIsTTY && isatty(STDIN_FILENO) == 1 {
+            Terminal.status("reading the JSON payload from standard input (end with Ctrl-D)...")
+        }
+        let data = try FileHandle.standardInput.read(upToCount: JSONText.maximumPayloadSize + 1) ?? Data()
+        Terminal.clearStatus()
+        return try JSONText.payload(data, source: "standard input")
+    }
+
+    private func printReply(_ reply: RawMessage, from peer: Peer) {
+        if json {
+            Terminal.line(JSONText.line([
+                "type": reply.typeName, "from": peer.name, "fromID": peer.id,
+                "payload": JSONText.embeddable(reply.payload, isBinary: reply.isBinary),
+            ]))
+        } else if reply.isBinary {
+            Terminal.raw(reply.payload)
+        } else {
+            var text = String(decoding: reply.payload, as: UTF8.self)
+            if !text.hasSuffix("\n") { text += "\n" }
+            Terminal.raw(text)
+        }
+    }
+}

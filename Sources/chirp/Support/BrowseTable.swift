@@ -1,0 +1,76 @@
+import Chirp
+import Foundation
+
+/// One service instance as `chirp browse` shows it.
+struct BrowseRow: Sendable {
+    /// `_chat._tcp`.
+    var type: String
+    var instance: ServiceInstance
+
+    /// Identifies the row across found/lost events.
+    var key: String { "\(type)/\(instance.instanceName)" }
+
+    /// The first address with the port: IPv4 preferred, IPv6 in brackets.
+    var address: String {
+        let address = instance.addresses.first { !$0.contains(":") } ?? instance.addresses.first
+        guard let address else { return "-:\(instance.port)" }
+        return address.contains(":") ? "[\(address)]:\(instance.port)" : "\(address):\(instance.port)"
+    }
+
+    /// The peer id shortened to the 8 characters `--peer` accepts, or `-` for a service that is not a Chirp peer.
+    var shortID: String { instance.peerID.map { String($0.prefix(8)) } ?? "-" }
+
+    /// User metadata as `key=value` pairs, sorted, or `-`.
+    var metadataText: String {
+        let pairs = instance.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
+        return pairs.isEmpty ? "-" : pairs.joined(separator: " ")
+    }
+
+    /// The row as one JSON object for `--json`.
+    func json(event: String) -> String {
+        var object: [String: Any] = [
+            "event": event,
+            "type": type,
+            "instance": instance.instanceName,
+            "name": instance.name,
+            "host": instance.host,
+            "port": instance.port,
+            "addresses": instance.addresses,
+            "metadata": instance.metadata,
+        ]
+        if let id = instance.peerID { object["peerID"] = id }
+        if let version = instance.protocolVersion { object["protocolVersion"] = version }
+        return JSONText.line(object)
+    }
+
+    /// `+ alice  alice.local.  127.0.0.1:50123  1a2b3c4d  room=lobby`, for live output into a pipe.
+    func eventLine(_ mark: Character, showType: Bool) -> String {
+        let fields = (showType ? [type] : []) + [instance.name, instance.host, address, shortID, metadataText]
+        return "\(mark) " + fields.joined(separator: "  ")
+    }
+}
+
+/// Renders rows as an aligned table.
+enum BrowseTable {
+    static func render(_ rows: [BrowseRow], showType: Bool) -> [String] {
+        var header = ["NAME", "HOST", "ADDRESS", "PEER ID", "METADATA"]
+        if showType { header.insert("TYPE", at: 0) }
+        let cells = sorted(rows).map { row in
+            (showType ? [row.type] : []) + [row.instance.name, row.instance.host, row.address, row.shortID, row.metadataText]
+        }
+        var widths = header.map(\.count)
+        for line in cells {
+            for (column, cell) in line.enumerated() { widths[column] = max(widths[column], cell.count) }
+        }
+        func format(_ line: [String]) -> String {
+            line.enumerated().map { column, cell in
+                column == line.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }.joined(separator: "  ")
+        }
+        return [format(header)] + cells.map(format)
+    }
+
+    static func sorted(_ rows: [BrowseRow]) -> [BrowseRow] {
+        rows.sorted { ($0.type, $0.instance.name, $0.instance.instanceName) < ($1.type, $1.instance.name, $1.instance.instanceName) }
+    }
+}

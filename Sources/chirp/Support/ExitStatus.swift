@@ -1,0 +1,70 @@
+import Chirp
+
+/// The exit statuses of `chirp`, one per kind of outcome, documented in `chirp --help` and Docs/CLI.md.
+enum ExitStatus: Int32, CaseIterable, Sendable {
+    /// It worked.
+    case success = 0
+    /// Anything not covered below (e.g. the listening socket could not be opened).
+    case failure = 1
+    /// Nothing was found in time: no (matching) peer, no service, too few messages, nothing at `--connect`.
+    case nothingFound = 2
+    /// A peer failed us: it disconnected, refused, had no responder, its responder threw, a reply or pong was late.
+    case peerFailure = 3
+    /// Bad input: an invalid argument, option, service type or JSON payload (nothing was sent). `EX_USAGE`.
+    case badInput = 64
+    /// No DNS-SD daemon (avahi-daemon / mDNSResponder) answers. `EX_UNAVAILABLE`.
+    case noDaemon = 69
+    /// Interrupted (SIGINT or SIGTERM) while waiting. 128 + SIGINT, as shells report it.
+    case interrupted = 130
+}
+
+/// An error `chirp` reports on standard error before it exits with ``status``.
+struct CLIError: Error, CustomStringConvertible {
+    var status: ExitStatus
+    var message: String
+    /// A second line telling the user what to do about it.
+    var hint: String?
+
+    var description: String { message }
+
+    static func badInput(_ message: String, hint: String? = nil) -> CLIError {
+        CLIError(status: .badInput, message: message, hint: hint)
+    }
+
+    static func nothingFound(_ message: String, hint: String? = nil) -> CLIError {
+        CLIError(status: .nothingFound, message: message, hint: hint)
+    }
+
+    static func peerFailure(_ message: String, hint: String? = nil) -> CLIError {
+        CLIError(status: .peerFailure, message: message, hint: hint)
+    }
+
+    /// No DNS-SD daemon answers; `detail` is what the core reported.
+    static func noDaemon(_ detail: String) -> CLIError {
+        // The core's message starts with the DNS-SD call that failed: "DNSServiceBrowse failed: ...".
+        let call = detail.range(of: " failed").map { " (\(detail[..<$0.lowerBound]) failed)" } ?? ""
+        return CLIError(
+            status: .noDaemon,
+            message: "no DNS-SD daemon answers\(call): peers can be neither found nor advertised",
+            hint: """
+                start it with `sudo systemctl start avahi-daemon` (Linux; it needs the system D-Bus), or `make deps` \
+                in a Chirp checkout; on macOS, mDNSResponder should always run. To reach a peer without discovery, \
+                use --connect HOST:PORT.
+                """)
+    }
+}
+
+extension CLIError {
+    /// The CLI's view of a core error.
+    init(_ error: ChirpError) {
+        switch error {
+        case .invalidServiceType, .invalidConfiguration, .messageTooLarge, .encodingFailed:
+            self.init(status: .badInput, message: error.description)
+        case .notRunning, .listenFailed:
+            self.init(status: .failure, message: error.description)
+        case .peerNotConnected, .peerDisconnected, .requestTimedOut, .noResponder, .remoteFailure, .decodingFailed,
+             .handlerFailed, .outboundLimitExceeded, .protocolViolation:
+            self.init(status: .peerFailure, message: error.description)
+        }
+    }
+}

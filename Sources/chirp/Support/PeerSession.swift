@@ -1,0 +1,192 @@
+import Chirp
+import Foundation
+import Logging
+
+/// A transceiver that joined a service type for one command run, and the ways that command waits for peers.
+///
+/// Created by ``PeerSession/run(serviceType:common:join:logger:configure:_:)``, which stops the transceiver (saying
+/// goodbye to every peer) however the body ends.
+struct PeerSession: Sendable {
+    let transceiver: Transceiver
+    let serviceType: ServiceType
+    let common: CommonOptions
+    let join: JoinOptions
+    /// Subscribed before `resume()`, so nothing is missed. Iterate it from one task only.
+    let events: AsyncStream<TransceiverEvent>
+
+    /// Joins `serviceType`, runs `body`, then stops the transceiver.
+    static func run<Result: Sendable>(
+        serviceType: ServiceType, common: CommonOptions, join: JoinOptions, logger: Logger,
+        configure: (Transceiver) -> Void = { _ in },
+        _ body: (PeerSession) async throws -> Result
+    ) async throws -> Result {
+        var configuration = Configuration(serviceType: serviceType.name)
+        configuration.peerName = join.peerName
+        configuration.interface = common.chirpInterface
+        configuration.logger = logger
+        configuration.connectTimeout = min(common.timeout(default: 10), .seconds(10))
+        let transceiver = Transceiver(configuration: configuration)
+        configure(transceiver)
+        let session = PeerSession(
+            transceiver: transceiver, serviceType: serviceType, common: common, join: join, events: transceiver.events)
+        try await transceiver.resume()
+        do {
+            let result = try await body(session)
+            await transceiver.stop()
+            return result
+        } catch {
+            await transceiver.stop()
+            throw error
+        }
+    }
+
+    /// `_name._tcp`, as users see it in avahi-browse.
+    var typeText: String { serviceType.registrationType }
+
+    /// The peer to talk to: the one at `--connect`, or the first connected peer that `selector` matches (any peer when
+    /// `nil`), waiting up to `timeout`.
+    /// - Throws: ``CLIError`` with ``ExitStatus/nothingFound``, ``ExitStatus/noDaemon`` or ``ExitStatus/peerFailure``.
+    func findPeer(_ selector: PeerSelector?, within timeout: Duration) async throws -> Peer {
+        if let endpoint = join.endpoint {
+            return try await connect(to: endpoint, within: timeout)
+        }
+        let wanted = selector.map { "peer '\($0.text)'" } ?? "a peer"
+        Terminal.status("waiting up to \(Self.format(timeout)) for \(wanted) of \(typeText) to connect (Ctrl-C to stop)...")
+        let refusals = RefusalLog()
+        let transceiver = self.transceiver
+        let events = self.events
+        let found: Peer? = try await withThrowingTaskGroup(of: Peer?.self) { group in
+            group.addTask {
+                if let peer = transceiver.connectedPeers.first(where: { selector?.matches($0) ?? true }) { return peer }
+                for await event in events {
+                    switch event {
+                    case .peerConnected(let peer) where selector?.matches(peer) ?? true:
+                        return peer
+                    case .discoveryUnavailable(let message):
+                        throw CLIError.noDaemon(message)
+                    case .connectionRefused(let peer, let reason):
+                        refusals.add("\(peer): \(reason)")
+                    default:
+                        continue
+                    }
+                }
+                throw CancellationError()
+            }
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        Terminal.clearStatus()
+        if let found { return found }
+        throw timedOut(selector, timeout: timeout, refusals: refusals.all)
+    }
+
+    /// Every connected peer, once the other peers had a moment to be discovered (`minimum`) and those discovered a
+    /// moment (up to `grace` in all) to connect too.
+    func settledPeers(minimum: Duration = .milliseconds(300), grace: Duration = .seconds(1)) async throws -> [Peer] {
+        let clock = ContinuousClock()
+        let deadline = clock.now + grace
+        try await Task.sleep(for: minimum)
+        while clock.now < deadline {
+            let available = transceiver.availablePeers
+            if !available.isEmpty && available.allSatisfy(\.isConnected) { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return transceiver.connectedPeers
+    }
+
+    private func connect(to endpoint: (host: String, port: Int), within timeout: Duration) async throws -> Peer {
+        let address = "\(endpoint.host):\(endpoint.port)"
+        Terminal.status("connecting to \(address) (up to \(Self.format(timeout)))...")
+        let transceiver = self.transceiver
+        do {
+            let peer: Peer? = try await withThrowingTaskGroup(of: Peer?.self) { group in
+                group.addTask { try await transceiver.connect(host: endpoint.host, port: endpoint.port) }
+                group.addTask {
+                    try await Task.sleep(for: timeout)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? nil
+            }
+            Terminal.clearStatus()
+            guard let peer else {
+                throw CLIError.nothingFound("no \(typeText) peer answered at \(address) within \(Self.format(timeout))")
+            }
+            return peer
+        } catch let error as CLIError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch let error as ChirpError {
+            throw CLIError(error)
+        } catch {
+            throw CLIError.nothingFound(
+                "could not reach a \(typeText) peer at \(address): \(error)",
+                hint: "check the address (chirp browse shows each peer's address:port) and that no firewall blocks it")
+        }
+    }
+
+    private func timedOut(_ selector: PeerSelector?, timeout: Duration, refusals: [String]) -> CLIError {
+        let within = "within \(Self.format(timeout))"
+        if !refusals.isEmpty {
+            return .peerFailure(
+                "could not connect to a peer of \(typeText) \(within): \(refusals.joined(separator: "; "))")
+        }
+        let seen = transceiver.availablePeers
+        if let selector {
+            if let match = seen.first(where: selector.matches) {
+                return .nothingFound("found peer '\(match.name)' of \(typeText) but could not connect to it \(within)")
+            }
+            let names = seen.map(\.name)
+            return .nothingFound(
+                "no peer '\(selector.text)' of \(typeText) \(within)"
+                    + (names.isEmpty ? "" : " (seen: \(names.joined(separator: ", ")))"),
+                hint: "`chirp browse \(serviceType.name)` lists the peers and their ids")
+        }
+        return .nothingFound(
+            "no peer of \(typeText) connected \(within)",
+            hint: """
+                is a peer running? `chirp browse \(serviceType.name)` lists what is advertised. Peers on other hosts \
+                need multicast DNS to reach here (see Docs/Troubleshooting.md), or use --connect HOST:PORT
+                """)
+    }
+
+    /// "3 s", "1.5 s".
+    static func format(_ duration: Duration) -> String {
+        let seconds = Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+        return seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
+    }
+}
+
+/// Picks a peer by `--peer`: its name, its full id, or the start of its id (at least 4 characters, as `chirp browse`
+/// shows it).
+struct PeerSelector: Sendable {
+    let text: String
+
+    func matches(_ peer: Peer) -> Bool {
+        if peer.name == text || peer.id == text { return true }
+        return text.count >= 4 && peer.id.lowercased().hasPrefix(text.lowercased())
+    }
+}
+
+/// Handshake refusals seen while waiting, for the error message.
+private final class RefusalLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var entries: [String] = []
+
+    func add(_ entry: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if entries.count < 5 && !entries.contains(entry) { entries.append(entry) }
+    }
+
+    var all: [String] {
+        lock.lock()
+        defer { lock.unlock() }
+        return entries
+    }
+}

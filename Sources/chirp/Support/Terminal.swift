@@ -1,0 +1,99 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where `chirp` writes: results to standard output, one whole line per write; errors and transient status to
+/// standard error. Status lines appear only when standard error is a terminal, so piped output stays clean.
+enum Terminal {
+    private static let lock = NSLock()
+    /// Whether a status line is on screen (touched under `lock`).
+    nonisolated(unsafe) private static var statusShown = false
+
+    /// Whether standard output is a terminal (live tables redraw only then).
+    static let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
+    /// Whether standard error is a terminal (status lines appear only then).
+    static let stderrIsTTY = isatty(STDERR_FILENO) == 1
+
+    /// Writes `text` and a newline to standard output at once (after removing the status line, if any).
+    static func line(_ text: String) {
+        clearStatus()
+        write(text + "\n", to: STDOUT_FILENO)
+    }
+
+    /// Writes `text` to standard output as is.
+    static func raw(_ text: String) {
+        clearStatus()
+        write(text, to: STDOUT_FILENO)
+    }
+
+    /// Writes bytes to standard output as is.
+    static func raw(_ data: Data) {
+        writeBytes(Array(data), to: STDOUT_FILENO)
+    }
+
+    /// Shows `text` as the status line on standard error (replacing the previous one) when it is a terminal.
+    static func status(_ text: String) {
+        guard stderrIsTTY else { return }
+        write("\r\u{1B}[K\(text)", to: STDERR_FILENO, status: true)
+    }
+
+    /// A line of information on standard error, only when it is a terminal.
+    static func note(_ text: String) {
+        guard stderrIsTTY else { return }
+        write("\r\u{1B}[K\(text)\n", to: STDERR_FILENO, status: false)
+    }
+
+    /// Removes the status line, if one is shown.
+    static func clearStatus() {
+        guard stderrIsTTY else { return }
+        write("\r\u{1B}[K", to: STDERR_FILENO, status: false, onlyIfShown: true)
+    }
+
+    /// Reports an error on standard error, always.
+    static func error(_ message: String, hint: String? = nil) {
+        clearStatus()
+        var text = "chirp: error: \(message)\n"
+        if let hint { text += "chirp: hint: \(hint)\n" }
+        write(text, to: STDERR_FILENO, status: false)
+    }
+
+    /// Writes `text`; `status` says whether a status line is on screen afterwards (`nil`: unchanged), and
+    /// `onlyIfShown` skips the write when no status line is shown.
+    private static func write(_ text: String, to fd: Int32, status: Bool? = nil, onlyIfShown: Bool = false) {
+        lock.lock()
+        defer { lock.unlock() }
+        if onlyIfShown && !statusShown { return }
+        if let status { statusShown = status }
+        unlockedWrite(Array(text.utf8), to: fd)
+    }
+
+    private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {
+        lock.lock()
+        defer { lock.unlock() }
+        unlockedWrite(bytes, to: fd)
+    }
+
+    private static func unlockedWrite(_ bytes: [UInt8], to fd: Int32) {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count, let base = buffer.baseAddress {
+                let written = systemWrite(fd, base + offset, buffer.count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return  // a closed pipe: nothing sensible left to do with the output
+                }
+                offset += written
+            }
+        }
+    }
+}
+
+#if canImport(Glibc)
+private let systemWrite = Glibc.write
+#elseif canImport(Darwin)
+private let systemWrite = Darwin.write
+#endif

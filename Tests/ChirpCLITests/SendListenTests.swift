@@ -1,0 +1,94 @@
+import Chirp
+import Foundation
+import Testing
+
+/// The request and reply types of the test's own transceiver.
+struct Question: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "test.question"
+    var text: String
+}
+
+struct Answer: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "test.answer"
+    var text: String
+}
+
+extension ChirpCLITests {
+    @Suite struct SendAndListen {
+        @Test func sendAndListenRoundTripWithTheChatExample() async throws {
+            let type = uniqueServiceType()
+            let chat = try startChat(type, name: "alice")
+            defer { chat.closeStdin() }
+            let listen = try startChirp(["listen", type, "--json", "--count", "2", "--name", "listener", "--interface", "lo", "--timeout", "60"])
+            #expect(await chat.line(containing: "* connected to listener") != nil, "\(chat.transcript)\n\(listen.transcript)")
+
+            // chirp send -> chirp listen
+            let (sent, send) = try await runChirp(["send", type, "note", #"{"n": 1, "ok": true}"#, "--peer", "listener", "--name", "sender", "--interface", "lo"])
+            #expect(sent == 0, "\(send.transcript)")
+            #expect(send.stdout.isEmpty && send.stderr.isEmpty, "piped output must stay clean: \(send.transcript)")
+            let first = try jsonObject(try #require(await listen.line(containing: "\"note\""), "\(listen.transcript)"))
+            #expect(first["sender"] as? String == "sender")
+            #expect(first["type"] as? String == "note")
+            let payload = try #require(first["payload"] as? [String: Any])
+            #expect(payload["n"] as? Int == 1)
+            #expect(payload["ok"] as? Bool == true)
+            #expect((first["time"] as? String)?.hasSuffix("Z") == true)
+
+            // chat (a typed Swift app) -> chirp listen
+            chat.write("hello from chat\n")
+            let second = try jsonObject(try #require(await listen.line(containing: "chat.line"), "\(listen.transcript)"))
+            #expect(second["sender"] as? String == "alice")
+            #expect((second["payload"] as? [String: Any])?["text"] as? String == "hello from chat")
+            #expect(await listen.exitStatus() == 0, "--count 2 ends listen: \(listen.transcript)")
+
+            // chirp send -> chat, the payload from standard input
+            let (piped, pipedSend) = try await runChirp(
+                ["send", type, "chat.line", "-", "--peer", "alice", "--name", "sender", "--interface", "lo"],
+                stdin: #"{"text": "hi alice, from a pipe"}"# + "\n")
+            #expect(piped == 0, "\(pipedSend.transcript)")
+            #expect(await chat.line(containing: "[sender] hi alice, from a pipe") != nil, "\(chat.transcript)")
+            await chat.stop()
+        }
+
+        @Test func listenPrintsTextLines() async throws {
+            let type = uniqueServiceType()
+            let peer = try await startPeer(type, name: "talker")
+            defer { peer.stop() }
+            let events = peer.events
+            let listen = try startChirp(["listen", type, "--count", "1", "--message-type", "test.question", "--name", "ears", "--interface", "lo", "--timeout", "60"])
+            let connected = await first(of: events, timeout: .seconds(20)) { event in
+                if case .peerConnected(let other) = event { return other.name == "ears" }
+                return false
+            }
+            guard case .peerConnected(let ears) = try #require(connected, "\(listen.transcript)") else { return }
+            try peer.send(Answer(text: "filtered out"), to: ears)
+            try peer.send(Question(text: "shown"), to: ears)
+            #expect(await listen.exitStatus() == 0, "\(listen.transcript)")
+            let line = try #require(listen.stdoutLines.first, "\(listen.transcript)")
+            #expect(line.hasSuffix(#"  talker  test.question  {"text":"shown"}"#), "\(line)")
+            #expect(listen.stdoutLines.count == 1)
+        }
+
+        @Test func requestPrintsTheReply() async throws {
+            let type = uniqueServiceType()
+            let peer = try await startPeer(type, name: "oracle") { transceiver in
+                transceiver.respond(to: Question.self) { question, sender in
+                    Answer(text: "\(sender.name) asked \(question.text)")
+                }
+            }
+            defer { peer.stop() }
+            let (status, send) = try await runChirp(["send", type, "test.question", #"{"text":"why?"}"#, "--request", "--name", "asker", "--interface", "lo"])
+            #expect(status == 0, "\(send.transcript)")
+            let reply = try jsonObject(send.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(reply["text"] as? String == "asker asked why?")
+
+            let (jsonStatus, jsonSend) = try await runChirp(["send", type, "test.question", #"{"text":"how?"}"#, "--request", "--json", "--peer", "oracle", "--interface", "lo"])
+            #expect(jsonStatus == 0, "\(jsonSend.transcript)")
+            let object = try jsonObject(jsonSend.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            #expect(object["type"] as? String == "test.answer")
+            #expect(object["from"] as? String == "oracle")
+            #expect(object["fromID"] as? String == peer.configuration.peerID)
+            #expect((object["payload"] as? [String: Any])?["text"] as? String != nil)
+        }
+    }
+}

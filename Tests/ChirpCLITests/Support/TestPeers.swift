@@ -1,0 +1,91 @@
+import Chirp
+import Foundation
+import Testing
+
+/// A fresh service type for one test: "t" + 8 random hex digits.
+func uniqueServiceType() -> String {
+    "t" + String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadding(to: 8)
+}
+
+extension String {
+    fileprivate func leftPadding(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
+    }
+}
+
+/// Starts a transceiver on `serviceType`, loopback only, and waits until the daemon has advertised it (so other
+/// processes find it at once).
+func startPeer(
+    _ serviceType: String, name: String, metadata: [String: String] = [:], configure: (Transceiver) -> Void = { _ in }
+) async throws -> Transceiver {
+    var configuration = Configuration(serviceType: serviceType)
+    configuration.peerName = name
+    configuration.metadata = metadata
+    configuration.interface = .loopback
+    let transceiver = Transceiver(configuration: configuration)
+    configure(transceiver)
+    let events = transceiver.events
+    try await transceiver.resume()
+    let advertised = await first(of: events, timeout: .seconds(20)) { event in
+        if case .advertised = event { return true }
+        return false
+    }
+    try #require(advertised != nil, "the test peer \(name) was not advertised within 20 s")
+    return transceiver
+}
+
+/// The first event that `matches`, or `nil` after `timeout`.
+func first(
+    of events: AsyncStream<TransceiverEvent>, timeout: Duration, where matches: @escaping @Sendable (TransceiverEvent) -> Bool
+) async -> TransceiverEvent? {
+    await withTaskGroup(of: TransceiverEvent?.self) { group in
+        group.addTask {
+            for await event in events where matches(event) { return event }
+            return nil
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let result = await group.next() ?? nil
+        group.cancelAll()
+        return result
+    }
+}
+
+/// Waits until DNS-SD resolves an instance of `serviceType` whose peer name is `name` (on loopback), so that a
+/// browse started now finds it at once.
+func waitUntilAdvertised(_ serviceType: String, name: String, timeout: Duration = .seconds(20)) async throws {
+    let browser = try ServiceBrowser(serviceType: serviceType, interface: .loopback)
+    let found = await withTaskGroup(of: Bool.self) { group in
+        group.addTask {
+            for await event in browser.events() {
+                if case .found(let instance) = event, instance.name == name { return true }
+            }
+            return false
+        }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return false
+        }
+        let result = await group.next() ?? false
+        group.cancelAll()
+        return result
+    }
+    try #require(found, "\(name) was not advertised on _\(serviceType)._tcp within \(timeout)")
+}
+
+/// Starts the `chat` example on `serviceType` (loopback only) as `name`.
+func startChat(_ serviceType: String, name: String) throws -> ChildProcess {
+    try Binaries.require(Binaries.chat)
+    return try ChildProcess(Binaries.chat, ["--name", name, "--service", serviceType, "--loopback"])
+}
+
+/// Parses one JSON line into a dictionary.
+func jsonObject(_ line: String) throws -> [String: Any] {
+    let object = try JSONSerialization.jsonObject(with: Data(line.utf8))
+    return try #require(object as? [String: Any], "not a JSON object: \(line)")
+}
+
+/// The top-level suite: the CLI tests run one at a time (each starts processes and talks to the one avahi-daemon).
+@Suite(.serialized) enum ChirpCLITests {}
