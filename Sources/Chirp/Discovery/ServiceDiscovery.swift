@@ -258,6 +258,20 @@ final class ServiceDiscovery: @unchecked Sendable {
         }
     }
 
+    /// How long an instance whose first address is IPv6 waits for an IPv4 one before it is reported anyway.
+    static let ipv4Grace: Double = 0.25
+
+    /// Reports an instance once, with the addresses found so far; the first IPv4 address is enough to connect, so
+    /// the address queries stop.
+    private func report(_ name: String) {
+        guard var instance = instances[name], !instance.reported, let service = instance.pending else { return }
+        instance.reported = true
+        instance.addressQueries.forEach { $0.cancel() }
+        instance.addressQueries = []
+        instances[name] = instance
+        handler(.found(service))
+    }
+
     private func handleAddress(_ event: AddressEvent, name: String) {
         guard var instance = instances[name], var service = instance.pending else { return }
         switch event {
@@ -265,15 +279,14 @@ final class ServiceDiscovery: @unchecked Sendable {
             guard !service.addresses.contains(address) else { return }
             service.addresses.append(address)
             instance.pending = service
-            if !instance.reported {
-                // The first address is enough to connect; stop asking.
-                instance.reported = true
-                instance.addressQueries.forEach { $0.cancel() }
-                instance.addressQueries = []
-                instances[name] = instance
-                handler(.found(service))
+            instances[name] = instance
+            guard !instance.reported else { return }
+            if address.contains(":") {
+                // An IPv6 address came first. Chirp listens on IPv4 only, so a peer dialed at this address refuses
+                // the connection: give the A query a moment to answer before reporting only this one.
+                queue.asyncAfter(deadline: .now() + Self.ipv4Grace) { [weak self] in self?.report(name) }
             } else {
-                instances[name] = instance
+                report(name)
             }
         case .failed(let error):
             if error.daemonUnavailable { fail(error); return }
