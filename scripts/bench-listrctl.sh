@@ -44,7 +44,7 @@ for i in $(seq 1 20); do "$BIN/listrctl" item add "item number $i" --service "$S
 median_ms() {
     if command -v hyperfine >/dev/null 2>&1; then
         local json="$WORK/hyperfine.json"
-        hyperfine --style none --warmup "$WARMUP" --runs "$RUNS" -N --export-json "$json" "$(printf '%q ' "$@")" >/dev/null
+        hyperfine --style none --warmup "$WARMUP" --runs "$RUNS" -N --export-json "$json" "$(printf '%q ' "$@")" >/dev/null 2>&1
         python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"][0]; print("%.1f ms (min %.1f, max %.1f)" % (r["median"]*1e3, r["min"]*1e3, r["max"]*1e3))' "$json"
     else
         local times=() start end

@@ -80,6 +80,7 @@ public struct AtomicFileError: Error, Sendable, Equatable, CustomStringConvertib
         self.init(path: path, reason: String(cString: strerror(code)))
     }
 
+    /// "could not write PATH: REASON".
     public var description: String { "could not write \(path): \(reason)" }
 }
 

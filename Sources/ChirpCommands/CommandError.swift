@@ -24,6 +24,7 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// The message printed after `error: `.
     public var description: String {
         switch self {
         case .noApp(let service, let peer, let seconds, let detail):

@@ -17,6 +17,7 @@ public enum CommandExitCode: Int32, Sendable, CaseIterable, CustomStringConverti
     /// swift-argument-parser's code for usage errors, kept as is.
     public static let usage: Int32 = 64
 
+    /// What the code means, as the help text says it.
     public var description: String {
         switch self {
         case .success: return "success"

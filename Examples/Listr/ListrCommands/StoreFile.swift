@@ -9,6 +9,7 @@ public struct TodoItem: Codable, Sendable, Equatable {
     /// Whether it is done.
     public var done: Bool
 
+    /// Creates an item value.
     public init(id: Int, title: String, done: Bool = false) {
         self.id = id
         self.title = title
@@ -38,6 +39,7 @@ public struct StoreFile: Codable, Sendable, Equatable {
     /// The items, in the order they were added.
     public var items: [TodoItem]
 
+    /// Creates a store value; the default is an empty store.
     public init(version: Int = StoreFile.currentVersion, nextID: Int = 1, items: [TodoItem] = []) {
         self.version = version
         self.nextID = nextID
@@ -135,6 +137,7 @@ public enum StoreFileError: Error, Sendable, Equatable, CustomStringConvertible 
     /// The store file exists but cannot be read.
     case unreadable(path: String, reason: String)
 
+    /// The message a user reads.
     public var description: String {
         switch self {
         case .invalid(let reason):
