@@ -6,8 +6,11 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "Chirp", targets: ["Chirp"]),
+        .library(name: "ChirpCommands", targets: ["ChirpCommands"]),
         .executable(name: "chat", targets: ["chat"]),
         .executable(name: "chirp", targets: ["chirp"]),
+        .executable(name: "listr", targets: ["listr"]),
+        .executable(name: "listrctl", targets: ["listrctl"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -46,6 +49,51 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The command channel: drive a running app from a terminal.
+        .target(
+            name: "ChirpCommands",
+            dependencies: [
+                "Chirp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // Listr: a to-do app (listr) and its command-line remote (listrctl), sharing their command types.
+        .target(
+            name: "ListrCommands",
+            dependencies: ["ChirpCommands"],
+            path: "Examples/Listr/ListrCommands"
+        ),
+        .executableTarget(
+            name: "listr",
+            dependencies: [
+                "ListrCommands",
+                "ChirpCommands",
+                "Chirp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/Listr/listr"
+        ),
+        .executableTarget(
+            name: "listrctl",
+            dependencies: [
+                "ListrCommands",
+                "ChirpCommands",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Examples/Listr/listrctl"
+        ),
+        .testTarget(
+            name: "ChirpCommandsTests",
+            dependencies: [
+                "ChirpCommands",
+                "ListrCommands",
+                "Chirp",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -273,7 +273,7 @@ final class ServiceDiscovery: @unchecked Sendable {
                 report(name)
             } else {
                 // Only IPv6 so far: give the A record a moment before settling for it.
-                queue.asyncAfter(deadline: .now() + 1) { [weak self] in self?.report(name) }
+                queue.asyncAfter(deadline: .now() + .milliseconds(250)) { [weak self] in self?.report(name) }
             }
         case .failed(let error):
             if error.daemonUnavailable { fail(error); return }

@@ -1,0 +1,85 @@
+// listrctl: drives a running listr from the terminal.
+//
+//     listrctl item add "buy milk"
+//     listrctl item list --peer kitchen
+//     listrctl store dump backup.json --timeout 3
+import ArgumentParser
+import ChirpCommands
+import ListrCommands
+
+@main
+struct Listrctl: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "listrctl",
+        abstract: "Drive a running listr: list and change its items, dump or replace its store.",
+        discussion: """
+            listrctl finds the listr app through DNS-SD (the service type --service, default \
+            \(ListrChannel.defaultServiceType)), sends one command, prints the reply and exits. Replies go to \
+            standard output, errors to standard error. When several listr instances run, pick one with \
+            --peer NAME, or send to all with --all.
+
+            EXAMPLES
+              listrctl item add "buy milk"
+              listrctl item list --peer kitchen
+              listrctl item done 3 --all
+              listrctl store dump backup.json
+              listrctl store replace backup.json
+
+            \(CommandExitCode.helpText)
+            """,
+        subcommands: [ItemCommand.self, StoreCommand.self, DebugCommand.self])
+}
+
+/// The exit codes, repeated in every subcommand's help.
+let exitCodesHelp = CommandExitCode.helpText
+
+struct ItemCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "item", abstract: "List, add, complete and remove items.",
+        subcommands: [List.self, Add.self, Done.self, Remove.self])
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Print the items, one a line: #ID [x] TITLE (x when done).", discussion: exitCodesHelp)
+        @OptionGroup var connection: ConnectionOptions<ListrChannel>
+
+        func run() async throws { try await connection.run(ListItems()) }
+    }
+
+    struct Add: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add an item.", discussion: exitCodesHelp)
+        @OptionGroup var connection: ConnectionOptions<ListrChannel>
+        @Argument(help: ArgumentHelp("The item's text (several words are joined with spaces).", valueName: "TITLE"))
+        var words: [String]
+
+        var title: String { words.joined(separator: " ") }
+
+        func validate() throws {
+            guard !title.isEmpty, title.utf8.count <= StoreFile.maximumTitleLength else {
+                throw ValidationError("TITLE must be 1-\(StoreFile.maximumTitleLength) bytes")
+            }
+        }
+
+        func run() async throws { try await connection.run(AddItem(title: title)) }
+    }
+
+    struct Done: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Mark an item as done.", discussion: exitCodesHelp)
+        @OptionGroup var connection: ConnectionOptions<ListrChannel>
+        @Argument(help: ArgumentHelp("The item's id, as `item list` shows it.", valueName: "ID"))
+        var id: Int
+
+        func validate() throws { if id < 1 { throw ValidationError("ID must be a positive number") } }
+        func run() async throws { try await connection.run(CompleteItem(id: id)) }
+    }
+
+    struct Remove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Remove an item.", discussion: exitCodesHelp)
+        @OptionGroup var connection: ConnectionOptions<ListrChannel>
+        @Argument(help: ArgumentHelp("The item's id, as `item list` shows it.", valueName: "ID"))
+        var id: Int
+
+        func validate() throws { if id < 1 { throw ValidationError("ID must be a positive number") } }
+        func run() async throws { try await connection.run(RemoveItem(id: id)) }
+    }
+}

@@ -1,0 +1,158 @@
+import Chirp
+
+/// Decides, from the transceiver's events, which app(s) a command goes to. A pure value: it is fed events and the
+/// time, and says what to do next, so the policy is testable without a network.
+///
+/// The policy, and its trade-off:
+/// - `--peer NAME`: the first app of that name to connect, at once.
+/// - neither: the first app to connect, once the **settle window** has passed since the first app was discovered;
+///   if several apps connected by then, none is chosen (exit code 4). The DNS-SD daemon answers a browse from its
+///   cache in one burst, so apps it already knows are all reported within milliseconds of each other; an app it does
+///   not know yet (a host whose announcements it missed) can take a multicast round trip longer and be missed.
+///   The window is adaptive: as long as the first discovery took (at least 30 ms, at most 1 s), so it widens on
+///   its own on a slow, loaded machine or network. Measured here, apps known to the daemon are all found within a
+///   third of the time the first took, even with both cores busy. It is what makes "several apps" detectable at all, and its
+///   cost is paid on every command; a fixed window can be set instead.
+/// - `--all`: every app that connects, until discovery has been quiet for the settle window (at least 0.5 s) and
+///   every reply is in.
+/// In every mode, an app discovered but not yet connected when the window closes is waited for up to 1 s more.
+struct AppFinder {
+    /// Which apps a command goes to.
+    enum Target: Sendable, Equatable {
+        /// The only app of the service.
+        case only
+        /// The app with this name.
+        case named(String)
+        /// Every app of the service.
+        case every
+    }
+
+    /// What to do next.
+    enum Decision: Equatable {
+        /// Wait for more events, or until this instant (then ask again).
+        case wait(until: ContinuousClock.Instant?)
+        /// Send the command to this app.
+        case chosen(Peer)
+        /// Several apps answered and none was named.
+        case several([Peer])
+        /// `--all`: discovery is over and every reply is in.
+        case collected
+    }
+
+    /// Metadata that marks a peer as a command-line tool rather than an app.
+    static let roleKey = "chirp-role"
+    static let cliRole = "cli"
+
+    static let minimumWindow: Duration = .milliseconds(30)
+    static let maximumWindow: Duration = .seconds(1)
+    static let minimumWindowForAll: Duration = .milliseconds(500)
+    static let connectGrace: Duration = .seconds(1)
+
+    let target: Target
+    let startedAt: ContinuousClock.Instant
+    /// A fixed settle window instead of the adaptive one.
+    let fixedWindow: Duration?
+
+    private(set) var discovered: [String: Peer] = [:]
+    /// Connected apps, in the order they connected.
+    private(set) var connected: [Peer] = []
+    private var firstSeenAt: ContinuousClock.Instant?
+    private var lastSeenAt: ContinuousClock.Instant?
+
+    init(target: Target, startedAt: ContinuousClock.Instant, fixedWindow: Duration? = nil) {
+        self.target = target
+        self.startedAt = startedAt
+        self.fixedWindow = fixedWindow
+    }
+
+    static func isApp(_ peer: Peer) -> Bool { peer.metadata[roleKey] != cliRole }
+
+    /// Takes in one event. Returns the apps that just connected.
+    @discardableResult
+    mutating func observe(_ event: TransceiverEvent, at now: ContinuousClock.Instant) -> [Peer] {
+        switch event {
+        case .peerAdded(let peer) where Self.isApp(peer):
+            if discovered.updateValue(peer, forKey: peer.id) == nil { seen(at: now) }
+        case .peerConnected(let peer) where Self.isApp(peer):
+            if discovered.updateValue(peer, forKey: peer.id) == nil { seen(at: now) }
+            guard !connected.contains(peer) else { return [] }
+            connected.append(peer)
+            return [peer]
+        case .peerDisconnected(let peer) where target != .every:
+            // With --all, an app that connected once keeps counting: its request reports what became of it.
+            connected.removeAll { $0 == peer }
+        case .peerRemoved(let peer):
+            discovered[peer.id] = nil
+            if target != .every { connected.removeAll { $0 == peer } }
+        default:
+            break
+        }
+        return []
+    }
+
+    private mutating func seen(at now: ContinuousClock.Instant) {
+        if firstSeenAt == nil { firstSeenAt = now }
+        lastSeenAt = now
+    }
+
+    /// The settle window: fixed, or as long as the first discovery took, within bounds.
+    var window: Duration {
+        if let fixedWindow { return fixedWindow }
+        let firstDiscovery = (firstSeenAt ?? startedAt) - startedAt
+        var window = min(max(firstDiscovery, Self.minimumWindow), Self.maximumWindow)
+        if target == .every { window = max(window, Self.minimumWindowForAll) }
+        return window
+    }
+
+    /// When the settle window closes, once an app was seen.
+    var windowEnd: ContinuousClock.Instant? {
+        switch target {
+        case .named: return nil
+        case .only: return firstSeenAt.map { $0 + window }
+        case .every: return lastSeenAt.map { $0 + window }
+        }
+    }
+
+    /// Discovered apps that have not connected (yet).
+    var unconnected: [Peer] {
+        discovered.values.filter { !connected.contains($0) }.sorted { $0.name < $1.name }
+    }
+
+    /// What to do at `now`; `pendingReplies` counts the `--all` requests still in flight.
+    func decision(at now: ContinuousClock.Instant, pendingReplies: Int = 0) -> Decision {
+        if case .named(let name) = target {
+            if let app = connected.first(where: { $0.name == name }) { return .chosen(app) }
+            return .wait(until: nil)
+        }
+        guard let windowEnd else { return .wait(until: nil) }
+        if now < windowEnd { return .wait(until: windowEnd) }
+        let graceEnd = windowEnd + Self.connectGrace
+        if !unconnected.isEmpty && now < graceEnd { return .wait(until: graceEnd) }
+        if target == .every {
+            return pendingReplies == 0 && !connected.isEmpty ? .collected : .wait(until: nil)
+        }
+        switch connected.count {
+        case 0: return .wait(until: nil)
+        case 1: return .chosen(connected[0])
+        default: return .several(connected.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name })
+        }
+    }
+}
+
+extension AppFinder {
+    /// The decision when time is up: whatever can still be decided from the apps connected now.
+    func finalDecision() -> Decision? {
+        switch target {
+        case .named(let name):
+            return connected.first { $0.name == name }.map { .chosen($0) }
+        case .only:
+            switch connected.count {
+            case 0: return nil
+            case 1: return .chosen(connected[0])
+            default: return .several(connected.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name })
+            }
+        case .every:
+            return connected.isEmpty ? nil : .collected
+        }
+    }
+}

@@ -1,0 +1,43 @@
+/// The exit codes of a command-line tool built with ``ConnectionOptions/run(_:reply:)``.
+///
+/// Usage errors (an unknown option, a missing argument, a `validate()` that throws) keep swift-argument-parser's own
+/// code, 64 (`EX_USAGE`).
+public enum CommandExitCode: Int32, Sendable, CaseIterable, CustomStringConvertible {
+    /// The command succeeded (with `--all`: on every app).
+    case success = 0
+    /// The app reported a failure (or its reply could not be saved here).
+    case appFailure = 1
+    /// No app of the service was found within the timeout.
+    case noApp = 3
+    /// Several apps were found and none was chosen with `--peer`.
+    case severalApps = 4
+    /// The connection was lost, or no reply came within the timeout.
+    case connectionLost = 5
+
+    /// swift-argument-parser's code for usage errors, kept as is.
+    public static let usage: Int32 = 64
+
+    /// What the code means, as the help text says it.
+    public var description: String {
+        switch self {
+        case .success: return "success"
+        case .appFailure: return "the app reported a failure (or its reply could not be saved)"
+        case .noApp: return "no app found within the timeout"
+        case .severalApps: return "several apps found and none chosen with --peer"
+        case .connectionLost: return "connection lost, or no reply within the timeout"
+        }
+    }
+
+    /// The exit codes as a help section, for a command's `discussion`:
+    ///
+    /// ```swift
+    /// static let configuration = CommandConfiguration(discussion: CommandExitCode.helpText)
+    /// ```
+    public static var helpText: String {
+        var lines = ["EXIT CODES"]
+        for code in allCases { lines.append("  \(code.rawValue)   \(code)") }
+        lines.append("  \(usage)  usage error (bad arguments or input file), from swift-argument-parser")
+        lines.append("  With --all, the highest code among the apps.")
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,107 @@
+import Chirp
+import Foundation
+import Logging
+
+/// The app side of the command channel: answers the commands a CLI sends, one handler per command type.
+///
+/// ```swift
+/// var configuration = Configuration(serviceType: "listrctl")
+/// configuration.peerName = "kitchen"
+/// let transceiver = Transceiver(configuration: configuration)
+/// let receiver = CommandReceiver(transceiver: transceiver, logger: logger)
+/// receiver.handle(AddItem.self) { command, sender in
+///     let item = try await store.add(title: command.title)
+///     return .text("added #\(item.id): \(item.title)")
+/// }
+/// try await transceiver.resume()
+/// ```
+///
+/// Each reply goes to the peer that asked, and only to it: two CLIs running at once each get their own answer. A
+/// handler that throws answers ``CommandResponse/failure(_:)`` with the error's message, and the app keeps serving.
+/// A reply larger than ``maximumResponseSize`` is replaced by a failure that says so.
+///
+/// The receiver logs a warning when it is created if the transceiver accepts connections from other hosts: until
+/// shared secrets exist, anyone who can reach the port can run the commands. Use
+/// `Configuration.interface = .loopback` when only tools on the same machine should drive the app.
+public final class CommandReceiver: Sendable {
+    /// The transceiver the commands arrive through.
+    public let transceiver: Transceiver
+    /// The largest encoded reply sent, in bytes (the reply's payload: one kind byte plus the text or data).
+    /// Default: the transceiver's `maximumMessageSize` minus 1 KiB for the frame header.
+    public let maximumResponseSize: Int
+    private let logger: Logger
+
+    /// Creates a receiver that serves commands through `transceiver`. Register handlers with `handle(_:with:)`;
+    /// they can be added before or after the transceiver is resumed.
+    ///
+    /// - Parameters:
+    ///   - logger: where to log commands that fail and the start-up warning; default: the transceiver's logger.
+    ///   - maximumResponseSize: see ``maximumResponseSize``; values above the default are lowered to it.
+    public init(transceiver: Transceiver, logger: Logger? = nil, maximumResponseSize: Int? = nil) {
+        self.transceiver = transceiver
+        self.logger = logger ?? transceiver.configuration.logger
+        let limit = max(transceiver.configuration.maximumMessageSize - 1024, 1)
+        self.maximumResponseSize = min(maximumResponseSize ?? limit, limit)
+        if let warning = Self.openAccessWarning(for: transceiver.configuration) {
+            self.logger.warning("\(warning)")
+        }
+    }
+
+    /// The start-up warning for `configuration`, or `nil` when only this machine can connect.
+    static func openAccessWarning(for configuration: Configuration) -> String? {
+        guard configuration.interface != .loopback else { return nil }
+        return """
+            accepting commands from any host that can reach this machine (interface: \(configuration.interface)), \
+            with no shared secret: anyone on the network can run them. Set Configuration.interface = .loopback \
+            to accept commands from this machine only.
+            """
+    }
+
+    /// Answers commands of type `C` with `handler`, which runs on an event loop: keep it short, or use the `async`
+    /// overload. A new handler for the same type replaces the previous one.
+    ///
+    /// - Parameter handler: gets the command and the peer that sent it; returns the response. A thrown error becomes
+    ///   ``CommandResponse/failure(_:)`` with the error's message.
+    public func handle<C: ChirpCommand>(
+        _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) throws -> CommandResponse
+    ) {
+        transceiver.respond(to: C.self) { (command: C, sender: Peer) throws -> Data in
+            self.reply(Result { try handler(command, sender) }, to: C.chirpTypeName, from: sender)
+        }
+    }
+
+    /// Answers commands of type `C` with an `async` handler; commands from different CLIs run concurrently.
+    ///
+    /// ```swift
+    /// receiver.handle(ListItems.self) { _, _ in .text(await store.listing()) }
+    /// ```
+    public func handle<C: ChirpCommand>(
+        _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) async throws -> CommandResponse
+    ) {
+        transceiver.respond(to: C.self) { (command: C, sender: Peer) async throws -> Data in
+            let result: Result<CommandResponse, any Error>
+            do { result = .success(try await handler(command, sender)) } catch { result = .failure(error) }
+            return self.reply(result, to: C.chirpTypeName, from: sender)
+        }
+    }
+
+    /// The encoded reply for a handler's outcome: failures logged, size checked.
+    func reply(_ result: Result<CommandResponse, any Error>, to typeName: String, from sender: Peer) -> Data {
+        let response: CommandResponse
+        switch result {
+        case .success(let value):
+            response = value
+            if case .failure(let message) = value {
+                logger.notice("command failed", metadata: ["command": "\(typeName)", "from": "\(sender.name)", "reason": "\(message)"])
+            }
+        case .failure(let error):
+            response = .failure(error)
+            logger.notice("command handler threw", metadata: ["command": "\(typeName)", "from": "\(sender.name)", "error": "\(error)"])
+        }
+        let encoded = response.encoded()
+        guard encoded.count > maximumResponseSize else { return encoded }
+        let message = "the reply to \(typeName) is \(encoded.count) bytes, over the limit of \(maximumResponseSize) bytes"
+        logger.error("\(message)", metadata: ["from": "\(sender.name)"])
+        return CommandResponse.failure(message).encoded()
+    }
+}

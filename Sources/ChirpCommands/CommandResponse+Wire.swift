@@ -1,0 +1,67 @@
+import Foundation
+
+/// How a ``CommandResponse`` travels: the payload of a binary Chirp reply, one kind byte followed by the body.
+///
+///     0x74 't'  text      body: UTF-8 text
+///     0x64 'd'  data      body: the bytes as they are
+///     0x66 'f'  failure   body: UTF-8 message
+///
+/// Binary, so that a file's bytes travel without base64 or JSON overhead. Documented in Docs/Commands.md.
+extension CommandResponse {
+    enum Kind: UInt8 {
+        case text = 0x74
+        case data = 0x64
+        case failure = 0x66
+    }
+
+    /// The response as reply bytes.
+    func encoded() -> Data {
+        var bytes = Data()
+        switch self {
+        case .text(let text):
+            bytes.reserveCapacity(1 + text.utf8.count)
+            bytes.append(Kind.text.rawValue)
+            bytes.append(contentsOf: text.utf8)
+        case .data(let data):
+            bytes.reserveCapacity(1 + data.count)
+            bytes.append(Kind.data.rawValue)
+            bytes.append(data)
+        case .failure(let message):
+            bytes.reserveCapacity(1 + message.utf8.count)
+            bytes.append(Kind.failure.rawValue)
+            bytes.append(contentsOf: message.utf8)
+        }
+        return bytes
+    }
+
+    /// Decodes reply bytes.
+    /// - Throws: ``CommandResponseDecodingError`` when the bytes are empty, of an unknown kind, or not UTF-8 where
+    ///   text is expected.
+    init(encoded bytes: Data) throws(CommandResponseDecodingError) {
+        guard let first = bytes.first else { throw .empty }
+        guard let kind = Kind(rawValue: first) else { throw .unknownKind(first) }
+        let body = bytes.dropFirst()
+        switch kind {
+        case .data:
+            self = .data(Data(body))
+        case .text, .failure:
+            guard let text = String(validating: body, as: UTF8.self) else { throw .invalidUTF8 }
+            self = kind == .text ? .text(text) : .failure(text)
+        }
+    }
+}
+
+/// A reply that is not a valid encoded ``CommandResponse``.
+enum CommandResponseDecodingError: Error, Equatable, CustomStringConvertible {
+    case empty
+    case unknownKind(UInt8)
+    case invalidUTF8
+
+    var description: String {
+        switch self {
+        case .empty: return "the reply is empty"
+        case .unknownKind(let byte): return "the reply has an unknown kind byte 0x\(String(byte, radix: 16))"
+        case .invalidUTF8: return "the reply's text is not valid UTF-8"
+        }
+    }
+}

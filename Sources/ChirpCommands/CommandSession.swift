@@ -1,0 +1,214 @@
+import Chirp
+import Foundation
+
+/// One call of a ``CommandTransmitter``: a transceiver of its own, the deadline, and the discovery loop.
+final class CommandSession: Sendable {
+    let transceiver: Transceiver
+    let timeout: Duration
+    let settleWindow: Duration?
+    /// Subscribed before the transceiver starts, so no event is missed.
+    private let events: AsyncStream<TransceiverEvent>
+    private let clock = ContinuousClock()
+    private let deadline: ContinuousClock.Instant
+
+    init(transceiver: Transceiver, timeout: Duration, settleWindow: Duration?) {
+        self.transceiver = transceiver
+        self.timeout = timeout
+        self.settleWindow = settleWindow
+        self.events = transceiver.events
+        self.deadline = ContinuousClock.now + timeout
+    }
+
+    var serviceType: String { transceiver.configuration.serviceType }
+
+    func start() async throws {
+        try await transceiver.resume()
+    }
+
+    // MARK: - Finding apps
+
+    /// What discovery saw besides apps, to explain an empty result.
+    private struct Notes: Sendable {
+        var unavailable: String?
+        var refused: [String] = []
+
+        mutating func note(_ event: TransceiverEvent) {
+            switch event {
+            case .discoveryUnavailable(let message): unavailable = message
+            case .advertised: unavailable = nil
+            case .connectionRefused(let peer, let reason): refused.append("\(peer) refused the connection: \(reason)")
+            default: break
+            }
+        }
+    }
+
+    private struct Discovery: Sendable {
+        var decision: AppFinder.Decision?
+        var finder: AppFinder
+        var outcomes: [CommandOutcome]
+        var notes: Notes
+    }
+
+    private enum Signal: Sendable {
+        case event(TransceiverEvent)
+        case wake
+        case reply(CommandOutcome)
+    }
+
+    /// The one app `target` designates.
+    func find(_ target: AppFinder.Target) async throws(CommandError) -> Peer {
+        let discovery = await discover(target, send: nil)
+        switch discovery.decision {
+        case .chosen(let app):
+            return app
+        case .several(let apps):
+            throw .severalApps(service: serviceType, apps: apps.map(\.commandLabel))
+        default:
+            throw noApp(discovery, target: target)
+        }
+    }
+
+    /// Sends `command` to every app found; returns the outcomes sorted by app name.
+    func broadcast<C: ChirpCommand>(_ command: C) async throws(CommandError) -> [CommandOutcome] {
+        let discovery = await discover(.every) { app in
+            CommandOutcome(app: app, result: await self.exchange(command, with: app))
+        }
+        var outcomes = discovery.outcomes
+        // Apps discovered but never reached count as failures too: the exit code says whether *all* succeeded.
+        for app in discovery.finder.unconnected where !outcomes.contains(where: { $0.app == app }) {
+            outcomes.append(CommandOutcome(app: app, result: .failure(.connectionLost(app: app.commandLabel))))
+        }
+        guard !outcomes.isEmpty else { throw noApp(discovery, target: .every) }
+        return outcomes.sorted { $0.app.name == $1.app.name ? $0.app.id < $1.app.id : $0.app.name < $1.app.name }
+    }
+
+    private func noApp(_ discovery: Discovery, target: AppFinder.Target) -> CommandError {
+        var details: [String] = []
+        if let message = discovery.notes.unavailable { details.append(message) }
+        let unconnected = discovery.finder.unconnected
+        if !unconnected.isEmpty {
+            details.append("found but could not connect to: " + unconnected.map(\.commandLabel).joined(separator: ", "))
+        }
+        if case .named = target {
+            let others = discovery.finder.connected.map(\.commandLabel)
+            if !others.isEmpty { details.append("apps seen: " + others.joined(separator: ", ")) }
+        }
+        details += discovery.notes.refused
+        var peer: String?
+        if case .named(let name) = target { peer = name }
+        return .noApp(
+            service: serviceType, peer: peer, seconds: timeout.seconds,
+            detail: details.isEmpty ? nil : details.joined(separator: "; "))
+    }
+
+    /// Feeds the transceiver's events to an ``AppFinder`` until it decides or time is up. With `send`, each app is
+    /// sent the command as soon as it connects, and the loop also waits for the replies.
+    private func discover(
+        _ target: AppFinder.Target, send: (@Sendable (Peer) async -> CommandOutcome)?
+    ) async -> Discovery {
+        let (signals, continuation) = AsyncStream.makeStream(of: Signal.self)
+        let events = self.events
+        let deadline = self.deadline
+        let clock = self.clock
+        let startedAt = clock.now
+        return await withTaskGroup(of: Void.self, returning: Discovery.self) { group in
+            group.addTask {
+                for await event in events { continuation.yield(.event(event)) }
+            }
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                continuation.yield(.wake)
+            }
+            var finder = AppFinder(target: target, startedAt: startedAt, fixedWindow: settleWindow)
+            var notes = Notes()
+            var outcomes: [CommandOutcome] = []
+            var pending = 0
+            var sent: Set<String> = []
+            var wakeAt: ContinuousClock.Instant?
+            var decision: AppFinder.Decision?
+
+            loop: for await signal in signals {
+                switch signal {
+                case .event(let event):
+                    notes.note(event)
+                    let connected = finder.observe(event, at: clock.now)
+                    if let send, clock.now < deadline {
+                        for app in connected where sent.insert(app.id).inserted {
+                            pending += 1
+                            group.addTask { continuation.yield(.reply(await send(app))) }
+                        }
+                    }
+                case .reply(let outcome):
+                    pending -= 1
+                    outcomes.append(outcome)
+                case .wake:
+                    break
+                }
+                let now = clock.now
+                if now >= deadline {
+                    // Replies in flight end by themselves at the deadline (their timeout); wait for them.
+                    if pending > 0 { continue }
+                    decision = finder.finalDecision()
+                    break loop
+                }
+                switch finder.decision(at: now, pendingReplies: pending) {
+                case .wait(let until):
+                    if let until, until != wakeAt {
+                        wakeAt = until
+                        group.addTask {
+                            try? await Task.sleep(until: until, clock: .continuous)
+                            continuation.yield(.wake)
+                        }
+                    }
+                case let final:
+                    decision = final
+                    break loop
+                }
+            }
+            group.cancelAll()
+            continuation.finish()
+            transceiver.configuration.logger.debug("discovery done", metadata: [
+                "after": "\(clock.now - startedAt)", "settle-window": "\(finder.window)",
+                "apps": "\(finder.connected.map(\.commandLabel))", "decision": "\(decision.map { "\($0)" } ?? "none")"])
+            return Discovery(decision: decision, finder: finder, outcomes: outcomes, notes: notes)
+        }
+    }
+
+    // MARK: - Sending
+
+    /// Sends `command` to `app` and waits for its reply until the deadline.
+    func exchange<C: ChirpCommand>(_ command: C, with app: Peer) async -> Result<CommandResponse, CommandError> {
+        let remaining = max(deadline - clock.now, .milliseconds(1))
+        let bytes: Data
+        do {
+            bytes = try await transceiver.request(command, to: app, as: Data.self, timeout: remaining)
+        } catch let error as ChirpError {
+            switch error {
+            case .peerDisconnected, .peerNotConnected:
+                return .failure(.connectionLost(app: app.commandLabel))
+            case .requestTimedOut:
+                return .failure(.noReply(app: app.commandLabel, seconds: timeout.seconds))
+            case .remoteFailure(_, _, let message):
+                return .success(.failure(message))
+            case .noResponder(let type, _):
+                return .success(.failure("\(app.name) does not handle \(type) commands (an older version of the app?)"))
+            default:
+                return .failure(.local(error.description))
+            }
+        } catch {
+            return .failure(.local("\(error)"))
+        }
+        do {
+            return .success(try CommandResponse(encoded: bytes))
+        } catch {
+            return .failure(.local("the reply from \(app.commandLabel) is not a command response: \(error)"))
+        }
+    }
+}
+
+extension Duration {
+    /// As fractional seconds.
+    var seconds: Double {
+        Double(components.seconds) + Double(components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,93 @@
+import Chirp
+import Foundation
+import Logging
+
+/// The CLI side of the command channel: finds the app, sends it one command, and returns its reply.
+///
+/// ```swift
+/// var configuration = Configuration(serviceType: "listrctl")
+/// configuration.interface = .loopback
+/// let transmitter = CommandTransmitter(configuration: configuration, timeout: .seconds(5))
+/// let reply = try await transmitter.send(AddItem(title: "milk"))
+/// if case .text(let text) = reply.response { print(text) }
+/// ```
+///
+/// Each call joins the service with a transceiver of its own, waits for the app(s) to connect (see the settle window
+/// in Docs/Commands.md), sends, waits for the reply and leaves. `timeout` bounds the whole call: finding the app and
+/// its reply. A connection that drops while a command is in flight fails at once with
+/// ``CommandError/connectionLost(app:)``, not at the timeout.
+public struct CommandTransmitter: Sendable {
+    /// The transceiver settings: service type, interface, logger, message size limit. The peer name, id and a
+    /// `chirp-role=cli` metadata entry (which tells apps and other tools that this peer is not an app) are set for
+    /// each call.
+    public var configuration: Configuration
+    /// The longest a call takes: to find the app(s) and to get the reply. Default: 10 s.
+    public var timeout: Duration
+    /// A fixed settle window instead of the adaptive one (see Docs/Commands.md). Default: `nil`, adaptive.
+    public var settleWindow: Duration?
+
+    /// Creates a transmitter.
+    public init(configuration: Configuration, timeout: Duration = .seconds(10), settleWindow: Duration? = nil) {
+        self.configuration = configuration
+        self.timeout = timeout
+        self.settleWindow = settleWindow
+    }
+
+    /// Sends `command` to one app and returns its reply.
+    ///
+    /// - Parameter peerName: the app's name; `nil` for the only app of the service.
+    /// - Returns: the reply; a ``CommandResponse/failure(_:)`` response when the app reported a failure.
+    /// - Throws: ``CommandError``: no app found in time, several apps and no name, the connection lost, no reply in
+    ///   time, or a local problem.
+    public func send<C: ChirpCommand>(_ command: C, to peerName: String? = nil) async throws(CommandError) -> CommandReply {
+        let target: AppFinder.Target = peerName.map { .named($0) } ?? .only
+        do {
+            return try await withSession { session in
+                let app = try await session.find(target)
+                let result = await session.exchange(command, with: app)
+                return CommandReply(app: app, response: try result.get())
+            }
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw .local("\(error)")
+        }
+    }
+
+    /// Sends `command` to every app of the service found before discovery settles (and within the timeout), and
+    /// returns what became of each, sorted by app name.
+    ///
+    /// - Throws: ``CommandError/noApp(service:peer:seconds:detail:)`` when none is found, or a local problem.
+    public func sendToAll<C: ChirpCommand>(_ command: C) async throws(CommandError) -> [CommandOutcome] {
+        do {
+            return try await withSession { session in try await session.broadcast(command) }
+        } catch let error as CommandError {
+            throw error
+        } catch {
+            throw .local("\(error)")
+        }
+    }
+
+    /// Runs `body` with a started session, and stops its transceiver whatever happens.
+    private func withSession<T: Sendable>(_ body: (CommandSession) async throws -> T) async throws -> T {
+        var configuration = self.configuration
+        configuration.peerID = UUID().uuidString
+        if configuration.peerName == Configuration.defaultPeerName {
+            let tool = (CommandLine.arguments.first as NSString?)?.lastPathComponent ?? "cli"
+            configuration.peerName = "\(tool)-\(ProcessInfo.processInfo.processIdentifier)"
+        }
+        configuration.metadata[AppFinder.roleKey] = AppFinder.cliRole
+        let session = CommandSession(
+            transceiver: Transceiver(configuration: configuration), timeout: timeout, settleWindow: settleWindow)
+        do {
+            try await session.start()
+            let result = try await body(session)
+            await session.transceiver.stop()
+            return result
+        } catch {
+            await session.transceiver.stop()
+            if let error = error as? ChirpError { throw CommandError.local(error.description) }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import ArgumentParser
+import Chirp
+import Foundation
+
+extension ConnectionOptions {
+    /// Sends `command` as these options say (one app, the one named by `--peer`, or `--all`), prints the outcome,
+    /// and maps it to the documented exit code (``CommandExitCode``): returns on success, throws `ExitCode` otherwise.
+    ///
+    /// ```swift
+    /// func run() async throws {
+    ///     try await connection.run(ListItems())
+    /// }
+    /// ```
+    ///
+    /// Successful replies go to `reply`; by default text is printed on standard output (with a final newline) and
+    /// data written there as is. With `--all`, each reply is preceded by a `== NAME on HOST ==` line. Failures and
+    /// errors go to standard error as `error: ...` lines; with `--all` they name the app.
+    ///
+    /// - Parameter reply: what to do with a successful reply, e.g. save data to a file. An error it throws is
+    ///   printed and gives exit code 1.
+    public func run<C: ChirpCommand>(
+        _ command: C, reply: (@Sendable (CommandReply) throws -> Void)? = nil
+    ) async throws {
+        let code = await send(command, reply: reply ?? Self.printReply)
+        if code != .success { throw ExitCode(code.rawValue) }
+    }
+
+    /// Sends and prints; returns the exit code.
+    func send<C: ChirpCommand>(_ command: C, reply: @Sendable (CommandReply) throws -> Void) async -> CommandExitCode {
+        let transmitter = makeTransmitter()
+        if all {
+            let outcomes: [CommandOutcome]
+            do {
+                outcomes = try await transmitter.sendToAll(command)
+            } catch {
+                StandardStreams.error("error: \(error)")
+                return error.exitCode
+            }
+            var worst = CommandExitCode.success
+            for outcome in outcomes {
+                var code = outcome.exitCode
+                switch outcome.result {
+                case .success(.failure(let message)):
+                    StandardStreams.error("error: \(outcome.label): \(message)")
+                case .success(let response):
+                    StandardStreams.output("== \(outcome.label) ==\n")
+                    code = Self.deliver(CommandReply(app: outcome.app, response: response), to: reply, label: outcome.label)
+                case .failure(let error):
+                    StandardStreams.error("error: \(error)")
+                }
+                if code.rawValue > worst.rawValue { worst = code }
+            }
+            return worst
+        }
+        let answer: CommandReply
+        do {
+            answer = try await transmitter.send(command, to: peer)
+        } catch {
+            StandardStreams.error("error: \(error)")
+            return error.exitCode
+        }
+        if case .failure(let message) = answer.response {
+            StandardStreams.error("error: \(message)")
+            return .appFailure
+        }
+        return Self.deliver(answer, to: reply, label: nil)
+    }
+
+    private static func deliver(_ answer: CommandReply, to reply: (CommandReply) throws -> Void, label: String?) -> CommandExitCode {
+        do {
+            try reply(answer)
+            return .success
+        } catch {
+            StandardStreams.error("error: " + (label.map { "\($0): " } ?? "") + CommandResponse.message(for: error))
+            return .appFailure
+        }
+    }
+
+    /// The default reply handler: text on standard output with a final newline, data as is.
+    @Sendable public static func printReply(_ reply: CommandReply) {
+        switch reply.response {
+        case .text(let text):
+            StandardStreams.output(text.isEmpty || text.hasSuffix("\n") ? text : text + "\n")
+        case .data(let data):
+            StandardStreams.output(data)
+        case .failure(let message):
+            StandardStreams.error("error: \(message)")
+        }
+    }
+}
+
+/// Unbuffered writes to standard output and standard error, so that output and errors interleave in order.
+enum StandardStreams {
+    static func output(_ text: String) { output(Data(text.utf8)) }
+    static func output(_ data: Data) { FileHandle.standardOutput.write(data) }
+    static func error(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
+}

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Chirp
+import Logging
+
+/// Names an app's command channel for its CLI: the service type it advertises unless told otherwise.
+///
+/// ```swift
+/// public enum ListrChannel: CommandChannel {
+///     public static let defaultServiceType = "listrctl"
+/// }
+/// ```
+/// Put it in the module the app and its CLI share, and use it for the app's `--service` default too.
+public protocol CommandChannel: Sendable {
+    /// The DNS-SD service type (1-15 letters, digits, hyphens) the app advertises by default.
+    static var defaultServiceType: String { get }
+}
+
+/// The connection options every subcommand of a CLI shares: `--service`, `--peer`, `--all`, `--timeout`,
+/// `--loopback`, `--verbose`.
+///
+/// ```swift
+/// struct Add: AsyncParsableCommand {
+///     @OptionGroup var connection: ConnectionOptions<ListrChannel>
+///     @Argument var title: String
+///     func run() async throws { try await connection.run(AddItem(title: title)) }
+/// }
+/// ```
+public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sendable {
+    /// `--service TYPE`: the DNS-SD service type the app advertises.
+    @Option(help: ArgumentHelp("The DNS-SD service type the app advertises.", valueName: "TYPE"))
+    public var service: String = Channel.defaultServiceType
+
+    /// `--peer NAME`: the app to talk to, by name, when several run.
+    @Option(help: ArgumentHelp("Talk to the app with this name (needed when several run; they are listed then).", valueName: "NAME"))
+    public var peer: String?
+
+    /// `--all`: send to every app found and print each reply labelled with the app's name and host.
+    @Flag(help: "Send to every app of the service found and print each reply labelled with its name and host.")
+    public var all = false
+
+    /// `--timeout SECONDS`: the longest the command takes, finding the app and waiting for its reply.
+    @Option(help: ArgumentHelp("Seconds to wait in all: to find the app and for its reply.", valueName: "SECONDS"))
+    public var timeout: Double = 10
+
+    /// `--loopback`: look for apps on this machine only.
+    @Flag(help: "Look for apps on this machine only (the loopback interface).")
+    public var loopback = false
+
+    /// `--verbose`: log discovery and connections on standard error.
+    @Flag(help: "Log discovery and connection details on standard error.")
+    public var verbose = false
+
+    /// A fixed settle window, in milliseconds, instead of the adaptive one (see Docs/Commands.md).
+    @Option(name: .customLong("settle-ms"), help: .hidden)
+    public var settleMilliseconds: Int?
+
+    /// Creates the options with their defaults (swift-argument-parser fills them in).
+    public init() {}
+
+    /// Rejects a bad service type, a timeout that is not positive, and `--peer` with `--all`.
+    public func validate() throws {
+        do {
+            _ = try ServiceType(service)
+        } catch {
+            throw ValidationError("--service: \(error)")
+        }
+        guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
+            throw ValidationError("--timeout must be a number of seconds above 0 (and at most 86400), got \(timeout)")
+        }
+        if peer != nil && all { throw ValidationError("--peer and --all cannot be used together") }
+        if let peer, peer.isEmpty { throw ValidationError("--peer needs a name") }
+        if let settleMilliseconds, settleMilliseconds < 0 { throw ValidationError("--settle-ms cannot be negative") }
+    }
+
+    /// A logger that writes to standard error: warnings and errors, or everything with `--verbose`. It is made
+    /// with its own handler, so it works without bootstrapping the logging system.
+    public func makeLogger(label: String = "chirp") -> Logger {
+        var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = verbose ? .debug : .warning
+        return logger
+    }
+
+    /// A transmitter configured from these options.
+    public func makeTransmitter(logger: Logger? = nil) -> CommandTransmitter {
+        var configuration = Configuration(serviceType: service)
+        configuration.interface = loopback ? .loopback : .any
+        configuration.logger = logger ?? makeLogger()
+        return CommandTransmitter(
+            configuration: configuration, timeout: .milliseconds(Int64((timeout * 1000).rounded())),
+            settleWindow: settleMilliseconds.map { .milliseconds($0) })
+    }
+}

@@ -1,0 +1,105 @@
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// Runs listr and listrctl the way a user does, each test on a fresh service type and in a fresh directory.
+final class ListrFixture: Sendable {
+    let service: String
+    let directory: URL
+    private let launched = NIOLockedValueBox<[RunningProcess]>([])
+
+    /// Runs `body` with a fresh fixture, then stops every app it started and removes its directory, whether
+    /// `body` succeeded or not.
+    static func run(_ body: (ListrFixture) async throws -> Void) async throws {
+        let fixture = try ListrFixture()
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.tearDown()
+            throw error
+        }
+        await fixture.tearDown()
+    }
+
+    private init() throws {
+        service = "t" + String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8)
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("listr-tests-\(service)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// Starts `listr --name NAME` with a store in the test directory (or `store`); does not wait.
+    func launchApp(_ name: String, store: String? = nil, extra: [String] = []) throws -> RunningProcess {
+        let app = try RunningProcess(Binaries.listr, [
+            "--name", name, "--store", store ?? path("\(name).json"), "--service", service, "--loopback",
+        ] + extra, in: directory)
+        launched.withLockedValue { $0.append(app) }
+        return app
+    }
+
+    /// Starts listr and waits until it serves commands (it is advertised).
+    func startApp(_ name: String, store: String? = nil, extra: [String] = []) async throws -> RunningProcess {
+        let app = try launchApp(name, store: store, extra: extra)
+        let ready = await app.waitForError(containing: "ready:")
+        try #require(ready, "listr \(name) did not start: \(app.stderr)")
+        return app
+    }
+
+    /// Starts several apps at once and waits until all serve.
+    func startApps(_ names: [String]) async throws -> [RunningProcess] {
+        let apps = try names.map { try launchApp($0) }
+        for (name, app) in zip(names, apps) {
+            let ready = await app.waitForError(containing: "ready:")
+            try #require(ready, "listr \(name) did not start: \(app.stderr)")
+        }
+        return apps
+    }
+
+    /// Runs listrctl with `arguments` plus this fixture's service, loopback and `timeout`, to completion.
+    func ctl(_ arguments: [String], timeout: Double = 15) async throws -> CtlResult {
+        let process = try launchCtl(arguments, timeout: timeout)
+        return await finish(process)
+    }
+
+    func launchCtl(_ arguments: [String], timeout: Double = 15) throws -> (RunningProcess, ContinuousClock.Instant) {
+        let started = ContinuousClock.now
+        let process = try RunningProcess(
+            Binaries.listrctl, arguments + ["--service", service, "--loopback", "--timeout", String(timeout)], in: directory)
+        return (process, started)
+    }
+
+    func finish(_ launched: (RunningProcess, ContinuousClock.Instant)) async -> CtlResult {
+        let status = await launched.0.waitForExit()
+        return CtlResult(
+            status: status, stdout: launched.0.stdout, stderr: launched.0.stderr, elapsed: ContinuousClock.now - launched.1)
+    }
+
+    /// Stops the apps (SIGTERM, then SIGKILL for one that does not stop within 10 s) and removes the directory.
+    private func tearDown() async {
+        let apps = launched.withLockedValue { $0 }
+        for app in apps { app.signal(SIGTERM) }
+        for app in apps {
+            if await !app.waitForExit(timeout: .seconds(10)) { app.signal(SIGKILL) }
+            _ = await app.waitForExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
+    }
+}
+
+/// What a listrctl run gave.
+struct CtlResult: CustomStringConvertible {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+    var elapsed: Duration
+
+    var lines: [String] { stdout.split(separator: "\n").map(String.init) }
+    var description: String { "exit \(status) after \(elapsed)\nstdout: \(stdout)\nstderr: \(stderr)" }
+}
+
+extension String {
+    func leftPadded(to length: Int) -> String {
+        count >= length ? self : String(repeating: "0", count: length - count) + self
+    }
+}
