@@ -20,7 +20,20 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         var instanceOwners: [String: String] = [:]
         var openChannels: [ObjectIdentifier: any Channel] = [:]
         var warnedTypeNames: Set<String> = []
+        /// Peers removed lately. Avahi can report a dead peer's advertisement again for about a second after it was
+        /// withdrawn (from its cache); such a peer stays hidden until a dial confirms it is alive.
+        var recentlyGone: [String: NIODeadline] = [:]
+
+        mutating func forget(_ id: String) {
+            peers[id] = nil
+            let now = NIODeadline.now()
+            recentlyGone = recentlyGone.filter { now - $0.value < Engine.tombstoneLifetime }
+            recentlyGone[id] = now
+        }
     }
+
+    /// How long a removed peer's reappearance is treated as suspect.
+    static let tombstoneLifetime: TimeAmount = .seconds(5)
 
     /// Higher-id peers leave the first dial to the lower-id peer for this long once they are advertised.
     static let dialGrace: TimeAmount = .milliseconds(1000)
@@ -176,7 +189,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     // MARK: - Peers
 
     var availablePeers: [Peer] {
-        state.withLockedValue { $0.peers.values.map(\.snapshot) }.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name }
+        Self.sorted(state.withLockedValue { $0.peers.values.filter(\.isVisible).map(\.snapshot) })
     }
 
     var connections: [PeerConnection] {
@@ -190,7 +203,11 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     var port: Int? { state.withLockedValue { $0.listenPort } }
 
     private func emitPeersChanged(_ state: State) {
-        hub.emit(.availablePeersChanged(state.peers.values.map(\.snapshot).sorted { $0.name < $1.name }))
+        hub.emit(.availablePeersChanged(Self.sorted(state.peers.values.filter(\.isVisible).map(\.snapshot))))
+    }
+
+    private static func sorted(_ peers: [Peer]) -> [Peer] {
+        peers.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name }
     }
 
     // MARK: - Discovery
@@ -223,19 +240,25 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         let address = service.addresses.first { !$0.contains(":") } ?? service.addresses.first
         state.withLockedValue { state in
             guard state.running else { return }
-            let isNew = state.peers[id] == nil
+            let wasVisible = state.peers[id]?.isVisible ?? false
             var entry = state.peers[id] ?? PeerEntry(peer: Peer(id: id, name: name))
+            if state.peers[id] == nil, let gone = state.recentlyGone[id], NIODeadline.now() - gone < Self.tombstoneLifetime {
+                entry.refused = true  // hidden until a dial succeeds
+            }
             entry.peer.name = name
             entry.peer.metadata = metadata
             entry.peer.host = service.host
             entry.peer.addresses = service.addresses.map { $0.contains(":") ? "[\($0)]:\(service.port)" : "\($0):\(service.port)" }
-            if let address { entry.dialAddress = (address, Int(service.port)) }
+            if let address {
+                if let old = entry.dialAddress, old.host != address || old.port != Int(service.port) { entry.refused = false }
+                entry.dialAddress = (address, Int(service.port))
+            }
             entry.instances.insert(service.instanceName)
             entry.stopping = false
             state.instanceOwners[service.instanceName] = id
             state.peers[id] = entry
-            if isNew { hub.emit(.peerAdded(entry.snapshot)) }
-            emitPeersChanged(state)
+            if !wasVisible && entry.isVisible { hub.emit(.peerAdded(entry.snapshot)) }
+            if entry.isVisible { emitPeersChanged(state) }
             scheduleDial(id, state: &state)
         }
     }
@@ -246,9 +269,11 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             entry.instances.remove(instance)
             if !entry.isAdvertised && entry.connection == nil {
                 entry.scheduledDial?.cancel()
-                state.peers[id] = nil
-                hub.emit(.peerRemoved(entry.snapshot))
-                emitPeersChanged(state)
+                state.forget(id)
+                if entry.isVisible {
+                    hub.emit(.peerRemoved(entry.snapshot))
+                    emitPeersChanged(state)
+                }
             } else {
                 state.peers[id] = entry
             }
@@ -265,7 +290,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         // The lower id dials first. The higher id dials at once only while nobody can have discovered it yet;
         // otherwise it gives the lower id a head start, then dials too in case that peer cannot see it.
         var delay = entry.backoff
-        if id < localID && state.advertised { delay = max(delay, Self.dialGrace) }
+        if id < localID && state.advertised && !entry.refused { delay = max(delay, Self.dialGrace) }
         let loop = group.next()
         entry.scheduledDial = loop.scheduleTask(in: delay) { [weak self] in self?.dial(id) }
         state.peers[id] = entry
@@ -306,16 +331,23 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             .connect(host: host, port: port)
             .whenFailure { error in
                 established.fail(error)
-                self.dialEnded(dialedPeerID, succeeded: false, reason: "\(error)")
+                self.dialEnded(dialedPeerID, succeeded: false, reason: "\(error)", refused: Self.isConnectionRefused(error))
             }
         return established.futureResult
     }
 
-    private func dialEnded(_ id: String?, succeeded: Bool, reason: String?) {
+    private func dialEnded(_ id: String?, succeeded: Bool, reason: String?, refused: Bool = false) {
         guard let id else { return }
         state.withLockedValue { state in
             guard var entry = state.peers[id] else { return }
             entry.dialing = false
+            if refused && !entry.refused && entry.connection == nil {
+                // Nothing listens where the peer is advertised: a stale advertisement of a process that is gone.
+                entry.refused = true
+                state.peers[id] = entry
+                hub.emit(.peerRemoved(entry.snapshot))
+                emitPeersChanged(state)
+            }
             if !succeeded {
                 entry.failures += 1
                 if let reason {
@@ -325,6 +357,15 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             state.peers[id] = entry
             scheduleDial(id, state: &state)
         }
+    }
+
+    /// Whether a connect error says that nothing listens at that address.
+    static func isConnectionRefused(_ error: any Error) -> Bool {
+        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+        if let error = error as? NIOConnectionError {
+            return !error.connectionErrors.isEmpty && error.connectionErrors.allSatisfy { isConnectionRefused($0.error) }
+        }
+        return false
     }
 
     // MARK: - ConnectionDelegate
@@ -337,8 +378,9 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
                 retire = connection
                 return
             }
-            let isNew = state.peers[id] == nil
+            let wasVisible = state.peers[id]?.isVisible ?? false
             var entry = state.peers[id] ?? PeerEntry(peer: connection.peer)
+            entry.refused = false
             entry.peer.name = connection.remote.name
             entry.peer.metadata = connection.remote.metadata
             if connection.role == .dialer { entry.dialing = false }
@@ -358,7 +400,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             entry.scheduledDial?.cancel()
             entry.scheduledDial = nil
             state.peers[id] = entry
-            if isNew { hub.emit(.peerAdded(entry.snapshot)) }
+            if !wasVisible { hub.emit(.peerAdded(entry.snapshot)) }
             hub.emit(.peerConnected(entry.snapshot))
             emitPeersChanged(state)
         }
@@ -386,7 +428,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
                 state.peers[id] = entry
                 scheduleDial(id, state: &state)
             } else {
-                state.peers[id] = nil
+                state.forget(id)
                 hub.emit(.peerRemoved(peer))
             }
             emitPeersChanged(state)

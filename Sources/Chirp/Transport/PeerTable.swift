@@ -20,6 +20,12 @@ struct PeerEntry {
     var failures = 0
     /// The peer said it is stopping: do not redial until it is advertised again.
     var stopping = false
+    /// The last dial was refused (nothing listens at the advertised port): the advertisement is stale, left by a
+    /// process that died. Such a peer is hidden from the available peers until a connection succeeds.
+    var refused = false
+
+    /// Whether users see this peer among the available peers.
+    var isVisible: Bool { connection != nil || !refused }
 
     var isAdvertised: Bool { !instances.isEmpty }
 
