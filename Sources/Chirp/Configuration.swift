@@ -74,6 +74,31 @@ public struct Configuration: Sendable {
     /// The event loops that run connections. Default: NIO's shared `MultiThreadedEventLoopGroup.singleton`.
     public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
+    /// How connections are protected.
+    public enum Security: Sendable {
+        /// Open: any host that can reach the port can connect, send messages and read traffic. For demos and
+        /// trusted networks.
+        case none
+        /// Peers holding the same ``SharedSecret`` authenticate each other and encrypt everything (TLS 1.2 with a
+        /// pre-shared key derived from the secret and the service type). Peers without it cannot connect.
+        case sharedSecret(SharedSecret)
+    }
+
+    /// How connections are protected. Default: ``Security/none`` (open).
+    public var security: Security = .none
+    /// Decides, per peer, whether a connection is accepted, after the peer has proven it holds the shared secret
+    /// (if any) and introduced itself. Return `false` to refuse: both sides log why, and the peer is retried only with
+    /// a long backoff. In the spirit of MultipeerKit's invitation handler. Default: `nil` (accept every peer).
+    ///
+    /// ```swift
+    /// configuration.acceptPolicy = { candidate in candidate.peer.name != "mallory" }
+    /// ```
+    public var acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)?
+    /// Inbound connections allowed to be in their handshake at once; more are closed at once, so a flood of stalled
+    /// connections cannot use up the process's sockets. Each is dropped after ``handshakeTimeout`` anyway.
+    /// Default: 256.
+    public var maximumPendingHandshakes: Int = 256
+
     /// A configuration for `serviceType` with every other setting at its default.
     public init(serviceType: String = "chirp") {
         self.serviceType = serviceType
@@ -110,6 +135,7 @@ public struct Configuration: Sendable {
             throw ChirpError.invalidConfiguration("maximumMessageSize must be at least 1024 bytes")
         }
         if outboundLimit < 1 { throw ChirpError.invalidConfiguration("outboundLimit must be positive") }
+        if maximumPendingHandshakes < 1 { throw ChirpError.invalidConfiguration("maximumPendingHandshakes must be positive") }
         if heartbeatInterval <= .zero || heartbeatTimeout <= heartbeatInterval {
             throw ChirpError.invalidConfiguration("heartbeatTimeout must be longer than heartbeatInterval, and both positive")
         }
@@ -126,6 +152,12 @@ public struct Configuration: Sendable {
         case .loopback: return DNSSDEnvironment.interfaceIndex(named: "lo") ?? 0
         case .named(let name): return DNSSDEnvironment.interfaceIndex(named: name) ?? 0
         }
+    }
+
+    /// The shared secret, if any.
+    var sharedSecret: SharedSecret? {
+        if case .sharedSecret(let secret) = security { return secret }
+        return nil
     }
 
     /// The address the listener binds.

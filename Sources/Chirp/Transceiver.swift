@@ -74,9 +74,9 @@ public final class Transceiver: Sendable {
 
     private func startEngine() throws -> EventLoopFuture<Int>? {
         let serviceType = try configuration.validated()
-        let created: Engine? = engine.withLockedValue { engine in
+        let created: Engine? = try engine.withLockedValue { engine in
             guard engine == nil else { return nil }
-            let new = Engine(configuration: configuration, serviceType: serviceType, router: router, hub: hub)
+            let new = try Engine(configuration: configuration, serviceType: serviceType, router: router, hub: hub)
             engine = new
             return new
         }

@@ -3,6 +3,7 @@ import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 /// One run of a transceiver, from `resume()` to `stop()`: the listener, discovery, the peer table and the dialer.
 ///
@@ -20,6 +21,9 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         var instanceOwners: [String: String] = [:]
         var openChannels: [ObjectIdentifier: any Channel] = [:]
         var warnedTypeNames: Set<String> = []
+        /// Inbound channels still in their handshake.
+        var pendingInbound: Set<ObjectIdentifier> = []
+        var warnedPendingLimit = false
         /// Peers removed lately. Avahi can report a dead peer's advertisement again for about a second after it was
         /// withdrawn (from its cache); such a peer stays hidden until a dial confirms it is alive.
         var recentlyGone: [String: NIODeadline] = [:]
@@ -48,14 +52,24 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     private let group: any EventLoopGroup
     private let state = NIOLockedValueBox(State())
 
-    init(configuration: Configuration, serviceType: ServiceType, router: Router, hub: EventHub) {
+    init(configuration: Configuration, serviceType: ServiceType, router: Router, hub: EventHub) throws {
+        let tls: TLSContexts?
+        if let secret = configuration.sharedSecret {
+            do {
+                tls = try TLSContexts(secret: secret, serviceType: serviceType)
+            } catch {
+                throw ChirpError.invalidConfiguration("could not set up TLS for the shared secret: \(error)")
+            }
+        } else {
+            tls = nil
+        }
         self.configuration = configuration
         self.serviceType = serviceType
         self.router = router
         self.hub = hub
         self.logger = configuration.logger
         self.group = configuration.eventLoopGroup
-        self.settings = ConnectionSettings(configuration)
+        self.settings = ConnectionSettings(configuration, tls: tls)
         self.localHello = Hello(
             peerID: configuration.peerID, name: configuration.peerName, service: serviceType.name,
             metadata: configuration.metadata)
@@ -74,6 +88,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard self.track(channel) else { throw ChirpError.notRunning }
+                    guard self.admitInbound(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
                         role: .acceptor, local: self.localHello, settings: self.settings, delegate: self,
                         dialedPeerID: nil, host: nil, established: nil)
@@ -106,6 +121,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         txt.set(TXTRecord.ReservedKey.peerID, localID)
         txt.set(TXTRecord.ReservedKey.name, configuration.peerName)
         txt.set(TXTRecord.ReservedKey.protocolVersion, String(Hello.currentProtocolVersion))
+        if configuration.sharedSecret != nil { txt.set(TXTRecord.ReservedKey.secure, "1") }
         for (key, value) in configuration.metadata.sorted(by: { $0.key < $1.key }) { txt.set(key, value) }
         let discovery = ServiceDiscovery(
             serviceType: serviceType, domain: configuration.domain, interfaceIndex: configuration.interfaceIndex,
@@ -186,6 +202,27 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         return accepted
     }
 
+    /// Counts an inbound channel as pending until its handshake ends; `false` (close it) when too many are pending.
+    private func admitInbound(_ channel: any Channel) -> Bool {
+        let id = ObjectIdentifier(channel)
+        let (admitted, warn) = state.withLockedValue { state -> (Bool, Bool) in
+            guard state.pendingInbound.count < configuration.maximumPendingHandshakes else {
+                defer { state.warnedPendingLimit = true }
+                return (false, !state.warnedPendingLimit)
+            }
+            state.pendingInbound.insert(id)
+            return (true, false)
+        }
+        if warn {
+            logger.warning("too many connections in their handshake at once; closing new ones until some finish", metadata: [
+                "limit": "\(configuration.maximumPendingHandshakes)"])
+        }
+        if admitted {
+            channel.closeFuture.whenComplete { _ in self.state.withLockedValue { _ = $0.pendingInbound.remove(id) } }
+        }
+        return admitted
+    }
+
     // MARK: - Peers
 
     var availablePeers: [Peer] {
@@ -235,6 +272,13 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             return
         }
         let name = service.txt[TXTRecord.ReservedKey.name] ?? service.instanceName
+        let peerUsesSecret = service.txt[TXTRecord.ReservedKey.secure] == "1"
+        let securityMismatch: String?
+        switch (peerUsesSecret, configuration.sharedSecret != nil) {
+        case (true, false): securityMismatch = "\(name) requires a shared secret: set CHIRP_SECRET or use --secret-file"
+        case (false, true): securityMismatch = "\(name) does not use a shared secret, and we do: not connecting"
+        default: securityMismatch = nil
+        }
         var metadata = service.txt.dictionary
         for key in TXTRecord.ReservedKey.all { metadata[key] = nil }
         let address = service.addresses.first { !$0.contains(":") } ?? service.addresses.first
@@ -255,6 +299,11 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             }
             entry.instances.insert(service.instanceName)
             entry.stopping = false
+            if let securityMismatch, entry.securityMismatch == nil {
+                logger.warning("\(securityMismatch)")
+                hub.emit(.connectionRefused(peer: name, reason: securityMismatch))
+            }
+            entry.securityMismatch = securityMismatch
             state.instanceOwners[service.instanceName] = id
             state.peers[id] = entry
             if !wasVisible && entry.isVisible { hub.emit(.peerAdded(entry.snapshot)) }
@@ -285,7 +334,8 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     /// Schedules a dial to `id` if it is advertised, not connected and not being dialed. Called with the lock held.
     private func scheduleDial(_ id: String, state: inout State) {
         guard state.running, var entry = state.peers[id], entry.connection == nil, !entry.dialing,
-              entry.scheduledDial == nil, entry.isAdvertised, !entry.stopping, entry.dialAddress != nil
+              entry.scheduledDial == nil, entry.isAdvertised, !entry.stopping, entry.dialAddress != nil,
+              entry.securityMismatch == nil
         else { return }
         // The lower id dials first. The higher id dials at once only while nobody can have discovered it yet;
         // otherwise it gives the lower id a head start, then dials too in case that peer cannot see it.
@@ -374,6 +424,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         let id = connection.remote.peerID
         var retire: PeerConnection?
         state.withLockedValue { state in
+            state.pendingInbound.remove(ObjectIdentifier(connection.channel))
             guard state.running else {
                 retire = connection
                 return
@@ -438,21 +489,46 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     }
 
     func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?) {
-        if let error = error as? HandshakeError {
+        let explained = error.flatMap(explain)
+        var refused = false
+        if let explained {
             let who = dialedPeerID.flatMap { id in state.withLockedValue { $0.peers[id]?.peer.description } } ?? remote
-            switch error {
+            switch explained {
             case .connectedToSelf:
                 logger.debug("skipped a connection to ourselves", metadata: ["remote": "\(remote)"])
+            case .timedOut:
+                logger.notice("connection from \(who) dropped: \(explained)")
             default:
-                logger.warning("peer \(who) refused: \(error)")
-                hub.emit(.connectionRefused(peer: who, reason: error.description))
+                refused = true
+                logger.warning("peer \(who) refused: \(explained)")
+                hub.emit(.connectionRefused(peer: who, reason: explained.description))
             }
         } else if let error {
             logger.notice("connection from \(remote) dropped before its handshake: \(error)")
         } else {
             logger.debug("connection closed before its handshake", metadata: ["remote": "\(remote)", "role": "\(role)"])
         }
-        if role == .dialer { dialEnded(dialedPeerID, succeeded: false, reason: nil) }
+        if role == .dialer {
+            if refused, let id = dialedPeerID {
+                // A refusal will not change by itself: wait long before asking again.
+                state.withLockedValue { state in
+                    guard var entry = state.peers[id] else { return }
+                    entry.failures = max(entry.failures, PeerEntry.refusalFailures)
+                    state.peers[id] = entry
+                }
+            }
+            dialEnded(dialedPeerID, succeeded: false, reason: nil)
+        }
+    }
+
+    /// Turns a handshake-time error into the reason both sides log.
+    private func explain(_ error: any Error) -> HandshakeError? {
+        if let error = error as? HandshakeError { return error }
+        if let error = error as? FrameDecodingError, error.reason == .tlsRecord { return .remoteRequiresSecret }
+        if configuration.sharedSecret != nil, error is NIOSSLError || error is BoringSSLError {
+            return .secretMismatch(detail: "\(error)")
+        }
+        return nil
     }
 
     func route(_ message: MessageBody, from connection: PeerConnection) {

@@ -19,18 +19,27 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private enum State {
         case waiting
+        /// The remote hello is fine; the accept policy is deciding. Frames that arrive meanwhile are held.
+        case deciding(remote: Hello, held: [Frame], heldBytes: Int)
         case done
     }
 
+    /// Frames held while the accept policy decides, at most this many bytes.
+    static let maximumHeldBytes = 1 << 20
+
     private let local: Hello
     private let timeout: TimeAmount
+    private let role: ConnectionRole
+    private let acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)?
     private var state = State.waiting
     private var sentHello = false
     private var deadline: Scheduled<Void>?
 
-    init(local: Hello, timeout: TimeAmount) {
+    init(local: Hello, timeout: TimeAmount, role: ConnectionRole = .acceptor, acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil) {
         self.local = local
         self.timeout = timeout
+        self.role = role
+        self.acceptPolicy = acceptPolicy
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -59,7 +68,10 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let seconds = Double(timeout.nanoseconds) / 1e9
         deadline = context.eventLoop.scheduleTask(in: timeout) { [self] in
-            guard case .waiting = self.state else { return }
+            switch self.state {
+            case .waiting, .deciding: break
+            case .done: return
+            }
             let context = loopBoundContext.value
             context.fireErrorCaught(HandshakeError.timedOut(seconds: seconds))
             context.close(promise: nil)
@@ -67,9 +79,21 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .waiting = state else {
+        switch state {
+        case .done:
             context.fireChannelRead(data)
             return
+        case .deciding(let remote, var held, let heldBytes):
+            let frame = unwrapInboundIn(data)
+            guard heldBytes + frame.body.readableBytes <= Self.maximumHeldBytes else {
+                refuse(context: context, error: .malformedHello("sent over \(Self.maximumHeldBytes) bytes before being accepted"))
+                return
+            }
+            held.append(frame)
+            state = .deciding(remote: remote, held: held, heldBytes: heldBytes + frame.body.readableBytes)
+            return
+        case .waiting:
+            break
         }
         let frame = unwrapInboundIn(data)
         switch frame.knownKind {
@@ -80,10 +104,11 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
                     refuse(context: context, error: refusal)
                     return
                 }
-                state = .done
-                deadline?.cancel()
-                context.fireUserInboundEventTriggered(HandshakeCompleted(remote: remote))
-                context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
+                if let acceptPolicy {
+                    decide(context: context, remote: remote, policy: acceptPolicy)
+                } else {
+                    complete(context: context, remote: remote, held: [])
+                }
             } catch let error as HandshakeError {
                 refuse(context: context, error: error)
             } catch {
@@ -99,6 +124,35 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.fireErrorCaught(HandshakeError.unexpectedFrame(kind: frame.kind))
             context.close(promise: nil)
         }
+    }
+
+    /// Asks the accept policy (off the event loop), then completes or refuses the handshake.
+    private func decide(context: ChannelHandlerContext, remote: Hello, policy: @escaping @Sendable (ConnectionCandidate) async -> Bool) {
+        state = .deciding(remote: remote, held: [], heldBytes: 0)
+        let address = context.remoteAddress.map(PeerChannelHandler.text(of:)) ?? "unknown"
+        let candidate = ConnectionCandidate(
+            peer: Peer(id: remote.peerID, name: remote.name, metadata: remote.metadata, addresses: [address]),
+            address: address, isInbound: role == .acceptor)
+        let promise = context.eventLoop.makePromise(of: Bool.self)
+        promise.completeWithTask { await policy(candidate) }
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        promise.futureResult.whenSuccess { accepted in
+            let (handler, context) = loopBound.value
+            guard case .deciding(_, let held, _) = handler.state else { return }  // closed meanwhile
+            if accepted {
+                handler.complete(context: context, remote: remote, held: held)
+            } else {
+                handler.refuse(context: context, error: .notAccepted(name: remote.name))
+            }
+        }
+    }
+
+    private func complete(context: ChannelHandlerContext, remote: Hello, held: [Frame]) {
+        state = .done
+        deadline?.cancel()
+        context.fireUserInboundEventTriggered(HandshakeCompleted(remote: remote))
+        for frame in held { context.fireChannelRead(wrapInboundOut(frame)) }
+        context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
 
     /// Tells the remote why, then closes.

@@ -24,6 +24,12 @@ struct PeerEntry {
     /// process that died. Such a peer is hidden from the available peers until a connection succeeds.
     var refused = false
 
+    /// Why we do not dial this peer: one of us uses a shared secret and the other does not.
+    var securityMismatch: String?
+
+    /// Failures counted after a refusal (wrong secret, accept policy): the next dial waits about 6 s, then longer.
+    static let refusalFailures = 7
+
     /// Whether users see this peer among the available peers.
     var isVisible: Bool { connection != nil || !refused }
 

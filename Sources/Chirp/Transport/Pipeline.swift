@@ -4,7 +4,7 @@ import NIOCore
 extension ChannelPipeline.SynchronousOperations {
     /// Installs Chirp's protocol on a new TCP channel, in order:
     ///
-    /// 1. (the place for a TLS handler, which must come first)
+    /// 1. TLS (`NIOSSLServerHandler` / `NIOSSLClientHandler`), when a shared secret is configured
     /// 2. ``FrameDecoder``: bytes -> frames, with the size limits
     /// 3. ``HandshakeHandler``: exchanges and checks hellos, then removes itself
     /// 4. `IdleStateHandler`: heartbeat timers
@@ -15,8 +15,9 @@ extension ChannelPipeline.SynchronousOperations {
         role: ConnectionRole, local: Hello, settings: ConnectionSettings, delegate: any ConnectionDelegate,
         dialedPeerID: String?, host: String?, established: EventLoopPromise<PeerConnection>?
     ) throws {
+        if let tls = settings.tls { try addHandler(try tls.handler(for: role)) }
         try addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
-        try addHandler(HandshakeHandler(local: local, timeout: settings.handshakeTimeout))
+        try addHandler(HandshakeHandler(local: local, timeout: settings.handshakeTimeout, role: role, acceptPolicy: settings.acceptPolicy))
         try addHandler(IdleStateHandler(readTimeout: settings.heartbeatTimeout, writeTimeout: settings.heartbeatInterval))
         try addHandler(PeerChannelHandler(
             delegate: delegate, role: role, localID: local.peerID, dialedPeerID: dialedPeerID, host: host,
@@ -34,8 +35,12 @@ struct ConnectionSettings: Sendable {
     var heartbeatTimeout: TimeAmount
     var connectTimeout: TimeAmount
     var logger: Logger
+    var tls: TLSContexts?
+    var acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)?
 
-    init(_ configuration: Configuration) {
+    init(_ configuration: Configuration, tls: TLSContexts?) {
+        self.tls = tls
+        acceptPolicy = configuration.acceptPolicy
         maximumMessageSize = configuration.maximumMessageSize
         outboundLimit = configuration.outboundLimit
         handshakeTimeout = configuration.handshakeTimeout.timeAmount

@@ -6,6 +6,8 @@ struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
         case emptyFrame
         case frameTooLarge(length: UInt32, limit: Int)
         case truncatedFrame(missing: Int)
+        /// The first bytes are a TLS handshake record: the peer uses a shared secret and we do not.
+        case tlsRecord
     }
 
     var reason: Reason
@@ -18,6 +20,8 @@ struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
             return "received a frame of \(length) bytes, over the limit of \(limit) bytes"
         case .truncatedFrame(let missing):
             return "connection closed in the middle of a frame (\(missing) bytes missing)"
+        case .tlsRecord:
+            return "the peer started a TLS handshake: it requires a shared secret, and we have none"
         }
     }
 }
@@ -82,6 +86,9 @@ struct FrameDecoder: ByteToMessageDecoder {
     /// Decodes one frame if the buffer holds a whole one; pure, so it is also what the fuzzer drives.
     mutating func decodeFrame(from buffer: inout ByteBuffer) throws -> Frame? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
+        if case .awaitingHello = state, length >> 16 == 0x1603 {
+            throw FrameDecodingError(reason: .tlsRecord)  // 0x16 0x03: a TLS handshake record, not a hello
+        }
         guard length > 0 else { throw FrameDecodingError(reason: .emptyFrame) }
         let limit = currentLimit
         guard length <= limit else { throw FrameDecodingError(reason: .frameTooLarge(length: length, limit: limit)) }

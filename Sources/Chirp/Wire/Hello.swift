@@ -93,6 +93,12 @@ enum HandshakeError: Error, Equatable, CustomStringConvertible {
     case connectedToSelf
     case refusedByRemote(reason: String)
     case timedOut(seconds: Double)
+    /// The TLS handshake failed while we use a shared secret.
+    case secretMismatch(detail: String)
+    /// The remote speaks TLS but we have no shared secret.
+    case remoteRequiresSecret
+    /// The accept policy said no.
+    case notAccepted(name: String)
 
     var description: String {
         switch self {
@@ -103,6 +109,11 @@ enum HandshakeError: Error, Equatable, CustomStringConvertible {
         case .connectedToSelf: return "connected to itself"
         case .refusedByRemote(let reason): return "the peer refused the connection: \(reason)"
         case .timedOut(let seconds): return "no handshake within \(seconds) s"
+        case .secretMismatch(let detail):
+            return "shared secret does not match, or the peer does not use one (TLS handshake failed: \(detail))"
+        case .remoteRequiresSecret:
+            return "the peer requires a shared secret: set CHIRP_SECRET or use --secret-file"
+        case .notAccepted(let name): return "\(name) was not accepted by the accept policy"
         }
     }
 }
