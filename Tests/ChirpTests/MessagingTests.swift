@@ -46,7 +46,7 @@ final class Collected<T: Sendable>: Sendable {
     var values: [T] { box.withLockedValue { $0 } }
 
     func waitForCount(_ count: Int, timeout: Double = 20) async throws {
-        try await withTimeout(timeout, "\(count) values (have \(values.count))") {
+        try await withTimeout(timeout, "\(count) values (have \(self.values.count))") {
             while self.values.count < count { try await Task.sleep(for: .milliseconds(10)) }
         }
     }

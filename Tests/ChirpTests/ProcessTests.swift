@@ -6,7 +6,7 @@ import Testing
 extension LiveTests {
 @Suite struct ProcessTests {
     func chat(_ name: String, _ type: String) throws -> ChildProcess {
-        try ChildProcess(binaryPath("chat"), ["--name", name, "--service", type, "--loopback"], name: name)
+        try ChildProcess(binaryPath("chat"), ["--name", name, "--service", type, "--loopback", "--log-level", "debug"], name: name)
     }
 
     @Test func twoChatProcessesTalk() async throws {

@@ -526,7 +526,18 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         if let error = error as? HandshakeError { return error }
         if let error = error as? FrameDecodingError, error.reason == .tlsRecord { return .remoteRequiresSecret }
         if configuration.sharedSecret != nil, error is NIOSSLError || error is BoringSSLError {
-            return .secretMismatch(detail: "\(error)")
+            let text = "\(error)"
+            let detail: String
+            if text.contains("BAD_RECORD_MAC") || text.contains("BAD_DECRYPT") || text.contains("DECRYPT_ERROR") {
+                detail = "the keys differ"
+            } else if text.contains("WRONG_VERSION_NUMBER") || text.contains("HTTP_REQUEST") || text.contains("UNEXPECTED_RECORD") {
+                detail = "the peer does not speak TLS"
+            } else if text.contains("NO_SHARED_CIPHER") || text.contains("HANDSHAKE_FAILURE") {
+                detail = "no common cipher or key"
+            } else {
+                detail = String(text.prefix(200))
+            }
+            return .secretMismatch(detail: detail)
         }
         return nil
     }

@@ -195,22 +195,17 @@ final class PeerConnection: @unchecked Sendable {
         pendingPings.removeValue(forKey: id)?.succeed(())
     }
 
-    /// The peer said goodbye. For a duplicate, answer in kind (if not done yet) and close; otherwise the peer is
-    /// stopping: close now.
+    /// The peer said goodbye.
+    ///
+    /// For a duplicate: if we retired this connection too, both sides are done with it: close. If we did not (the
+    /// connection that wins the tie-break has not completed on our side yet), keep using it until that connection
+    /// arrives: the engine then retires this one, which sends our goodbye and lets the peer close it. Otherwise the
+    /// peer is stopping: close now.
     func receivedGoodbye(reason: String) {
         eventLoop.preconditionInEventLoop()
         guard let context else { return }
-        let channel = self.channel
         if reason == GoodbyeReason.duplicate {
-            if !retired {
-                retired = true
-                outbound.withLockedValue { $0.closed = true }
-                drain()
-                let frame = FrameWriter.frame(.goodbye, text: GoodbyeReason.duplicate, allocator: channel.allocator)
-                context.writeAndFlush(NIOAny(frame)).whenComplete { _ in channel.close(promise: nil) }
-            } else {
-                context.close(promise: nil)
-            }
+            if retired { context.close(promise: nil) }
         } else {
             peerIsStopping = true
             context.close(promise: nil)

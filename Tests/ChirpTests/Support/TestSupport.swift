@@ -36,15 +36,15 @@ struct TimeoutError: Error, CustomStringConvertible {
 }
 
 /// Runs `body`, failing with `TimeoutError` after `seconds`.
-func withTimeout<T: Sendable>(_ seconds: Double, _ what: String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(_ seconds: Double, _ what: @autoclosure @escaping @Sendable () -> String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
             try await Task.sleep(for: .seconds(seconds))
-            throw TimeoutError(what: what, seconds: seconds)
+            throw TimeoutError(what: what(), seconds: seconds)
         }
         defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw TimeoutError(what: what, seconds: seconds) }
+        guard let first = try await group.next() else { throw TimeoutError(what: what(), seconds: seconds) }
         return first
     }
 }
@@ -92,7 +92,7 @@ extension Transceiver {
     func waitForConnectedPeers(_ count: Int, timeout: Double = 20) async throws -> [Peer] {
         let events = self.events
         if connectedPeers.count >= count { return connectedPeers }
-        return try await withTimeout(timeout, "\(count) connected peers (have \(connectedPeers.map(\.name)))") {
+        return try await withTimeout(timeout, "\(count) connected peers (have \(self.connectedPeers.map(\.name)))") {
             for await event in events {
                 if case .availablePeersChanged = event, self.connectedPeers.count >= count { return self.connectedPeers }
                 if self.connectedPeers.count >= count { return self.connectedPeers }
