@@ -30,6 +30,7 @@ BOB_SAYS="hi alice, bob here"
 WORK_DIR=""
 CHAT_BIN="${CHAT_BIN:-}"
 CHIRP_BIN="${CHIRP_BIN:-}"
+LISTR_PID=""
 LINE_BUFFERED=()                        # stdbuf -oL, so output reaches the log files line by line
 PEERS=()
 declare -A PEER_PID=() PEER_FD=() SHOWN=()
@@ -67,6 +68,7 @@ cleanup() {
             kill -KILL "$pid" 2>/dev/null || true
         fi
     done
+    if [[ -n $LISTR_PID ]]; then kill "$LISTR_PID" 2>/dev/null || true; fi
     if [[ -n $WORK_DIR ]]; then rm -rf "$WORK_DIR"; fi
 }
 trap cleanup EXIT
@@ -226,6 +228,38 @@ step_stop_peers() {
     stop_peers
 }
 
+# listr is a small to-do app that keeps running; listrctl drives it from the terminal over Chirp.
+step_listr() {
+    local bin listr_log="$WORK_DIR/listr.log" store="$WORK_DIR/todo.json" type="$SERVICE-l" out status=0
+    bin="$(dirname "$CHAT_BIN")"
+    [[ -x $bin/listr && -x $bin/listrctl ]] || fail "listr/listrctl not built (run $SWIFT build)"
+    step "start the listr app (a to-do list in $store) on service type $type"
+    "$bin/listr" --store "$store" --name kitchen --service "$type" >"$listr_log" 2>&1 &
+    LISTR_PID=$!
+    local deadline=$(($(now_ms) + DEMO_TIMEOUT * 1000))
+    until grep -q "ready" "$listr_log"; do
+        (($(now_ms) < deadline)) || fail "listr did not start: $(cat "$listr_log")"
+        kill -0 "$LISTR_PID" 2>/dev/null || fail "listr exited: $(cat "$listr_log")"
+        sleep 0.05
+    done
+    say "listr is running (pid $LISTR_PID)"
+
+    step "listrctl drives the running app: add two items, mark one done, list them"
+    for args in "item add buy-milk" "item add call-mum" "item done 1" "item list"; do
+        printf '    $ listrctl %s --service %s\n' "$args" "$type"
+        # shellcheck disable=SC2086
+        out=$("$bin/listrctl" $args --service "$type" --timeout 10 2>&1) || status=$?
+        printf '%s\n' "$out" | sed 's/^/    listrctl | /'
+        ((status == 0)) || fail "listrctl $args exited with status $status"
+    done
+    grep -q "buy-milk" <<<"$out" || fail "listrctl item list did not show the added item"
+    kill "$LISTR_PID" 2>/dev/null || true
+    wait "$LISTR_PID" 2>/dev/null || true
+    LISTR_PID=""
+    say "listr stopped; its store $store kept the list:"
+    sed 's/^/    todo.json | /' "$store"
+}
+
 main() {
     prepare
     step_start_peers
@@ -234,7 +268,8 @@ main() {
     step_bob_to_alice
     step_browse
     step_stop_peers
-    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start); chirp browse listed them\n' "$EXCHANGE_TIME"
+    step_listr
+    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start); chirp browse listed them; listrctl drove listr\n' "$EXCHANGE_TIME"
 }
 
 main "$@"

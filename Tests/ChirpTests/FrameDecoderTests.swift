@@ -162,6 +162,17 @@ import Testing
         #expect(throws: MalformedFrameError.self) { try FrameParser.response(body) }
     }
 
+    @Test func theProtocolDocumentsExampleIsWhatChirpSends() throws {
+        struct Line: Encodable { var text: String }
+        let frame = try PayloadCoding.frame(Line(text: "hi"), typeName: "chat.line", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+        let documented: [UInt8] = [
+            0x00, 0x00, 0x00, 0x1a, 0x03, 0x00, 0x00, 0x09,
+            0x63, 0x68, 0x61, 0x74, 0x2e, 0x6c, 0x69, 0x6e, 0x65,
+            0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0x68, 0x69, 0x22, 0x7d,
+        ]
+        #expect(Array(frame.readableBytesView) == documented)
+    }
+
     @Test func tooLargeMessagesAreRefusedBeforeSending() {
         #expect(throws: ChirpError.self) {
             try PayloadCoding.frame(String(repeating: "x", count: 5000), typeName: "big", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
