@@ -7,6 +7,10 @@ let package = Package(
     products: [
         .library(name: "Chirp", targets: ["Chirp"]),
         .executable(name: "chat", targets: ["chat"]),
+        .library(name: "ChirpLogs", targets: ["ChirpLogs"]),
+        .executable(name: "chirp", targets: ["chirp"]),
+        .executable(name: "logdemo", targets: ["logdemo"]),
+        .executable(name: "logbench", targets: ["logbench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -38,6 +42,59 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Examples/Chat"
+        ),
+        // The log-streaming channel: a swift-log backend that streams records to `chirp logs` viewers.
+        .target(
+            name: "ChirpLogs",
+            dependencies: [
+                "Chirp",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        // The `chirp` command-line tool. `chirp logs` lives in Sources/chirp/Logs/.
+        .executableTarget(
+            name: "chirp",
+            dependencies: [
+                "Chirp",
+                "ChirpLogs",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "logdemo",
+            dependencies: [
+                "Chirp",
+                "ChirpLogs",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Examples/LogDemo"
+        ),
+        .executableTarget(
+            name: "logbench",
+            dependencies: [
+                "Chirp",
+                "ChirpLogs",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/LogBench"
+        ),
+        .testTarget(
+            name: "ChirpLogsTests",
+            dependencies: [
+                "Chirp",
+                "ChirpLogs",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "ChirpTests",
