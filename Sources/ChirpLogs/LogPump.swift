@@ -21,6 +21,8 @@ final class LogPump: @unchecked Sendable {
     let streamID: String
     let configuration: LogSourceConfiguration
     weak var transceiver: Transceiver?
+    /// Where problems are logged (set once, before the source starts).
+    var logger = Logger(label: "chirp.logs")
 
     private var sessions: [Session] = []
     private var subscribers: [Subscriber] = []
@@ -148,7 +150,7 @@ final class LogPump: @unchecked Sendable {
             do {
                 try spool.append(entries, first: first.sequence, last: last.sequence, count: records.count)
             } catch {
-                configuration.transceiver.logger.error("log spool: \(error)")
+                logger.error("log spool: \(error)")
             }
             spooledThrough = last.sequence
             worked = true
@@ -215,7 +217,7 @@ final class LogPump: @unchecked Sendable {
                 }
                 worked = true
             } catch {
-                configuration.transceiver.logger.debug(
+                logger.debug(
                     "log viewer dropped", metadata: ["peer": "\(session.peer)", "reason": "\(error)"])
                 return (worked, false)
             }

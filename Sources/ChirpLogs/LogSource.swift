@@ -68,6 +68,10 @@ public final class LogSource: Sendable {
         transceiverConfiguration.metadata[LogProtocol.Key.host] = host
         transceiverConfiguration.metadata[LogProtocol.Key.pid] = String(pid)
         transceiverConfiguration.metadata[LogProtocol.Key.stream] = streamID
+        transceiverConfiguration.logger = configuration.networkLogger ?? Logger(label: "chirp.logs") { label in
+            ChirpLogHandler(label: label, buffer: buffer, logLevel: .notice, metadataProvider: nil)
+        }
+        pump.logger = transceiverConfiguration.logger
         let transceiver = Transceiver(configuration: transceiverConfiguration)
         self.transceiver = transceiver
         pump.transceiver = transceiver

@@ -32,10 +32,12 @@ public struct LogSourceConfiguration: Sendable {
     /// What HTTP exchanges are recorded and how they are sanitized; can be changed later with
     /// ``LogSource/httpPolicy``.
     public var http = HTTPLogPolicy()
-    /// The transceiver's settings (interface, port, peer name, the logger Chirp itself logs to, ...). Its service
-    /// type, peer name and metadata are set from this configuration. Default: Chirp's defaults with an outbound limit
-    /// of 16 MiB per viewer.
+    /// The transceiver's settings (interface, port, ...). Its service type, peer name, metadata and logger are set
+    /// from this configuration. Default: Chirp's defaults with an outbound limit of 16 MiB per viewer.
     public var transceiver: Configuration
+    /// Where the source's own network messages (viewers connecting, errors) are logged. Default: `nil`, which logs
+    /// them into this source itself (label `chirp.logs`, notice and above), so they show up in the viewers.
+    public var networkLogger: Logger?
     /// Most records in one batch. Default: 1024.
     public var batchRecords: Int = 1024
     /// Most bytes in one batch (a single larger record still goes alone). Default: 256 KiB.

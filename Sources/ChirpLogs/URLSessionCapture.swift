@@ -47,13 +47,41 @@ struct CaptureTarget: @unchecked Sendable {
 final class HTTPCaptureProtocol: URLProtocol {
     static let target = NIOLockedValueBox<CaptureTarget?>(nil)
     private static let handledKey = "chirp.logs.captured"
-    private var innerTask: URLSessionDataTask?
+    private var loader: Loader?
+    /// Inner tasks are created, and the outer session's client is called, from this queue: doing either from the
+    /// outer session's own callbacks deadlocks swift-corelibs-foundation, which synchronises on its work queues.
+    private static let workQueue = DispatchQueue(label: "chirp.logs.http-capture")
 
-    /// Carries the protocol instance into the inner task's completion handler.
+    /// Carries the protocol instance into the inner task's completion handler (and keeps it alive until then).
     private final class Reference: @unchecked Sendable {
-        // @unchecked: URLSession calls the protocol's client from one task's callbacks at a time.
-        weak var value: HTTPCaptureProtocol?
+        // @unchecked: used only on `workQueue`.
+        let value: HTTPCaptureProtocol
         init(_ value: HTTPCaptureProtocol) { self.value = value }
+    }
+
+    /// The inner task, which `stopLoading` may cancel before it even exists.
+    private final class Loader: @unchecked Sendable {
+        // @unchecked: both fields are only touched with `lock` held.
+        private let lock = NIOLock()
+        private var task: URLSessionDataTask?
+        private var cancelled = false
+
+        /// Keeps `task` unless cancelled already; returns whether to start it.
+        func start(_ task: URLSessionDataTask) -> Bool {
+            lock.withLock {
+                if cancelled { return false }
+                self.task = task
+                return true
+            }
+        }
+
+        func cancel() {
+            let task = lock.withLock { () -> URLSessionDataTask? in
+                cancelled = true
+                return self.task
+            }
+            task?.cancel()
+        }
     }
 
     override class func canInit(with request: URLRequest) -> Bool {
@@ -81,31 +109,37 @@ final class HTTPCaptureProtocol: URLProtocol {
         let started = clock.now
         let original = request
         let reference = Reference(self)
-        let task = target.session.dataTask(with: inner) { data, response, error in
-            let elapsed = clock.now - started
-            let duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-            if let source = target.source {
-                source.report(Self.exchange(
+        let loader = Loader()
+        self.loader = loader
+        let session = target.session
+        let source = target.source
+        let request = inner
+        Self.workQueue.async {
+            let task = session.dataTask(with: request) { data, response, error in
+                let elapsed = clock.now - started
+                let duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+                source?.report(Self.exchange(
                     request: original, body: body, response: response, data: data, error: error, start: start,
                     duration: duration))
+                Self.workQueue.async {
+                    let self_ = reference.value
+                    if let response {
+                        self_.client?.urlProtocol(self_, didReceive: response, cacheStoragePolicy: .notAllowed)
+                    }
+                    if let data, !data.isEmpty { self_.client?.urlProtocol(self_, didLoad: data) }
+                    if let error {
+                        self_.client?.urlProtocol(self_, didFailWithError: error)
+                    } else {
+                        self_.client?.urlProtocolDidFinishLoading(self_)
+                    }
+                }
             }
-            guard let self = reference.value else { return }
-            if let response {
-                self.client?.urlProtocol(self, didReceive: response, cacheStoragePolicy: .notAllowed)
-            }
-            if let data, !data.isEmpty { self.client?.urlProtocol(self, didLoad: data) }
-            if let error {
-                self.client?.urlProtocol(self, didFailWithError: error)
-            } else {
-                self.client?.urlProtocolDidFinishLoading(self)
-            }
+            if loader.start(task) { task.resume() }
         }
-        innerTask = task
-        task.resume()
     }
 
     override func stopLoading() {
-        innerTask?.cancel()
+        loader?.cancel()
     }
 
     /// The request body, from `httpBody` or by draining `httpBodyStream` (at most 16 MiB).
