@@ -11,11 +11,17 @@ import NIOCore
 /// 3. The viewer sends ``LogAck`` once it has handled a batch; that opens the window again (and, with a spool,
 ///    releases the records from it).
 /// 4. Without `follow`, the source ends the subscription with ``LogsEnd`` after the last history record.
+/// 5. While a subscription is quiet, the source sends ``LogStatus`` about once a second; a viewer that hears nothing
+///    about a subscription for ``LogProtocol/silenceLimit`` subscribes again from where it is.
 enum LogProtocol {
     /// The version of this exchange; a source refuses subscriptions of another version.
     static let version = 1
     /// The type name of batch messages (binary payload).
     static let batchTypeName = "chirp.logs.batch"
+    /// How often a quiet subscription gets a ``LogStatus``.
+    static let statusInterval: Duration = .seconds(1)
+    /// How long a viewer waits without hearing about a subscription before it subscribes again.
+    static let silenceLimit: Duration = .seconds(4)
     /// Batch header: version byte, subscription id, record count.
     static let batchHeaderSize = 1 + 8 + 4
 
@@ -99,6 +105,15 @@ struct LogsLost: Codable, Sendable, ChirpMessage {
     var from: UInt64
     var through: UInt64
     var reason: String
+}
+
+/// Source -> viewer, about once a second while a subscription has nothing else to send: it is alive. A viewer that
+/// hears nothing about a subscription for a few seconds subscribes again (a connection may have been replaced).
+struct LogStatus: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "chirp.logs.status"
+    var subscription: UInt64
+    /// The last sequence number the source holds.
+    var latest: UInt64
 }
 
 /// Source -> viewer: a subscription without `follow` has sent all its history.

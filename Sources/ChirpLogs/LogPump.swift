@@ -45,6 +45,8 @@ final class LogPump: @unchecked Sendable {
         /// Whether this viewer's acknowledgements release records from the spool (it received everything before).
         let releasesSpool: Bool
         var cursor: UInt64
+        /// When something was last sent (uptime nanoseconds), for status messages.
+        var lastActivity = DispatchTime.now().uptimeNanoseconds
         var inflight: [(last: UInt64, bytes: Int)] = []
         var inflightBytes = 0
     }
@@ -240,7 +242,7 @@ final class LogPump: @unchecked Sendable {
                 last = sequence
                 entries.moveReaderIndex(forwardBy: length)
             }
-            let slice = entries.getSlice(at: start, length: entries.readerIndex - start) ?? ByteBuffer()
+            let slice = RecordCoding.bytes(of: entries, from: start, to: entries.readerIndex)
             try sendBatch(&session, entries: slice, count: count, last: last, transceiver: transceiver)
         } else {
             let through = min(oldest, target &+ 1) &- 1
@@ -282,6 +284,7 @@ final class LogPump: @unchecked Sendable {
         let message = RawMessage(typeName: LogProtocol.batchTypeName, payload: Data(payload.readableBytesView), isBinary: true)
         try transceiver.send(message, to: session.peer)
         session.cursor = last &+ 1
+        session.lastActivity = DispatchTime.now().uptimeNanoseconds
         session.inflight.append((last, bytes))
         session.inflightBytes += bytes
     }
@@ -292,6 +295,40 @@ final class LogPump: @unchecked Sendable {
         try transceiver.send(lost, to: session.peer)
         counters.withLockedValue { $0.lostToViewers += through - session.cursor + 1 }
         session.cursor = through &+ 1
+        session.lastActivity = DispatchTime.now().uptimeNanoseconds
+    }
+
+    // MARK: Status
+
+    private var statusScheduled = false
+
+    /// Every ``LogProtocol/statusInterval`` while sessions exist: tells quiet sessions the source is alive.
+    private func scheduleStatus() {
+        guard !statusScheduled, !sessions.isEmpty else { return }
+        statusScheduled = true
+        queue.asyncAfter(deadline: .now() + .seconds(1)) {
+            self.statusScheduled = false
+            self.sendStatus()
+            self.scheduleStatus()
+        }
+    }
+
+    private func sendStatus() {
+        guard let transceiver else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        let latest = buffer.bounds.next &- 1
+        sessions.removeAll { session in
+            guard now &- session.lastActivity >= 900_000_000 else { return false }
+            do {
+                try transceiver.send(LogStatus(subscription: session.subscription, latest: latest), to: session.peer)
+                return false
+            } catch {
+                return true
+            }
+        }
+        for index in sessions.indices where now &- sessions[index].lastActivity >= 900_000_000 {
+            sessions[index].lastActivity = now
+        }
     }
 
     // MARK: Requests from viewers (any thread)
@@ -326,6 +363,7 @@ final class LogPump: @unchecked Sendable {
             subscription: request.subscription, peer: peer, follow: request.follow, end: latest, releasesSpool: releases,
             cursor: start))
         counters.withLockedValue { $0.viewers = sessions.count }
+        scheduleStatus()
         return LogSubscribed(
             subscription: request.subscription, stream: streamID, app: origin.appName, host: origin.host,
             pid: origin.processID, firstSequence: start, lastSequence: latest)

@@ -167,7 +167,7 @@ final class LogSpool: @unchecked Sendable {
         }
         guard let first, count > 0 else { return nil }
         readHint = (segment.path, data.readerIndex, last + 1)
-        let entries = data.getSlice(at: start, length: data.readerIndex - start) ?? ByteBuffer()
+        let entries = RecordCoding.bytes(of: data, from: start, to: data.readerIndex)
         return (entries, first, last, count)
     }
 

@@ -98,7 +98,7 @@ public final class LogViewer: Sendable {
                 for index in 1..<9 { value = value << 8 | UInt64(raw[index]) }
                 return value
             }
-            guard let info = state.source(of: subscription, peerID: peer.id) else { return }
+            guard let info = state.heard(subscription, peerID: peer.id) else { return }
             let origin = RecordCoding.Origin(appName: info.appName, host: info.host, processID: info.processID)
             do {
                 let batch = try LogProtocol.parseBatch(message.payload, origin: origin)
@@ -109,12 +109,15 @@ public final class LogViewer: Sendable {
             }
         }
         transceiver.receive(LogsLost.self) { lost, peer in
-            guard state.source(of: lost.subscription, peerID: peer.id) != nil else { return }
+            guard state.heard(lost.subscription, peerID: peer.id) != nil else { return }
             input.yield(.lost(lost))
         }
         transceiver.receive(LogsEnd.self) { end, peer in
-            guard state.source(of: end.subscription, peerID: peer.id) != nil else { return }
+            guard state.heard(end.subscription, peerID: peer.id) != nil else { return }
             input.yield(.end(end.subscription))
+        }
+        transceiver.receive(LogStatus.self) { status, peer in
+            _ = state.heard(status.subscription, peerID: peer.id)
         }
         let events = transceiver.events
         try await transceiver.resume()
@@ -122,6 +125,7 @@ public final class LogViewer: Sendable {
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await self.watch(events, transceiver: transceiver, state: state, input: input) }
+                group.addTask { await self.reconcile(transceiver: transceiver, state: state, input: input) }
                 if let endpoint = configuration.endpoint {
                     group.addTask { await self.connectLoop(endpoint, transceiver: transceiver, state: state, input: input) }
                 } else {
@@ -212,6 +216,7 @@ public final class LogViewer: Sendable {
         while !Task.isCancelled {
             do {
                 let peer = try await transceiver.connect(host: endpoint.host, port: endpoint.port)
+                state.markDirect(peer.id)
                 announced = false
                 if let info = LogSourceInfo(peer: peer) {
                     if configuration.selector.matches(info) {
@@ -233,6 +238,26 @@ public final class LogViewer: Sendable {
                 }
             }
             try? await Task.sleep(for: configuration.reconnectInterval)
+        }
+    }
+
+    /// Once a second, makes the subscriptions match the connections: subscribes again to sources that went silent
+    /// (their connection may have been replaced under us), and to connected sources without a subscription (a
+    /// subscription request can fail when the connection it went out on is replaced by a newer one).
+    private func reconcile(transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let connected = transceiver.connectedPeers
+            let connectedIDs = Set(connected.map(\.id))
+            for (peer, info) in state.removeSilent(longerThan: LogProtocol.silenceLimit) where connectedIDs.contains(peer.id) {
+                await subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
+            }
+            for peer in connected {
+                guard let info = LogSourceInfo(peer: peer), configuration.selector.matches(info),
+                      configuration.endpoint == nil || state.isDirect(peer.id), !state.hasSubscription(peer.id)
+                else { continue }
+                await subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
+            }
         }
     }
 
@@ -269,12 +294,14 @@ final class ViewerState: Sendable {
         var info: LogSourceInfo
         var peer: Peer
         var ended = false
+        var lastHeard = ContinuousClock.now
     }
 
     private struct State {
         var subscriptions: [UInt64: Subscription] = [:]
         var lastSequence: [String: UInt64] = [:]
         var foundAny = false
+        var direct: Set<String> = []
     }
 
     private let state = NIOLockedValueBox(State())
@@ -296,6 +323,29 @@ final class ViewerState: Sendable {
         state.withLockedValue { state in
             guard let entry = state.subscriptions[subscription], entry.peer.id == peerID else { return nil }
             return entry.info
+        }
+    }
+
+    /// Like ``source(of:peerID:)``, and notes that the subscription is alive.
+    func heard(_ subscription: UInt64, peerID: String) -> LogSourceInfo? {
+        state.withLockedValue { state in
+            guard var entry = state.subscriptions[subscription], entry.peer.id == peerID else { return nil }
+            entry.lastHeard = .now
+            state.subscriptions[subscription] = entry
+            return entry.info
+        }
+    }
+
+    /// Forgets (and returns) the followed subscriptions nothing was heard about for longer than `limit`.
+    func removeSilent(longerThan limit: Duration) -> [(Peer, LogSourceInfo)] {
+        state.withLockedValue { state in
+            let now = ContinuousClock.now
+            var silent: [(Peer, LogSourceInfo)] = []
+            for (id, entry) in state.subscriptions where !entry.ended && now - entry.lastHeard > limit {
+                state.subscriptions[id] = nil
+                silent.append((entry.peer, entry.info))
+            }
+            return silent
         }
     }
 
@@ -348,6 +398,20 @@ final class ViewerState: Sendable {
             }
             return lost
         }
+    }
+
+    /// Whether a subscription to the peer exists (live or ended).
+    func hasSubscription(_ peerID: String) -> Bool {
+        state.withLockedValue { $0.subscriptions.values.contains { $0.peer.id == peerID } }
+    }
+
+    /// Notes a peer reached with `--connect` (the only peers followed then).
+    func markDirect(_ peerID: String) {
+        state.withLockedValue { _ = $0.direct.insert(peerID) }
+    }
+
+    func isDirect(_ peerID: String) -> Bool {
+        state.withLockedValue { $0.direct.contains(peerID) }
     }
 
     /// Every subscription ended (or none exists).

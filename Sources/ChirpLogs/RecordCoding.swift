@@ -165,6 +165,13 @@ enum RecordCoding {
         writeBytes(body.data, into: &buffer)
     }
 
+    /// The bytes of `buffer` between two absolute indices (`getSlice` refuses indices before the reader index).
+    static func bytes(of buffer: ByteBuffer, from start: Int, to end: Int) -> ByteBuffer {
+        var copy = buffer
+        copy.moveReaderIndex(to: start)
+        return copy.getSlice(at: start, length: max(0, end - start)) ?? ByteBuffer()
+    }
+
     // MARK: Decoding
 
     /// Something in an entry is not what the format says.
