@@ -405,11 +405,13 @@ final class LogPump: @unchecked Sendable {
     /// A stream of records from the `history` most recent on, for code inside the app.
     func subscribe(bufferingNewest limit: Int, history: Int) -> AsyncStream<LogStreamEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: LogStreamEvent.self, bufferingPolicy: .bufferingNewest(max(1, limit)))
+        // The start is fixed now, so that records logged right after this call are never missed.
+        let (oldest, next) = buffer.bounds
+        let wanted = UInt64(max(0, history))
+        let start = max(oldest, next > wanted ? next - wanted : 0)
         queue.async {
             let id = self.nextSubscriberID
             self.nextSubscriberID += 1
-            let (oldest, next) = self.buffer.bounds
-            let start = max(oldest, next > UInt64(max(0, history)) ? next - UInt64(max(0, history)) : 0)
             self.subscribers.append(Subscriber(id: id, continuation: continuation, cursor: start))
             continuation.onTermination = { [weak self] _ in
                 guard let self else { return }
