@@ -96,26 +96,30 @@ public enum LogJSON {
     }
 }
 
-/// A minimal streaming JSON writer: objects, strings (escaped, UTF-8 kept), numbers, metadata values.
+/// A minimal streaming JSON writer over bytes: objects, strings (escaped, UTF-8 kept), numbers, metadata values.
 struct JSONWriter {
-    private(set) var text = ""
+    private var bytes: [UInt8] = []
     private var needsComma = [false]
 
+    init() { bytes.reserveCapacity(512) }
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
+
     mutating func open() {
-        text += "{"
+        bytes.append(UInt8(ascii: "{"))
         needsComma.append(false)
     }
 
     mutating func close() {
-        text += "}"
+        bytes.append(UInt8(ascii: "}"))
         needsComma.removeLast()
     }
 
     mutating func key(_ key: String) {
-        if needsComma[needsComma.count - 1] { text += "," }
+        if needsComma[needsComma.count - 1] { bytes.append(UInt8(ascii: ",")) }
         needsComma[needsComma.count - 1] = true
         string(key)
-        text += ":"
+        bytes.append(UInt8(ascii: ":"))
     }
 
     mutating func field(_ name: String, _ value: String) {
@@ -125,16 +129,16 @@ struct JSONWriter {
 
     mutating func field(_ name: String, _ value: UInt64) {
         key(name)
-        text += String(value)
+        raw(String(value))
     }
 
     mutating func field(_ name: String, _ value: Int64) {
         key(name)
-        text += String(value)
+        raw(String(value))
     }
 
     mutating func raw(_ value: String) {
-        text += value
+        bytes.append(contentsOf: value.utf8)
     }
 
     mutating func metadata(_ metadata: Logger.Metadata) {
@@ -152,32 +156,50 @@ struct JSONWriter {
         case .stringConvertible(let convertible): string(convertible.description)
         case .dictionary(let dictionary): metadata(dictionary)
         case .array(let values):
-            text += "["
+            bytes.append(UInt8(ascii: "["))
             for (index, element) in values.enumerated() {
-                if index > 0 { text += "," }
+                if index > 0 { bytes.append(UInt8(ascii: ",")) }
                 self.value(element)
             }
-            text += "]"
+            bytes.append(UInt8(ascii: "]"))
         }
     }
 
+    private static let hex: [UInt8] = Array("0123456789abcdef".utf8)
+
     mutating func string(_ value: String) {
-        text += "\""
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\"": text += "\\\""
-            case "\\": text += "\\\\"
-            case "\n": text += "\\n"
-            case "\r": text += "\\r"
-            case "\t": text += "\\t"
-            default:
-                if scalar.value < 0x20 || scalar.value == 0x2028 || scalar.value == 0x2029 {
-                    text += String(format: "\\u%04x", scalar.value)
-                } else {
-                    text.unicodeScalars.append(scalar)
+        bytes.append(UInt8(ascii: "\""))
+        var utf8 = value.utf8.makeIterator()
+        var pending: [UInt8] = []
+        while let byte = utf8.next() {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                bytes.append(contentsOf: Array("\\u00".utf8))
+                bytes.append(Self.hex[Int(byte >> 4)])
+                bytes.append(Self.hex[Int(byte & 0xF)])
+            case 0xE2:
+                // U+2028 and U+2029 (E2 80 A8/A9) end lines in JavaScript: escape them.
+                pending = [byte]
+                if let second = utf8.next() {
+                    pending.append(second)
+                    if second == 0x80, let third = utf8.next() {
+                        if third == 0xA8 || third == 0xA9 {
+                            bytes.append(contentsOf: Array((third == 0xA8 ? "\\u2028" : "\\u2029").utf8))
+                            continue
+                        }
+                        pending.append(third)
+                    }
                 }
+                bytes.append(contentsOf: pending)
+            default:
+                bytes.append(byte)
             }
         }
-        text += "\""
+        bytes.append(UInt8(ascii: "\""))
     }
 }

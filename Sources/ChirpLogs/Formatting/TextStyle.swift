@@ -141,15 +141,49 @@ public enum LogTime {
     /// `HH:mm:ss.SSS` in local time.
     public static func clock(_ date: Date) -> String {
         let (parts, millis) = components(date, utc: false)
-        return String(format: "%02d:%02d:%02d.%03d", parts.tm_hour, parts.tm_min, parts.tm_sec, millis)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(12)
+        append(parts.tm_hour, 2, &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        append(parts.tm_min, 2, &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        append(parts.tm_sec, 2, &bytes)
+        bytes.append(UInt8(ascii: "."))
+        append(millis, 3, &bytes)
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC.
     public static func iso8601(_ date: Date) -> String {
         let (parts, millis) = components(date, utc: true)
-        return String(
-            format: "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", parts.tm_year + 1900, parts.tm_mon + 1, parts.tm_mday,
-            parts.tm_hour, parts.tm_min, parts.tm_sec, millis)
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24)
+        append(parts.tm_year + 1900, 4, &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        append(parts.tm_mon + 1, 2, &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        append(parts.tm_mday, 2, &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        append(parts.tm_hour, 2, &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        append(parts.tm_min, 2, &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        append(parts.tm_sec, 2, &bytes)
+        bytes.append(UInt8(ascii: "."))
+        append(millis, 3, &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `value` as exactly `digits` decimal digits (zero-padded).
+    private static func append(_ value: Int32, _ digits: Int, _ bytes: inout [UInt8]) {
+        var value = max(0, value)
+        var reversed: [UInt8] = []
+        for _ in 0..<digits {
+            reversed.append(UInt8(ascii: "0") + UInt8(value % 10))
+            value /= 10
+        }
+        bytes.append(contentsOf: reversed.reversed())
     }
 
     private static func components(_ date: Date, utc: Bool) -> (tm, Int32) {

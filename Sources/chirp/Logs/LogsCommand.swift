@@ -20,19 +20,20 @@ struct LogsCommand: AsyncParsableCommand {
             --color says otherwise. Notices about sources go to standard error.
 
             EXAMPLES
-              chirp logs                                   every app on the network
-              chirp logs orders --level warning            one app, warnings and worse
+              chirp logs                              every app on the network
+              chirp logs orders --level warning       one app, warnings and worse
               chirp logs --label 'orders.*' --grep 'timeout|refused'
-              chirp logs --http                            one line per HTTP exchange
-              chirp logs orders --http --detail            whole exchanges, JSON bodies pretty-printed
+              chirp logs --http                       one line per HTTP exchange
+              chirp logs orders --http --detail       exchanges in full, pretty JSON
               chirp logs --json | jq 'select(.level == "error")'
-              chirp logs --no-follow orders > orders.log   the history, then exit
-              chirp logs --connect 10.0.0.7:50123          skip discovery
+              chirp logs orders --no-follow > o.log   the history, then exit
+              chirp logs --connect 10.0.0.7:50123     skip discovery
 
             EXIT STATUS
-              0  done (--no-follow), or interrupted while following
-              2  --no-follow found no matching source in time
-              64 bad input (an unknown level, an invalid regular expression, a malformed HOST:PORT)
+              0   done (--no-follow), or interrupted while following
+              2   --no-follow found no matching source in time
+              64  bad input: an unknown level, an invalid regular expression,
+                  a malformed HOST:PORT
             """)
 
     @Argument(help: "Only this app (its advertised name).")
