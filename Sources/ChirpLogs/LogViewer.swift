@@ -49,6 +49,7 @@ public enum LogViewerError: Error, Sendable, CustomStringConvertible {
     /// Without follow: no matching source was found within the discovery time.
     case noSourceFound(String)
 
+    /// What went wrong, for people.
     public var description: String {
         switch self {
         case .noSourceFound(let what): return "no log source found (\(what))"

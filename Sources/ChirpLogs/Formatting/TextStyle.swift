@@ -10,14 +10,23 @@ import Darwin
 /// ANSI styles used by the formatters; every piece of text is written through ``TextStyle/apply(_:to:)`` so that
 /// turning colours off yields plain text.
 public enum TextStyle: Sendable {
+    /// No styling.
     case plain
+    /// Faint (trace and debug records, timestamps, notices).
     case dim
+    /// Bold (level names, header names).
     case bold
+    /// Yellow (warnings).
     case yellow
+    /// Red (errors, failed exchanges).
     case red
+    /// Bold red (critical records).
     case boldRed
+    /// Green (successful exchanges).
     case green
+    /// Cyan (requests, sources).
     case cyan
+    /// Magenta (redacted values).
     case magenta
     /// Highlighted match (reverse video, so it shows whatever colour surrounds it).
     case highlight
