@@ -11,6 +11,9 @@ let package = Package(
         .executable(name: "chirp", targets: ["chirp"]),
         .executable(name: "listr", targets: ["listr"]),
         .executable(name: "listrctl", targets: ["listrctl"]),
+        .library(name: "ChirpLogs", targets: ["ChirpLogs"]),
+        .executable(name: "logdemo", targets: ["logdemo"]),
+        .executable(name: "logbench", targets: ["logbench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -47,11 +50,44 @@ let package = Package(
             ],
             path: "Examples/Chat"
         ),
-        // The `chirp` command-line tool: browse, listen, send, ping (and logs, from the log channel).
+        // The log-streaming channel: a swift-log backend that streams records to `chirp logs` viewers.
+        .target(
+            name: "ChirpLogs",
+            dependencies: [
+                "Chirp",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
+        .executableTarget(
+            name: "logdemo",
+            dependencies: [
+                "Chirp",
+                "ChirpLogs",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Examples/LogDemo"
+        ),
+        .executableTarget(
+            name: "logbench",
+            dependencies: [
+                "Chirp",
+                "ChirpLogs",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/LogBench"
+        ),
+        // The `chirp` command-line tool: browse, listen, send, ping, logs (Sources/chirp/Logs/).
         .executableTarget(
             name: "chirp",
             dependencies: [
                 "Chirp",
+                "ChirpLogs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -99,6 +135,17 @@ let package = Package(
                 "Chirp",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ChirpLogsTests",
+            dependencies: [
+                "Chirp",
+                "ChirpLogs",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
         .testTarget(

@@ -12,7 +12,8 @@ struct ChirpCommand: AsyncParsableCommand {
             macOS), connect over TCP and exchange typed messages. chirp works with
             any of them, whatever language or app is on the other side: it lists
             peers (browse), prints what they send (listen), sends them JSON
-            messages and requests (send) and measures round trips (ping).
+            messages and requests (send), measures round trips (ping) and follows
+            the logs and HTTP calls of apps that stream them (logs).
 
             A TYPE is a DNS-SD service type without underscore or protocol: chat
             means _chat._tcp. It has 1-15 letters, digits and hyphens, at least one
@@ -44,9 +45,11 @@ struct ChirpCommand: AsyncParsableCommand {
               A chat line to every peer:
                 chirp send chat chat.line '{"text":"hello from the terminal"}'
               A request to one peer, and its reply:
-                chirp send listr listr.list-items '{}' --peer alice --request
+                chirp send TYPE MESSAGE-TYPE '{}' --peer alice --request
               Three round trips to a peer:
                 chirp ping chat --peer alice -c 3
+              The live logs of every app that streams them, warnings and worse:
+                chirp logs --level warning
 
             See 'chirp help <subcommand>' for each command, and Docs/CLI.md.
             """,
@@ -55,8 +58,7 @@ struct ChirpCommand: AsyncParsableCommand {
             ListenCommand.self,
             SendCommand.self,
             PingCommand.self,
-            // MERGE: `chirp logs` (LogsCommand, Sources/chirp/Logs/) is added here by the log-channel branch:
-            //     LogsCommand.self,
+            LogsCommand.self,
         ]
     )
 }

@@ -8,7 +8,7 @@ extension ChirpCLITests {
         static let snapshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("__Snapshots__")
 
         @Test(arguments: [
-            ["--help"], ["browse", "--help"], ["listen", "--help"], ["send", "--help"], ["ping", "--help"],
+            ["--help"], ["browse", "--help"], ["listen", "--help"], ["send", "--help"], ["ping", "--help"], ["logs", "--help"],
         ])
         func helpMatchesSnapshot(_ arguments: [String]) async throws {
             let (status, process) = try await runChirp(arguments)
@@ -34,7 +34,7 @@ extension ChirpCLITests {
             #expect(!examples.isEmpty)
             for line in examples {
                 let words = line.split(separator: " ")
-                #expect(["browse", "listen", "send", "ping"].contains(String(words[1])), "\(line)")
+                #expect(["browse", "listen", "send", "ping", "logs"].contains(String(words[1])), "\(line)")
             }
         }
     }

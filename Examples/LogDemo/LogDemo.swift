@@ -1,0 +1,170 @@
+// logdemo: an app that streams its logs with ChirpLogs. It logs varied records at a steady rate and makes real HTTP
+// calls (successes, 404s, 500s, JSON bodies with non-ASCII text, an Authorization header that gets redacted) to a
+// small HTTP server it runs itself on 127.0.0.1. Watch it with `chirp logs logdemo`, or `chirp logs --http --detail`.
+//
+//     logdemo --name shop            # in one terminal
+//     chirp logs shop                # in another, or on another host of the network
+import ArgumentParser
+import Chirp
+import ChirpLogs
+import Foundation
+import Logging
+import NIOPosix
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+@main
+struct LogDemo: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logdemo",
+        abstract: "Emits varied logs and real HTTP calls, streamed to `chirp logs` viewers.",
+        discussion: """
+            Prints one line on standard output when it is ready:
+              logdemo NAME: streaming logs on port PORT (_SERVICE._tcp), HTTP demo server on 127.0.0.1:PORT
+
+            EXAMPLES
+              logdemo --name shop --rate 20
+              logdemo --name shop --spool /tmp/shop-spool      records survive a crash until a viewer has them
+            """)
+
+    @Option(help: "The app name viewers see.")
+    var name: String = "logdemo"
+
+    @Option(help: "Log records per second.")
+    var rate: Double = 20
+
+    @Option(help: "Seconds between HTTP calls to the demo server (0: none).")
+    var httpInterval: Double = 0.5
+
+    @Flag(help: "Only numbered 'tick N' records at info level, no HTTP calls (for tests and benchmarks).")
+    var plain = false
+
+    @Option(help: "Stop logging after this many records (keeps serving viewers).")
+    var count: Int?
+
+    @Option(help: "Exit after this many seconds.")
+    var duration: Double?
+
+    @Option(help: ArgumentHelp("Keep unacknowledged records in this directory across crashes and restarts.", valueName: "dir"))
+    var spool: String?
+
+    @Option(help: "Records of history for late viewers.")
+    var history: Int = 1000
+
+    @Option(help: "Records kept in memory.")
+    var buffer: Int = 16_384
+
+    @Option(help: ArgumentHelp("Advanced: the service type to advertise.", valueName: "type"))
+    var service: String = LogSourceConfiguration.defaultServiceType
+
+    @Option(help: ArgumentHelp("Network interface (lo: this machine only).", valueName: "name"))
+    var interface: String?
+
+    @Option(help: "TCP port for viewers (0: any free port).")
+    var port: Int = 0
+
+    @Flag(help: "Also print the logs on standard error.")
+    var echo = false
+
+    func run() async throws {
+        var configuration = LogSourceConfiguration(appName: name)
+        configuration.serviceType = service
+        configuration.history = history
+        configuration.bufferCapacity = buffer
+        configuration.logLevel = .trace
+        configuration.transceiver.port = port
+        if let interface { configuration.transceiver.interface = interface == "lo" ? .loopback : .named(interface) }
+        if let spool { configuration.spool = LogSpoolConfiguration(directory: spool) }
+        let logs = try LogSource(configuration: configuration)
+        let echo = echo
+        LoggingSystem.bootstrap { label in
+            var handlers: [any LogHandler] = [logs.handler(label: label)]
+            if echo {
+                var stderr = StreamLogHandler.standardError(label: label)
+                stderr.logLevel = .info
+                handlers.append(stderr)
+            }
+            return MultiplexLogHandler(handlers)
+        }
+        try await logs.start()
+
+        let server = try await DemoHTTPServer.start(group: MultiThreadedEventLoopGroup.singleton)
+        let banner = "logdemo \(name): streaming logs on port \(logs.port ?? 0) (_\(service)._tcp), HTTP demo server on 127.0.0.1:\(server.port)\n"
+        FileHandle.standardOutput.write(Data(banner.utf8))
+
+        let session = URLSession(configuration: logs.capturingHTTP(.ephemeral))
+        let base = "http://127.0.0.1:\(server.port)"
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await emitLogs() }
+            if !plain && httpInterval > 0 {
+                group.addTask { await callServer(session: session, base: base) }
+            }
+            if let duration {
+                group.addTask { try await Task.sleep(for: .milliseconds(Int(duration * 1000))) }
+                try await group.next()
+                group.cancelAll()
+            } else {
+                try await group.waitForAll()
+            }
+        }
+        try? await server.channel.close()
+        await logs.stop()
+    }
+
+    /// Logs `rate` records per second, in ticks of 10 ms.
+    func emitLogs() async throws {
+        let loggers = ["demo.orders", "demo.cache", "demo.payments", "demo.auth"].map { Logger(label: $0) }
+        let plainLogger = Logger(label: "demo.ticks")
+        let clock = ContinuousClock()
+        let start = clock.now
+        var emitted = 0
+        while !Task.isCancelled {
+            if let count, emitted >= count {
+                try await Task.sleep(for: .seconds(3600))
+                continue
+            }
+            let elapsed = clock.now - start
+            let due = Int(rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) + 1
+            var target = max(due, emitted)
+            if let count { target = min(target, count) }
+            while emitted < target {
+                emitted += 1
+                if plain {
+                    plainLogger.info("tick \(emitted)", metadata: ["n": "\(emitted)"])
+                } else {
+                    DemoRecords.log(emitted, loggers: loggers)
+                }
+            }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    /// Calls the demo server in a cycle of scenarios.
+    func callServer(session: URLSession, base: String) async {
+        let logger = Logger(label: "demo.client")
+        var step = 0
+        while !Task.isCancelled {
+            let scenario = DemoRecords.scenarios[step % DemoRecords.scenarios.count]
+            step += 1
+            guard let url = URL(string: base + scenario.path) else { continue }
+            var request = URLRequest(url: url)
+            request.httpMethod = scenario.method
+            request.setValue("application/json", forHTTPHeaderField: "Accept")
+            if scenario.authorized { request.setValue("Bearer demo-secret-token-42", forHTTPHeaderField: "Authorization") }
+            if let body = scenario.body {
+                request.httpBody = Data(body.utf8)
+                request.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")
+            }
+            do {
+                let (_, response) = try await session.data(for: request)
+                let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+                logger.debug("called \(scenario.method) \(scenario.path)", metadata: ["status": "\(status)"])
+            } catch {
+                logger.error("call failed", metadata: ["path": "\(scenario.path)", "error": "\(error)"])
+            }
+            try? await Task.sleep(for: .milliseconds(Int(httpInterval * 1000)))
+        }
+    }
+}

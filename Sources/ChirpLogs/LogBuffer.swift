@@ -1,0 +1,146 @@
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// A log call as it waits in the ``LogBuffer``: the event exactly as swift-log handed it over, plus the sequence
+/// number, the time and the metadata that was current. Merging metadata, deriving the source and encoding all happen
+/// later, on the sending side, so that the log call itself stays cheap.
+struct PendingRecord: @unchecked Sendable {
+    // @unchecked: `LogEvent.error` is `any Error` without `Sendable`; the record is only read, never mutated, after
+    // it is stored, and the error is only turned into text.
+    var sequence: UInt64
+    var timeNanos: Int64
+    var label: String
+    var event: LogEvent
+    var handlerMetadata: Logger.Metadata
+    var providerMetadata: Logger.Metadata?
+    var http: HTTPExchangeBox?
+
+    /// The metadata a viewer sees: handler, then provider, then the call's own; the error, if any, as `error`.
+    var mergedMetadata: Logger.Metadata {
+        var merged = handlerMetadata
+        if let provided = providerMetadata, !provided.isEmpty {
+            if merged.isEmpty { merged = provided } else { merged.merge(provided) { _, new in new } }
+        }
+        if let explicit = event.metadata, !explicit.isEmpty {
+            if merged.isEmpty { merged = explicit } else { merged.merge(explicit) { _, new in new } }
+        }
+        if let error = event.error, merged["error"] == nil {
+            merged["error"] = .string("\(error)")
+        }
+        return merged
+    }
+}
+
+/// Keeps an ``HTTPExchange`` out of line so that every buffer slot stays small.
+final class HTTPExchangeBox: Sendable {
+    let exchange: HTTPExchange
+    init(_ exchange: HTTPExchange) { self.exchange = exchange }
+}
+
+/// The bounded in-memory ring every log call writes into: the one piece of state shared by all handlers of a source.
+///
+/// A log call takes the lock once, stores its record in the slot of its sequence number (overwriting the oldest when
+/// full) and returns; it never allocates beyond the record itself and never waits on anything but this lock. The
+/// sending side reads copies of records by sequence number. A record overwritten before a consumer read it is lost to
+/// that consumer, which detects it by the sequence number and reports it.
+final class LogBuffer: @unchecked Sendable {
+    // @unchecked: every stored property below the lock is only touched with `lock` held.
+    private let lock = NIOLock()
+    let capacity: Int
+    private var slots: ContiguousArray<PendingRecord> = []
+    /// The sequence number stored in slot 0 of the first lap.
+    private var baseSequence: UInt64
+    private var nextSequence: UInt64
+    /// Set by the consumer when it went idle and wants to be woken by the next record.
+    private var wakeArmed = false
+    private var wake: (@Sendable () -> Void)?
+
+    /// - Parameters:
+    ///   - capacity: records kept; at least 1.
+    ///   - firstSequence: the sequence number of the first record (continues a spool's numbering).
+    init(capacity: Int, firstSequence: UInt64 = 1) {
+        self.capacity = max(1, capacity)
+        self.baseSequence = firstSequence
+        self.nextSequence = firstSequence
+        slots.reserveCapacity(self.capacity)
+    }
+
+    /// Sets the closure called (outside the lock) when a record arrives while the consumer is armed.
+    func setWake(_ wake: @escaping @Sendable () -> Void) {
+        lock.withLockVoid { self.wake = wake }
+    }
+
+    /// Stores a record; returns its sequence number. This is the whole cost of a log call beyond building `record`.
+    @inline(__always)
+    @discardableResult
+    func append(_ record: PendingRecord) -> UInt64 {
+        var record = record
+        var evicted: PendingRecord?
+        var wakeNow: (@Sendable () -> Void)?
+        lock.lock()
+        let sequence = nextSequence
+        record.sequence = sequence
+        nextSequence &+= 1
+        if slots.count < capacity {
+            slots.append(record)
+        } else {
+            let index = Int((sequence &- baseSequence) % UInt64(capacity))
+            evicted = slots[index]
+            slots[index] = record
+        }
+        if wakeArmed {
+            wakeArmed = false
+            wakeNow = wake
+        }
+        lock.unlock()
+        // Release the overwritten record outside the lock.
+        withExtendedLifetime(evicted) {}
+        wakeNow?()
+        return sequence
+    }
+
+    /// The oldest sequence number still held and the next one to be assigned (`oldest == next` when empty).
+    var bounds: (oldest: UInt64, next: UInt64) {
+        lock.withLock { boundsLocked }
+    }
+
+    private var boundsLocked: (oldest: UInt64, next: UInt64) {
+        (nextSequence &- UInt64(slots.count), nextSequence)
+    }
+
+    /// Copies of up to `maximumCount` records starting at `sequence` (or at the oldest held, if `sequence` was
+    /// overwritten), never past `limit` (inclusive).
+    func read(from sequence: UInt64, maximumCount: Int, through limit: UInt64 = .max) -> [PendingRecord] {
+        lock.withLock {
+            let (oldest, next) = boundsLocked
+            let start = max(sequence, oldest)
+            let end = min(next, limit == .max ? next : limit &+ 1)
+            guard start < end else { return [] }
+            let count = min(Int(end - start), maximumCount)
+            var result: [PendingRecord] = []
+            result.reserveCapacity(count)
+            var index = Int((start &- baseSequence) % UInt64(capacity))
+            for _ in 0..<count {
+                result.append(slots[index])
+                index += 1
+                if index == capacity { index = 0 }
+            }
+            return result
+        }
+    }
+
+    /// Arms the wake-up if no record arrived since `next` was observed; returns `false` (and does not arm) if one did.
+    func arm(ifNextIs next: UInt64) -> Bool {
+        lock.withLock {
+            guard nextSequence == next else { return false }
+            wakeArmed = true
+            return true
+        }
+    }
+
+    /// Disarms the wake-up (the consumer is busy again, or has nothing to wait for).
+    func disarm() {
+        lock.withLockVoid { wakeArmed = false }
+    }
+}

@@ -1,0 +1,290 @@
+import Chirp
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// Settings of a ``LogViewer``.
+public struct LogViewerConfiguration: Sendable {
+    /// The service type sources advertise. Default: ``LogSourceConfiguration/defaultServiceType``.
+    public var serviceType: String = LogSourceConfiguration.defaultServiceType
+    /// Which sources to follow. Default: all.
+    public var selector = LogSourceSelector()
+    /// Keep following live records after the history. Default: `true`.
+    public var follow = true
+    /// Records of history to ask each source for; `nil` for the source's own setting. Default: `nil`.
+    public var history: Int?
+    /// Connect to this `host:port` instead of following the sources found by discovery. Default: `nil`.
+    public var endpoint: (host: String, port: Int)?
+    /// Without ``follow``: how long to look for sources before finishing with those found. Default: 3 s.
+    public var discoveryTime: Duration = .seconds(3)
+    /// With ``endpoint``: how long to wait between connection attempts. Default: 1 s.
+    public var reconnectInterval: Duration = .seconds(1)
+    /// The transceiver's settings (interface, logger, ...); its service type and metadata are set by the viewer.
+    public var transceiver = Configuration(serviceType: LogSourceConfiguration.defaultServiceType)
+
+    /// A configuration with every setting at its default.
+    public init() {}
+}
+
+/// What a ``LogViewer`` reports, in order.
+public enum LogViewerEvent: Sendable {
+    /// Now following `source`; `resumed` when continuing after records received before (no record is repeated).
+    case following(LogSourceInfo, resumed: Bool)
+    /// Records of `source`, in sequence order, each exactly once.
+    case records([LogRecord], LogSourceInfo)
+    /// Records of `source` that will never come, and why.
+    case lost(LogLoss, LogSourceInfo)
+    /// `source` sent all its history (without ``LogViewerConfiguration/follow``).
+    case historyComplete(LogSourceInfo)
+    /// The connection to `source` was lost; it is followed again when it comes back.
+    case sourceLost(LogSourceInfo)
+    /// What the viewer is waiting for (discovery, reconnection), for a status line.
+    case waiting(String)
+    /// Something went wrong with one source (a refused subscription, an undecodable batch); others go on.
+    case problem(String)
+}
+
+/// Errors that end ``LogViewer/run(_:)``.
+public enum LogViewerError: Error, Sendable, CustomStringConvertible {
+    /// Without follow: no matching source was found within the discovery time.
+    case noSourceFound(String)
+
+    /// What went wrong, for people.
+    public var description: String {
+        switch self {
+        case .noSourceFound(let what): return "no log source found (\(what))"
+        }
+    }
+}
+
+/// The viewer side of the log channel: finds log sources (or connects to one), subscribes, and delivers their records
+/// in order, each exactly once, acknowledging each batch once the handler has dealt with it, so that a slow handler
+/// slows the sources' sending (they buffer and count losses) instead of growing this process's memory.
+///
+/// ```swift
+/// var configuration = LogViewerConfiguration()
+/// configuration.selector = LogSourceSelector(appName: "orders")
+/// try await LogViewer(configuration: configuration).run { event in
+///     if case .records(let records, _) = event { for record in records { print(record.message) } }
+/// }
+/// ```
+public final class LogViewer: Sendable {
+    /// The configuration the viewer was created with.
+    public let configuration: LogViewerConfiguration
+
+    /// Creates a viewer; nothing happens until ``run(_:)``.
+    public init(configuration: LogViewerConfiguration = LogViewerConfiguration()) {
+        self.configuration = configuration
+    }
+
+    /// Follows sources and calls `handler` with each event, one at a time, until the task is cancelled (with follow)
+    /// or every source found sent its history (without follow).
+    ///
+    /// - Throws: ``LogViewerError/noSourceFound(_:)`` without follow when nothing matched; a configuration error;
+    ///   what `handler` throws.
+    public func run(_ handler: @escaping @Sendable (LogViewerEvent) async throws -> Void) async throws {
+        var transceiverConfiguration = configuration.transceiver
+        transceiverConfiguration.serviceType = configuration.serviceType
+        transceiverConfiguration.metadata[LogProtocol.Key.role] = LogProtocol.Role.viewer
+        let transceiver = Transceiver(configuration: transceiverConfiguration)
+        let state = ViewerState()
+        let (inbox, input) = AsyncStream.makeStream(of: Inbound.self)
+        let logger = transceiverConfiguration.logger
+
+        transceiver.receiveAll { message, peer in
+            guard message.typeName == LogProtocol.batchTypeName, message.isBinary else { return }
+            guard message.payload.count >= LogProtocol.batchHeaderSize else { return }
+            let subscription = message.payload.withUnsafeBytes { raw -> UInt64 in
+                var value: UInt64 = 0
+                for index in 1..<9 { value = value << 8 | UInt64(raw[index]) }
+                return value
+            }
+            guard let info = state.heard(subscription, peerID: peer.id) else { return }
+            let origin = RecordCoding.Origin(appName: info.appName, host: info.host, processID: info.processID)
+            do {
+                let batch = try LogProtocol.parseBatch(message.payload, origin: origin)
+                input.yield(.batch(subscription, batch.records))
+            } catch {
+                logger.warning("undecodable log batch from \(info): \(error)")
+                input.yield(.problem("undecodable log batch from \(info): \(error)"))
+            }
+        }
+        transceiver.receive(LogsLost.self) { lost, peer in
+            guard state.heard(lost.subscription, peerID: peer.id) != nil else { return }
+            input.yield(.lost(lost))
+        }
+        transceiver.receive(LogsEnd.self) { end, peer in
+            guard state.heard(end.subscription, peerID: peer.id) != nil else { return }
+            input.yield(.end(end.subscription))
+        }
+        transceiver.receive(LogStatus.self) { status, peer in
+            _ = state.heard(status.subscription, peerID: peer.id)
+        }
+        let events = transceiver.events
+        try await transceiver.resume()
+
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { await self.watch(events, transceiver: transceiver, state: state, input: input) }
+                group.addTask { await self.reconcile(transceiver: transceiver, state: state, input: input) }
+                if let endpoint = configuration.endpoint {
+                    group.addTask { await self.connectLoop(endpoint, transceiver: transceiver, state: state, input: input) }
+                } else {
+                    input.yield(.waiting("looking for log sources (_\(configuration.serviceType)._tcp, \(configuration.selector))"))
+                }
+                if !configuration.follow {
+                    let wait = configuration.discoveryTime
+                    group.addTask {
+                        try? await Task.sleep(for: wait)
+                        input.yield(.settled)
+                    }
+                }
+                try await self.consume(inbox, transceiver: transceiver, state: state, handler: handler)
+                group.cancelAll()
+            }
+        } catch {
+            await transceiver.stop()
+            throw error
+        }
+        await transceiver.stop()
+    }
+
+    // MARK: Consuming
+
+    private func consume(
+        _ inbox: AsyncStream<Inbound>, transceiver: Transceiver, state: ViewerState,
+        handler: @Sendable (LogViewerEvent) async throws -> Void
+    ) async throws {
+        var settled = false
+        for await item in inbox {
+            switch item {
+            case .waiting(let text):
+                try await handler(.waiting(text))
+            case .problem(let text):
+                try await handler(.problem(text))
+            case .following(let info, let resumed):
+                try await handler(.following(info, resumed: resumed))
+            case .batch(let subscription, let records):
+                guard let (info, peer) = state.subscription(subscription) else { continue }
+                let (fresh, gap) = state.accept(records, stream: info.streamID)
+                if let gap { try await handler(.lost(gap, info)) }
+                if !fresh.isEmpty { try await handler(.records(fresh, info)) }
+                if let last = records.last?.sequence {
+                    _ = try? transceiver.send(LogAck(subscription: subscription, through: last), to: peer)
+                }
+            case .lost(let lost):
+                guard let (info, _) = state.subscription(lost.subscription) else { continue }
+                if let loss = state.acceptLoss(from: lost.from, through: lost.through, reason: lost.reason, stream: info.streamID) {
+                    try await handler(.lost(loss, info))
+                }
+            case .end(let subscription):
+                if let info = state.end(subscription) { try await handler(.historyComplete(info)) }
+            case .sourceLost(let peerID):
+                for info in state.drop(peerID: peerID) { try await handler(.sourceLost(info)) }
+            case .settled:
+                settled = true
+            }
+            if !configuration.follow && settled && state.isIdle {
+                if !state.foundAny { throw LogViewerError.noSourceFound(configuration.selector.description) }
+                return
+            }
+        }
+    }
+
+    // MARK: Finding sources
+
+    private func watch(_ events: AsyncStream<TransceiverEvent>, transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+        await withDiscardingTaskGroup { group in
+            for await event in events {
+                switch event {
+                case .peerConnected(let peer):
+                    guard configuration.endpoint == nil, let info = LogSourceInfo(peer: peer),
+                          configuration.selector.matches(info) else { continue }
+                    group.addTask { await self.subscribe(peer, info: info, transceiver: transceiver, state: state, input: input) }
+                case .peerDisconnected(let peer):
+                    input.yield(.sourceLost(peer.id))
+                case .discoveryUnavailable(let message) where configuration.endpoint == nil:
+                    input.yield(.problem(message))
+                default:
+                    break
+                }
+            }
+        }
+    }
+
+    private func connectLoop(_ endpoint: (host: String, port: Int), transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+        var announced = false
+        while !Task.isCancelled {
+            do {
+                let peer = try await transceiver.connect(host: endpoint.host, port: endpoint.port)
+                state.markDirect(peer.id)
+                announced = false
+                if let info = LogSourceInfo(peer: peer) {
+                    if configuration.selector.matches(info) {
+                        await subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
+                    } else {
+                        input.yield(.problem("\(endpoint.host):\(endpoint.port) is \(info), which does not match \(configuration.selector)"))
+                    }
+                } else {
+                    input.yield(.problem("\(endpoint.host):\(endpoint.port) is not a log source"))
+                }
+                // Wait for the connection to go away, then reconnect.
+                while !Task.isCancelled, transceiver.connectedPeers.contains(where: { $0.id == peer.id }) {
+                    try? await Task.sleep(for: .milliseconds(200))
+                }
+            } catch {
+                if !announced {
+                    input.yield(.waiting("cannot reach \(endpoint.host):\(endpoint.port) (\(error)); retrying every \(configuration.reconnectInterval)"))
+                    announced = true
+                }
+            }
+            try? await Task.sleep(for: configuration.reconnectInterval)
+        }
+    }
+
+    /// Once a second, makes the subscriptions match the connections: subscribes again to sources that went silent
+    /// (their connection may have been replaced under us), and to connected sources without a subscription (a
+    /// subscription request can fail when the connection it went out on is replaced by a newer one).
+    private func reconcile(transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: .seconds(1))
+            let connected = transceiver.connectedPeers
+            let connectedIDs = Set(connected.map(\.id))
+            for (peer, info) in state.removeSilent(longerThan: LogProtocol.silenceLimit) where connectedIDs.contains(peer.id) {
+                await subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
+            }
+            for peer in connected {
+                guard let info = LogSourceInfo(peer: peer), configuration.selector.matches(info),
+                      configuration.endpoint == nil || state.isDirect(peer.id), !state.hasSubscription(peer.id)
+                else { continue }
+                await subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
+            }
+        }
+    }
+
+    private func subscribe(_ peer: Peer, info: LogSourceInfo, transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+        guard let (subscription, last) = state.begin(peer: peer, info: info) else { return }
+        input.yield(.following(info, resumed: last != nil))
+        let request = LogSubscribe(
+            subscription: subscription, fromSequence: last.map { $0 + 1 }, stream: last == nil ? nil : info.streamID,
+            history: configuration.history, follow: configuration.follow)
+        do {
+            _ = try await transceiver.request(request, to: peer, as: LogSubscribed.self, timeout: .seconds(10))
+        } catch {
+            input.yield(.problem("could not subscribe to \(info): \(error)"))
+            input.yield(.sourceLost(peer.id))
+        }
+    }
+
+    /// What the network side hands to the consuming loop.
+    enum Inbound: Sendable {
+        case waiting(String)
+        case problem(String)
+        case following(LogSourceInfo, resumed: Bool)
+        case batch(UInt64, [LogRecord])
+        case lost(LogsLost)
+        case end(UInt64)
+        case sourceLost(String)
+        case settled
+    }
+}

@@ -1,0 +1,170 @@
+import ArgumentParser
+import Chirp
+import ChirpLogs
+import Foundation
+import Logging
+
+/// `chirp logs`: follow the logs (and HTTP calls) of apps that use ChirpLogs, live, from any nearby host.
+struct LogsCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "logs",
+        abstract: "Follow the logs and HTTP API calls of apps on this network, live.",
+        discussion: """
+            Every app that streams its logs with ChirpLogs advertises itself as _chirp-logs._tcp. `chirp logs` finds \
+            them all (or the one named), prints their recent history and then every new record as it is logged, in \
+            order, with nothing repeated or silently skipped: records a source could not keep are announced as lost. \
+            A source that goes away is announced, and followed again when it comes back.
+
+            Colours (levels: trace/debug dim, warning yellow, error red; HTTP: request cyan, success green, \
+            failure red) are used only when standard output is a terminal and NO_COLOR is not set, unless \
+            --color says otherwise. Notices about sources go to standard error.
+
+            EXAMPLES
+              chirp logs                              every app on the network
+              chirp logs orders --level warning       one app, warnings and worse
+              chirp logs --label 'orders.*' --grep 'timeout|refused'
+              chirp logs --http                       one line per HTTP exchange
+              chirp logs orders --http --detail       exchanges in full, pretty JSON
+              chirp logs --json | jq 'select(.level == "error")'
+              chirp logs orders --no-follow > o.log   the history, then exit
+              chirp logs --connect 10.0.0.7:50123     skip discovery
+
+            EXIT STATUS
+              0   done (--no-follow), or interrupted while following
+              2   --no-follow found no matching source in time
+              64  bad input: an unknown level, an invalid regular expression,
+                  a malformed HOST:PORT
+            """)
+
+    @Argument(help: "Only this app (its advertised name).")
+    var app: String?
+
+    @Option(help: "Only sources on this host.")
+    var host: String?
+
+    @Option(help: "Only the source with this process id.")
+    var pid: Int32?
+
+    @Flag(inversion: .prefixedNo, help: "Keep following new records after the history (--no-follow prints the history and exits).")
+    var follow = true
+
+    @Option(help: "Minimum level: trace, debug, info, notice, warning, error, critical.")
+    var level: String?
+
+    @Option(help: "Only records of this logger label ('*' matches anything; repeat for several).")
+    var label: [String] = []
+
+    @Option(help: "Only records matching this regular expression (message, metadata, URL); matches are highlighted.")
+    var grep: String?
+
+    @Flag(help: "The API view: one line per HTTP exchange (time, method, status, duration, URL).")
+    var http = false
+
+    @Flag(help: "With --http: every exchange in full, headers and pretty-printed bodies.")
+    var detail = false
+
+    @Flag(help: "One JSON object per line (NDJSON), records and notices, for jq and other tools.")
+    var json = false
+
+    @Option(help: "Records of history to ask each source for (default: the source's own setting, 1000 unless changed).")
+    var history: Int?
+
+    @Option(help: ArgumentHelp("Connect to a source at HOST:PORT instead of discovering sources.", valueName: "host:port"))
+    var connect: String?
+
+    @Option(help: "Colours: auto, always or never.")
+    var color: String = "auto"
+
+    @Option(help: "With --no-follow: seconds to look for sources before printing what they have.")
+    var wait: Double = 3
+
+    @Option(help: ArgumentHelp("Network interface for discovery (lo: this machine only).", valueName: "name"))
+    var interface: String?
+
+    @Option(help: ArgumentHelp("Advanced: the service type sources advertise.", valueName: "type"))
+    var service: String = LogSourceConfiguration.defaultServiceType
+
+    @Flag(help: "Show what chirp itself does (connections, discovery) on standard error.")
+    var verbose = false
+
+    func validate() throws {
+        if let level, Logger.Level(rawValue: level.lowercased()) == nil {
+            throw ValidationError("unknown level '\(level)': use trace, debug, info, notice, warning, error or critical")
+        }
+        if let grep {
+            do { _ = try LogPattern(grep) } catch { throw ValidationError("invalid --grep expression '\(grep)': \(error)") }
+        }
+        if ColorChoice(rawValue: color) == nil { throw ValidationError("--color must be auto, always or never") }
+        if detail && !http { throw ValidationError("--detail goes with --http") }
+        if let connect, LogsEndpoint(connect) == nil {
+            throw ValidationError("--connect wants HOST:PORT (e.g. 127.0.0.1:50123), got '\(connect)'")
+        }
+        if let history, history < 0 { throw ValidationError("--history must be 0 or more") }
+        if !(wait >= 0 && wait <= 3600) { throw ValidationError("--wait must be between 0 and 3600 seconds") }
+    }
+
+    func run() async throws {
+        let verbose = verbose
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = verbose ? .info : .critical
+            return handler
+        }
+        var configuration = LogViewerConfiguration()
+        configuration.serviceType = service
+        configuration.selector = LogSourceSelector(appName: app, host: host, processID: pid)
+        configuration.follow = follow
+        configuration.history = history
+        configuration.discoveryTime = .milliseconds(Int(wait * 1000))
+        if let connect, let endpoint = LogsEndpoint(connect) { configuration.endpoint = (endpoint.host, endpoint.port) }
+        configuration.transceiver.logger = Logger(label: "chirp")
+        configuration.transceiver.peerName = "chirp-logs"
+        if let interface {
+            configuration.transceiver.interface = interface == "lo" ? .loopback : .named(interface)
+        }
+
+        var filter = LogFilter()
+        filter.minimumLevel = level.flatMap { Logger.Level(rawValue: $0.lowercased()) }
+        filter.labels = label
+        filter.pattern = try grep.map { try LogPattern($0) }
+        filter.httpOnly = http
+        let useColor = (ColorChoice(rawValue: color) ?? .auto).resolved()
+        let formatter = LogFormatter(useColor: useColor, highlight: filter.pattern, showHost: true, localHost: Configuration.defaultPeerName)
+        let printer = LogsPrinter(formatter: formatter, filter: filter, mode: json ? .json : http ? (detail ? .httpDetail : .http) : .text, follow: follow)
+
+        do {
+            try await LogViewer(configuration: configuration).run { event in printer.handle(event) }
+        } catch let error as LogViewerError {
+            LogsOutput.error("\(error)", hint: "is the app running with ChirpLogs, on a network this host can reach? Try `avahi-browse -rt _\(service)._tcp`, or --connect HOST:PORT")
+            throw ExitCode(2)
+        } catch let error as ChirpError {
+            LogsOutput.error("\(error)")
+            throw ExitCode(Self.isBadInput(error) ? 64 : 1)
+        }
+    }
+}
+
+/// `HOST:PORT` (or `[v6]:PORT`).
+struct LogsEndpoint {
+    var host: String
+    var port: Int
+
+    init?(_ text: String) {
+        guard let colon = text.lastIndex(of: ":") else { return nil }
+        var host = String(text[..<colon])
+        if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+        self.host = host
+        self.port = port
+    }
+}
+
+extension LogsCommand {
+    /// Whether the error is the user's input (a bad service type or setting).
+    static func isBadInput(_ error: ChirpError) -> Bool {
+        switch error {
+        case .invalidServiceType, .invalidConfiguration: return true
+        default: return false
+        }
+    }
+}

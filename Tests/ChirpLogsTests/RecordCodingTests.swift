@@ -1,0 +1,91 @@
+import Foundation
+import Logging
+import NIOCore
+import Testing
+
+@testable import ChirpLogs
+
+struct RecordCodingTests {
+    let origin = RecordCoding.Origin(appName: "app", host: "box", processID: 42)
+
+    func sampleRecord(http: HTTPExchange? = nil) -> LogRecord {
+        LogRecord(
+            sequence: 7, timestamp: Date(timeIntervalSince1970: 1_700_000_000.123), level: .warning, label: "orders",
+            message: "Zoë ordered 寿司", metadata: ["id": "17", "tags": .array(["a", "b"]), "nested": .dictionary(["k": "v"])],
+            source: "Orders", file: "Orders/API.swift", function: "place()", line: 42, appName: "app", host: "box",
+            processID: 42, http: http)
+    }
+
+    @Test func roundTrip() throws {
+        let exchange = HTTPExchange(
+            method: "POST", url: "http://example.test/orders", requestHeaders: [HTTPHeader(name: "Accept", value: "*/*")],
+            requestBody: HTTPBody(Data("{\"a\":1}".utf8)), status: 201,
+            responseHeaders: [HTTPHeader(name: "Content-Type", value: "application/json")],
+            responseBody: HTTPBody(Data("ok".utf8), totalBytes: 10), startTime: Date(timeIntervalSince1970: 1_700_000_000),
+            duration: 0.0125, error: nil)
+        for record in [sampleRecord(), sampleRecord(http: exchange)] {
+            var buffer = ByteBuffer()
+            RecordCoding.writeEntry(record, into: &buffer)
+            let decoded = try RecordCoding.readEntry(&buffer, origin: origin)
+            #expect(decoded.sequence == record.sequence)
+            #expect(decoded.message == record.message)
+            #expect(decoded.metadata == record.metadata)
+            #expect(decoded.http == record.http)
+            #expect(abs(decoded.timestamp.timeIntervalSince1970 - record.timestamp.timeIntervalSince1970) < 0.000_01)
+            #expect(decoded.level == .warning && decoded.line == 42 && decoded.appName == "app" && decoded.processID == 42)
+            #expect(buffer.readableBytes == 0)
+        }
+    }
+
+    @Test func longStringsAreCutAtACharacterBoundary() throws {
+        var record = sampleRecord()
+        record.message = String(repeating: "é", count: RecordCoding.maximumMessageBytes)
+        var buffer = ByteBuffer()
+        RecordCoding.writeEntry(record, into: &buffer)
+        let decoded = try RecordCoding.readEntry(&buffer, origin: origin)
+        #expect(decoded.message.utf8.count <= RecordCoding.maximumMessageBytes)
+        #expect(decoded.message.hasSuffix("…"))
+        #expect(decoded.message.dropLast().allSatisfy { $0 == "é" })
+    }
+
+    @Test func hostileBytesAreRefusedNotTrusted() throws {
+        var good = ByteBuffer()
+        RecordCoding.writeEntry(sampleRecord(), into: &good)
+        let bytes = Array(good.readableBytesView)
+        // Every truncation and a few corruptions either decode or throw; none crashes or allocates wildly.
+        for length in 0..<bytes.count {
+            var buffer = ByteBuffer(bytes: bytes[0..<length])
+            #expect(throws: (any Error).self) { try RecordCoding.readEntry(&buffer, origin: origin) }
+        }
+        var huge = ByteBuffer()
+        huge.writeInteger(UInt32(40))
+        huge.writeInteger(UInt64(1))
+        huge.writeInteger(Int64(0))
+        huge.writeInteger(UInt8(2))
+        huge.writeInteger(UInt8(0))
+        huge.writeInteger(UInt32.max)  // a label "4 GiB long"
+        huge.writeRepeatingByte(0, count: 18)
+        #expect(throws: (any Error).self) { try RecordCoding.readEntry(&huge, origin: origin) }
+        var random = SystemRandomNumberGenerator()
+        for _ in 0..<500 {
+            var mutated = bytes
+            for _ in 0..<4 { mutated[Int.random(in: 4..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random) }
+            var buffer = ByteBuffer(bytes: mutated)
+            _ = try? RecordCoding.readEntry(&buffer, origin: origin)
+        }
+    }
+
+    @Test func batchesParse() throws {
+        var payload = ByteBuffer()
+        payload.writeInteger(UInt8(1))
+        payload.writeInteger(UInt64(99))
+        payload.writeInteger(UInt32(2))
+        RecordCoding.writeEntry(sampleRecord(), into: &payload)
+        RecordCoding.writeEntry(sampleRecord(), into: &payload)
+        let batch = try LogProtocol.parseBatch(Data(payload.readableBytesView), origin: origin)
+        #expect(batch.subscription == 99 && batch.records.count == 2)
+        var lying = payload
+        lying.setInteger(UInt32(1_000_000), at: 9)
+        #expect(throws: (any Error).self) { try LogProtocol.parseBatch(Data(lying.readableBytesView), origin: origin) }
+    }
+}

@@ -1,0 +1,132 @@
+import Chirp
+import Foundation
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import Testing
+
+@testable import ChirpLogs
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A source and a viewer in this process, over the real avahi-daemon and TCP on loopback.
+@Suite(.serialized)
+struct StreamingTests {
+    func source(_ service: String, _ configure: (inout LogSourceConfiguration) -> Void = { _ in }) throws -> LogSource {
+        var configuration = LogSourceConfiguration(appName: "inproc")
+        configuration.serviceType = service
+        configuration.transceiver.interface = .loopback
+        configure(&configuration)
+        return try LogSource(configuration: configuration)
+    }
+
+    func viewerConfiguration(_ service: String) -> LogViewerConfiguration {
+        var configuration = LogViewerConfiguration()
+        configuration.serviceType = service
+        configuration.transceiver.interface = .loopback
+        return configuration
+    }
+
+    @Test("a viewer without follow gets exactly the history the source keeps, then finishes")
+    func noFollowHistory() async throws {
+        let service = TestSupport.uniqueServiceType()
+        let logs = try source(service) { $0.history = 300 }
+        let logger = Logger(label: "h") { logs.handler(label: $0) }
+        for n in 1...1000 { logger.info("n \(n)") }
+        try await logs.start()
+        var configuration = viewerConfiguration(service)
+        configuration.follow = false
+        configuration.discoveryTime = .seconds(2)
+        let collected = Collected()
+        try await LogViewer(configuration: configuration).run { event in
+            if case .records(let records, _) = event { collected.append(records.map(\.sequence)) }
+        }
+        #expect(collected.values == Array(701...1000))
+        await logs.stop()
+    }
+
+    @Test("without any source, a viewer without follow says so")
+    func noSource() async throws {
+        var configuration = viewerConfiguration(TestSupport.uniqueServiceType())
+        configuration.follow = false
+        configuration.discoveryTime = .milliseconds(500)
+        await #expect(throws: LogViewerError.self) {
+            try await LogViewer(configuration: configuration).run { _ in }
+        }
+    }
+
+    @Test("URLSession traffic is captured with one line, redacted, and reaches subscribers")
+    func urlSessionCapture() async throws {
+        let logs = try source(TestSupport.uniqueServiceType())
+        let server = try await EchoServer.start()
+        let stream = logs.subscribe()
+        let session = URLSession(configuration: logs.capturingHTTP(.ephemeral))
+        var request = URLRequest(url: try #require(URL(string: "http://127.0.0.1:\(server.port)/hello?x=1")))
+        request.httpMethod = "POST"
+        request.httpBody = Data(#"{"name":"Zoë"}"#.utf8)
+        request.setValue("Bearer top-secret", forHTTPHeaderField: "Authorization")
+        let (data, response) = try await session.data(for: request)
+        #expect((response as? HTTPURLResponse)?.statusCode == 200)
+        #expect(String(decoding: data, as: UTF8.self) == #"{"echo":"POST /hello?x=1"}"#)
+
+        logs.isHTTPCaptureEnabled = false
+        let (_, second) = try await session.data(from: try #require(URL(string: "http://127.0.0.1:\(server.port)/off")))
+        #expect((second as? HTTPURLResponse)?.statusCode == 200, "with capture off, requests still work")
+        logs.isHTTPCaptureEnabled = true
+        _ = try await session.data(from: try #require(URL(string: "http://127.0.0.1:\(server.port)/missing")))
+
+        var exchanges: [HTTPExchange] = []
+        for await event in stream {
+            if case .record(let record) = event, let exchange = record.http { exchanges.append(exchange) }
+            if exchanges.count == 2 { break }
+        }
+        #expect(exchanges.map(\.path) == ["/hello", "/missing"])
+        #expect(exchanges[0].method == "POST")
+        #expect(exchanges[0].requestHeader("Authorization") == HTTPLogPolicy.redactedValue)
+        #expect(exchanges[0].requestBody?.text == #"{"name":"Zoë"}"#)
+        #expect(exchanges[0].responseBody?.text == #"{"echo":"POST /hello?x=1"}"#)
+        #expect(exchanges[0].status == 200 && exchanges[1].status == 404)
+        #expect(exchanges[0].duration > 0)
+        try await server.channel.close()
+    }
+}
+
+/// Collects values from a `@Sendable` handler.
+final class Collected: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [UInt64] = []
+    func append(_ values: [UInt64]) { lock.withLock { storage += values } }
+    var values: [UInt64] { lock.withLock { storage } }
+}
+
+/// An HTTP server on 127.0.0.1 that answers `{"echo":"METHOD URI"}` (404 for /missing).
+enum EchoServer {
+    static func start() async throws -> (channel: any Channel, port: Int) {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.pipeline.configureHTTPServerPipeline().flatMap { channel.pipeline.addHandler(EchoHandler()) }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        return (channel, channel.localAddress?.port ?? 0)
+    }
+
+    final class EchoHandler: ChannelInboundHandler, Sendable {
+        typealias InboundIn = HTTPServerRequestPart
+        typealias OutboundOut = HTTPServerResponsePart
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            guard case .head(let head) = unwrapInboundIn(data) else { return }
+            let body = #"{"echo":"\#(head.method.rawValue) \#(head.uri)"}"#
+            var headers = HTTPHeaders()
+            headers.add(name: "Content-Type", value: "application/json")
+            headers.add(name: "Content-Length", value: String(body.utf8.count))
+            let status: HTTPResponseStatus = head.uri == "/missing" ? .notFound : .ok
+            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+            context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        }
+    }
+}
