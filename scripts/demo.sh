@@ -31,6 +31,7 @@ WORK_DIR=""
 CHAT_BIN="${CHAT_BIN:-}"
 CHIRP_BIN="${CHIRP_BIN:-}"
 LISTR_PID=""
+LOGDEMO_PID=""
 LINE_BUFFERED=()                        # stdbuf -oL, so output reaches the log files line by line
 PEERS=()
 declare -A PEER_PID=() PEER_FD=() SHOWN=()
@@ -69,6 +70,7 @@ cleanup() {
         fi
     done
     if [[ -n $LISTR_PID ]]; then kill "$LISTR_PID" 2>/dev/null || true; fi
+    if [[ -n $LOGDEMO_PID ]]; then kill "$LOGDEMO_PID" 2>/dev/null || true; fi
     if [[ -n $WORK_DIR ]]; then rm -rf "$WORK_DIR"; fi
 }
 trap cleanup EXIT
@@ -260,6 +262,46 @@ step_listr() {
     sed 's/^/    todo.json | /' "$store"
 }
 
+# logdemo logs a few records a second and calls its own small HTTP server; chirp logs streams both from another
+# process, as a developer on another host would.
+step_logs() {
+    local bin log="$WORK_DIR/logdemo.out" type="$SERVICE-g" out="$WORK_DIR/logs.out" http="$WORK_DIR/http.out" status=0
+    bin="$(dirname "$CHAT_BIN")"
+    [[ -x $bin/logdemo ]] || fail "logdemo not built (run $SWIFT build)"
+    step "start logdemo, an app that logs and makes HTTP calls, streaming its logs on service type $type"
+    "$bin/logdemo" --name shop --rate 5 --http-interval 0.3 --service "$type" --interface lo >"$log" 2>&1 &
+    LOGDEMO_PID=$!
+    local deadline=$(($(now_ms) + DEMO_TIMEOUT * 1000))
+    until grep -q "streaming logs" "$log"; do
+        (($(now_ms) < deadline)) || fail "logdemo did not start: $(cat "$log")"
+        sleep 0.05
+    done
+    sed 's/^/    logdemo | /' "$log"
+
+    step "chirp logs shows shop's recent logs (history), then exits"
+    printf '    $ chirp logs shop --no-follow --history 8 --service %s --interface lo\n' "$type"
+    "$CHIRP_BIN" logs shop --no-follow --history 8 --service "$type" --interface lo --color never >"$out" 2>&1 || status=$?
+    sed 's/^/    chirp | /' "$out"
+    ((status == 0)) || fail "chirp logs exited with status $status"
+
+    step "chirp logs --http: shop's HTTP API calls, one line each"
+    printf '    $ chirp logs shop --http --no-follow --history 40 --service %s --interface lo\n' "$type"
+    "$CHIRP_BIN" logs shop --http --no-follow --history 40 --service "$type" --interface lo --color never >"$http" 2>&1 || status=$?
+    head -8 "$http" | sed 's/^/    chirp | /'
+    ((status == 0)) || fail "chirp logs --http exited with status $status"
+    grep -qE "GET|POST" "$http" || fail "chirp logs --http showed no HTTP exchange"
+
+    step "chirp logs --http --detail: one exchange in full, JSON pretty-printed, sensitive headers (Cookie, Authorization...) redacted"
+    printf '    $ chirp logs shop --http --detail --no-follow --history 12 --service %s --interface lo\n' "$type"
+    "$CHIRP_BIN" logs shop --http --detail --no-follow --history 12 --service "$type" --interface lo --color never >"$http" 2>&1 || status=$?
+    awk '/^-- following/ {next} /^$/ {exit} {print}' "$http" | head -40 | sed 's/^/    chirp | /'
+    grep -q "<redacted>" "$http" || fail "chirp logs --http --detail showed no redacted header"
+    ((status == 0)) || fail "chirp logs --http --detail exited with status $status"
+    kill "$LOGDEMO_PID" 2>/dev/null || true
+    wait "$LOGDEMO_PID" 2>/dev/null || true
+    LOGDEMO_PID=""
+}
+
 main() {
     prepare
     step_start_peers
@@ -269,7 +311,8 @@ main() {
     step_browse
     step_stop_peers
     step_listr
-    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start); chirp browse listed them; listrctl drove listr\n' "$EXCHANGE_TIME"
+    step_logs
+    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start); chirp browse listed them; listrctl drove listr; chirp logs streamed the logs and HTTP calls of logdemo\n' "$EXCHANGE_TIME"
 }
 
 main "$@"
