@@ -42,6 +42,7 @@ let package = Package(
             name: "chat",
             dependencies: [
                 "Chirp",
+                "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -52,6 +53,7 @@ let package = Package(
             name: "chirp",
             dependencies: [
                 "Chirp",
+                "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -90,6 +92,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Listr/listrctl"
+        ),
+        // Messages per second over loopback without and with a shared secret (Docs/Security.md, "Cost").
+        .executableTarget(
+            name: "securebench",
+            dependencies: [
+                "Chirp",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Examples/SecureBench"
         ),
         .testTarget(
             name: "ChirpCommandsTests",
