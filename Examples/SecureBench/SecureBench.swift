@@ -60,7 +60,7 @@ enum SecureBench {
         let arguments = CommandLine.arguments.dropFirst()
         let scale = arguments.first.flatMap(Double.init) ?? 1
         let workloads = [
-            Workload(label: "small (Tick, ~40 B JSON)", messages: Int(100_000 * scale), batch: 2_000, rawSize: nil),
+            Workload(label: "small (Tick, 47 B JSON)", messages: Int(100_000 * scale), batch: 2_000, rawSize: nil),
             Workload(label: "raw 1 KiB", messages: Int(50_000 * scale), batch: 2_000, rawSize: 1024),
             Workload(label: "raw 64 KiB", messages: Int(4_000 * scale), batch: 128, rawSize: 64 * 1024),
         ]
