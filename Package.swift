@@ -45,6 +45,7 @@ let package = Package(
             name: "chat",
             dependencies: [
                 "Chirp",
+                "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -88,6 +89,7 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 "ChirpLogs",
+                "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -126,6 +128,16 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Listr/listrctl"
+        ),
+        // Messages per second over loopback without and with a shared secret (Docs/Security.md, "Cost").
+        .executableTarget(
+            name: "securebench",
+            dependencies: [
+                "Chirp",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Examples/SecureBench"
         ),
         .testTarget(
             name: "ChirpCommandsTests",

@@ -3,8 +3,10 @@
 //
 //     chat --name alice            # in one terminal
 //     chat --name bob              # in another, or on another host of the network
+//     CHIRP_SECRET=... chat --name carol   # a private room: only peers with the same secret connect
 import ArgumentParser
 import Chirp
+import struct ChirpCommands.SecretOptions
 import Foundation
 import Logging
 
@@ -21,10 +23,14 @@ struct Chat: AsyncParsableCommand {
         discussion: """
             Peers of the same service type find each other through DNS-SD (Avahi or Bonjour) and connect directly.
             Output lines: "[NAME] TEXT" for a message, "* connected to NAME" and "* NAME left" for peers.
+            With a shared secret (the CHIRP_SECRET environment variable, or --secret-file PATH), only peers with the
+            same secret connect, and everything is encrypted; peers that cannot connect are reported on standard
+            error ("chat: cannot connect to NAME: REASON").
 
             EXAMPLES
               chat --name alice
               echo "hello" | chat --name bot --service team-chat --linger 2
+              chat --name alice --secret-file ~/.chat-secret
             """)
 
     @Option(help: "The name others see.")
@@ -42,6 +48,9 @@ struct Chat: AsyncParsableCommand {
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .warning
 
+    @OptionGroup(title: "Security")
+    var secret: SecretOptions
+
     func run() async throws {
         let level = logLevel
         LoggingSystem.bootstrap { label in
@@ -53,6 +62,7 @@ struct Chat: AsyncParsableCommand {
         configuration.peerName = name
         configuration.interface = loopback ? .loopback : .any
         configuration.logger = Logger(label: "chat")
+        configuration.security = try secret.security()
 
         let transceiver = Transceiver(configuration: configuration)
         transceiver.receive(ChatLine.self) { line, sender in
@@ -60,13 +70,28 @@ struct Chat: AsyncParsableCommand {
         }
         transceiver.peerConnected = { peer in say("* connected to \(peer.name)") }
         transceiver.peerDisconnected = { peer in say("* \(peer.name) left") }
+        let events = transceiver.events
         try await transceiver.resume()
 
-        for await line in StandardInput.lines() {
-            try transceiver.broadcast(ChatLine(text: line))
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await Self.reportRefusals(events) }
+            for await line in StandardInput.lines() {
+                do { try transceiver.broadcast(ChatLine(text: line)) } catch { complain("\(error)") }
+            }
+            if linger > 0 { try? await Task.sleep(for: .seconds(linger)) }
+            group.cancelAll()
         }
-        if linger > 0 { try await Task.sleep(for: .seconds(linger)) }
         await transceiver.stop()
+    }
+
+    /// Says on standard error why a peer cannot be reached (a shared secret missing or different), once per reason.
+    static func reportRefusals(_ events: AsyncStream<TransceiverEvent>) async {
+        var reported: Set<String> = []
+        for await event in events {
+            if case .connectionRefused(let peer, let reason) = event, reported.insert("\(peer) \(reason)").inserted {
+                complain("cannot connect to \(peer): \(reason)")
+            }
+        }
     }
 }
 
@@ -88,4 +113,9 @@ enum StandardInput {
 /// Writes one line to standard output at once (unbuffered), so pipes see it immediately.
 func say(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Writes one `chat: ` line to standard error.
+func complain(_ line: String) {
+    FileHandle.standardError.write(Data(("chat: " + line + "\n").utf8))
 }

@@ -88,7 +88,9 @@ public struct Configuration: Sendable {
     public var security: Security = .none
     /// Decides, per peer, whether a connection is accepted, after the peer has proven it holds the shared secret
     /// (if any) and introduced itself. Return `false` to refuse: both sides log why, and the peer is retried only with
-    /// a long backoff. In the spirit of MultipeerKit's invitation handler. Default: `nil` (accept every peer).
+    /// a long backoff. In the spirit of MultipeerKit's invitation handler. Before dialing a discovered peer it is also
+    /// asked with what the advertisement says, so a refused peer is not dialed at all. Default: `nil` (accept every
+    /// peer).
     ///
     /// ```swift
     /// configuration.acceptPolicy = { candidate in candidate.peer.name != "mallory" }

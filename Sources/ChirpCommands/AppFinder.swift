@@ -16,6 +16,11 @@ import Chirp
 /// - `--all`: every app that connects, until discovery has been quiet for the settle window (at least 0.5 s) and
 ///   every reply is in.
 /// In every mode, an app discovered but not yet connected when the window closes is waited for up to 1 s more.
+///
+/// Refusals (a shared secret missing or wrong, an accept policy that says no) end the wait early: once the window
+/// closes, apps that refused this CLI are not waited for, and when every app found refused it the decision is
+/// ``Decision/refused(_:)``, within about a second instead of at the timeout. A refusal that names no app (one
+/// reported by address) counts too once the grace second has passed with no app connected.
 struct AppFinder {
     /// Which apps a command goes to.
     enum Target: Sendable, Equatable {
@@ -37,6 +42,8 @@ struct AppFinder {
         case several([Peer])
         /// `--all`: discovery is over and every reply is in.
         case collected
+        /// Every app found refused this CLI (missing or wrong shared secret, accept policy).
+        case refused([Refusal])
     }
 
     /// Metadata that marks a peer as a command-line tool rather than an app.
@@ -58,6 +65,10 @@ struct AppFinder {
     private(set) var connected: [Peer] = []
     private var firstSeenAt: ContinuousClock.Instant?
     private var lastSeenAt: ContinuousClock.Instant?
+    /// Refusals reported so far, oldest first, without repeats.
+    private(set) var refusals: [Refusal] = []
+    /// Peers seen that are CLIs, not apps: their refusals do not count.
+    private var tools: [Peer] = []
 
     init(target: Target, startedAt: ContinuousClock.Instant, fixedWindow: Duration? = nil) {
         self.target = target
@@ -84,6 +95,11 @@ struct AppFinder {
         case .peerRemoved(let peer):
             discovered[peer.id] = nil
             if target != .every { connected.removeAll { $0 == peer } }
+        case .peerAdded(let peer), .peerConnected(let peer):
+            if !tools.contains(peer) { tools.append(peer) }  // not an app: the cases above took those
+        case .connectionRefused(let peer, let reason):
+            let refusal = Refusal(peer: peer, reason: reason)
+            if !refusals.contains(refusal) { refusals.append(refusal) }
         default:
             break
         }
@@ -118,16 +134,44 @@ struct AppFinder {
         discovered.values.filter { !connected.contains($0) }.sorted { $0.name < $1.name }
     }
 
+    /// The refusal that concerns `app`, if it refused this CLI.
+    func refusal(of app: Peer) -> Refusal? {
+        refusals.last { $0.concerns(app) }
+    }
+
+    /// Refusals by peers that are not known CLIs: the apps found that refused, and those reported by address.
+    var appRefusals: [Refusal] {
+        refusals.filter { refusal in !tools.contains { refusal.concerns($0) } }
+    }
+
+    /// Discovered apps not connected that may still connect: they have not refused.
+    private var stillComing: [Peer] {
+        unconnected.filter { refusal(of: $0) == nil }
+    }
+
+    /// `.refused` when no app connected and the apps found all refused (after the grace second: any refusal).
+    private func refusedDecision(pastGrace: Bool) -> Decision? {
+        guard connected.isEmpty, !appRefusals.isEmpty else { return nil }
+        let refusedApps = unconnected.filter { refusal(of: $0) != nil }
+        if !refusedApps.isEmpty && stillComing.isEmpty { return .refused(refusedApps.compactMap(refusal(of:))) }
+        return pastGrace ? .refused(appRefusals) : nil
+    }
+
     /// What to do at `now`; `pendingReplies` counts the `--all` requests still in flight.
     func decision(at now: ContinuousClock.Instant, pendingReplies: Int = 0) -> Decision {
         if case .named(let name) = target {
             if let app = connected.first(where: { $0.name == name }) { return .chosen(app) }
+            let named = discovered.values.filter { $0.name == name }
+            let refused = named.compactMap(refusal(of:))
+            if !named.isEmpty && refused.count == named.count { return .refused(refused) }
             return .wait(until: nil)
         }
         guard let windowEnd else { return .wait(until: nil) }
         if now < windowEnd { return .wait(until: windowEnd) }
         let graceEnd = windowEnd + Self.connectGrace
-        if !unconnected.isEmpty && now < graceEnd { return .wait(until: graceEnd) }
+        if !stillComing.isEmpty && now < graceEnd { return .wait(until: graceEnd) }
+        if let refused = refusedDecision(pastGrace: now >= graceEnd) { return refused }
+        if connected.isEmpty && !appRefusals.isEmpty && now < graceEnd { return .wait(until: graceEnd) }
         if target == .every {
             return pendingReplies == 0 && !connected.isEmpty ? .collected : .wait(until: nil)
         }
@@ -144,15 +188,18 @@ extension AppFinder {
     func finalDecision() -> Decision? {
         switch target {
         case .named(let name):
-            return connected.first { $0.name == name }.map { .chosen($0) }
+            if let app = connected.first(where: { $0.name == name }) { return .chosen(app) }
+            let refused = discovered.values.filter { $0.name == name }.compactMap(refusal(of:))
+            return refused.isEmpty ? nil : .refused(refused)
         case .only:
             switch connected.count {
-            case 0: return nil
+            case 0: return appRefusals.isEmpty ? nil : .refused(appRefusals)
             case 1: return .chosen(connected[0])
             default: return .several(connected.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name })
             }
         case .every:
-            return connected.isEmpty ? nil : .collected
+            if connected.isEmpty { return appRefusals.isEmpty ? nil : .refused(appRefusals) }
+            return .collected
         }
     }
 }

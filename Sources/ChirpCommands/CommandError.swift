@@ -11,6 +11,9 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
     case connectionLost(app: String)
     /// The app did not reply within the timeout.
     case noReply(app: String, seconds: Double)
+    /// Every app found refused this CLI: it requires a shared secret we do not have, the secrets do not match, or
+    /// its accept policy said no. Each reason names the app and says what to do.
+    case refused(service: String, reasons: [String])
     /// Something failed on this side: the command could not be encoded or sent, or its reply not saved.
     case local(String)
 
@@ -20,6 +23,7 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
         case .noApp: return .noApp
         case .severalApps: return .severalApps
         case .connectionLost, .noReply: return .connectionLost
+        case .refused: return .refused
         case .local: return .appFailure
         }
     }
@@ -39,6 +43,8 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
             return "lost the connection to \(app) before it replied"
         case .noReply(let app, let seconds):
             return "no reply from \(app) within the \(Self.format(seconds)) s timeout"
+        case .refused(let service, let reasons):
+            return "refused on service '\(service)': " + reasons.joined(separator: "; ")
         case .local(let message):
             return message
         }

@@ -13,6 +13,9 @@ public enum CommandExitCode: Int32, Sendable, CaseIterable, CustomStringConverti
     case severalApps = 4
     /// The connection was lost, or no reply came within the timeout.
     case connectionLost = 5
+    /// The app refused the connection: it requires a shared secret and none was given, the shared secret does not
+    /// match, or the app's accept policy did not accept this CLI.
+    case refused = 6
 
     /// swift-argument-parser's code for usage errors, kept as is.
     public static let usage: Int32 = 64
@@ -25,6 +28,7 @@ public enum CommandExitCode: Int32, Sendable, CaseIterable, CustomStringConverti
         case .noApp: return "no app found within the timeout"
         case .severalApps: return "several apps found and none chosen with --peer"
         case .connectionLost: return "connection lost, or no reply within the timeout"
+        case .refused: return "refused: missing or wrong shared secret, or not accepted by the app"
         }
     }
 

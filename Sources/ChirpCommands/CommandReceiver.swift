@@ -20,9 +20,10 @@ import Logging
 /// handler that throws answers ``CommandResponse/failure(_:)`` with the error's message, and the app keeps serving.
 /// A reply larger than ``maximumResponseSize`` is replaced by a failure that says so.
 ///
-/// The receiver logs a warning when it is created if the transceiver accepts connections from other hosts: until
-/// shared secrets exist, anyone who can reach the port can run the commands. Use
-/// `Configuration.interface = .loopback` when only tools on the same machine should drive the app.
+/// The receiver logs a warning when it is created if the transceiver accepts connections from other hosts without a
+/// shared secret: anyone who can reach the port could run the commands. Set `Configuration.security` to
+/// `.sharedSecret(...)` (CLIs then need the same secret), or `Configuration.interface = .loopback` when only tools on
+/// the same machine should drive the app. See Docs/Security.md.
 public final class CommandReceiver: Sendable {
     /// The transceiver the commands arrive through.
     public let transceiver: Transceiver
@@ -47,13 +48,16 @@ public final class CommandReceiver: Sendable {
         }
     }
 
-    /// The start-up warning for `configuration`, or `nil` when only this machine can connect.
+    /// The start-up warning for `configuration`, or `nil` when only this machine can connect or a shared secret is
+    /// required.
     static func openAccessWarning(for configuration: Configuration) -> String? {
         guard configuration.interface != .loopback else { return nil }
+        if case .sharedSecret = configuration.security { return nil }
         return """
             accepting commands from any host that can reach this machine (interface: \(configuration.interface)), \
-            with no shared secret: anyone on the network can run them. Set Configuration.interface = .loopback \
-            to accept commands from this machine only.
+            with no shared secret: anyone on the network can run them. Set a shared secret (CHIRP_SECRET or \
+            --secret-file, Configuration.security), or Configuration.interface = .loopback to accept commands from \
+            this machine only.
             """
     }
 

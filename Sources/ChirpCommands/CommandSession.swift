@@ -36,7 +36,9 @@ final class CommandSession: Sendable {
             switch event {
             case .discoveryUnavailable(let message): unavailable = message
             case .advertised: unavailable = nil
-            case .connectionRefused(let peer, let reason): refused.append("\(peer) refused the connection: \(reason)")
+            case .connectionRefused(let peer, let reason):
+                let message = Refusal(peer: peer, reason: reason).message(for: nil)
+                if !refused.contains(message) { refused.append(message) }
             default: break
             }
         }
@@ -63,9 +65,22 @@ final class CommandSession: Sendable {
             return app
         case .several(let apps):
             throw .severalApps(service: serviceType, apps: apps.map(\.commandLabel))
+        case .refused(let refusals):
+            throw refused(refusals, finder: discovery.finder)
         default:
             throw noApp(discovery, target: target)
         }
+    }
+
+    /// The error for apps that refused this CLI, each reason naming the app when it is known.
+    private func refused(_ refusals: [Refusal], finder: AppFinder) -> CommandError {
+        var reasons: [String] = []
+        for refusal in refusals {
+            let app = finder.discovered.values.first { refusal.concerns($0) }
+            let message = refusal.message(for: app)
+            if !reasons.contains(message) { reasons.append(message) }
+        }
+        return .refused(service: serviceType, reasons: reasons)
     }
 
     /// Sends `command` to every app found; returns the outcomes sorted by app name.
@@ -76,7 +91,16 @@ final class CommandSession: Sendable {
         var outcomes = discovery.outcomes
         // Apps discovered but never reached count as failures too: the exit code says whether *all* succeeded.
         for app in discovery.finder.unconnected where !outcomes.contains(where: { $0.app == app }) {
-            outcomes.append(CommandOutcome(app: app, result: .failure(.connectionLost(app: app.commandLabel))))
+            let error: CommandError
+            if let refusal = discovery.finder.refusal(of: app) {
+                error = .refused(service: serviceType, reasons: [refusal.message(for: app)])
+            } else {
+                error = .connectionLost(app: app.commandLabel)
+            }
+            outcomes.append(CommandOutcome(app: app, result: .failure(error)))
+        }
+        if outcomes.isEmpty, case .refused(let refusals) = discovery.decision {
+            throw refused(refusals, finder: discovery.finder)
         }
         guard !outcomes.isEmpty else { throw noApp(discovery, target: .every) }
         return outcomes.sorted { $0.app.name == $1.app.name ? $0.app.id < $1.app.id : $0.app.name < $1.app.name }

@@ -17,7 +17,7 @@ import Logging
 /// its reply. A connection that drops while a command is in flight fails at once with
 /// ``CommandError/connectionLost(app:)``, not at the timeout.
 public struct CommandTransmitter: Sendable {
-    /// The transceiver settings: service type, interface, logger, message size limit. The peer name, id and a
+    /// The transceiver settings: service type, interface, security (the shared secret), logger, message size limit. The peer name, id and a
     /// `chirp-role=cli` metadata entry (which tells apps and other tools that this peer is not an app) are set for
     /// each call.
     public var configuration: Configuration
@@ -37,8 +37,10 @@ public struct CommandTransmitter: Sendable {
     ///
     /// - Parameter peerName: the app's name; `nil` for the only app of the service.
     /// - Returns: the reply; a ``CommandResponse/failure(_:)`` response when the app reported a failure.
-    /// - Throws: ``CommandError``: no app found in time, several apps and no name, the connection lost, no reply in
-    ///   time, or a local problem.
+    /// - Throws: ``CommandError``: no app found in time, several apps and no name, every app found refused this CLI
+    ///   (``CommandError/refused(service:reasons:)``: a shared secret missing or wrong, an accept policy; reported
+    ///   about a second after discovery, not at the timeout), the connection lost, no reply in time, or a local
+    ///   problem.
     public func send<C: ChirpCommand>(_ command: C, to peerName: String? = nil) async throws(CommandError) -> CommandReply {
         let target: AppFinder.Target = peerName.map { .named($0) } ?? .only
         do {
@@ -57,7 +59,10 @@ public struct CommandTransmitter: Sendable {
     /// Sends `command` to every app of the service found before discovery settles (and within the timeout), and
     /// returns what became of each, sorted by app name.
     ///
-    /// - Throws: ``CommandError/noApp(service:peer:seconds:detail:)`` when none is found, or a local problem.
+    /// Apps that refused this CLI are reported as ``CommandError/refused(service:reasons:)`` outcomes.
+    ///
+    /// - Throws: ``CommandError/noApp(service:peer:seconds:detail:)`` when none is found,
+    ///   ``CommandError/refused(service:reasons:)`` when every app found refused, or a local problem.
     public func sendToAll<C: ChirpCommand>(_ command: C) async throws(CommandError) -> [CommandOutcome] {
         do {
             return try await withSession { session in try await session.broadcast(command) }

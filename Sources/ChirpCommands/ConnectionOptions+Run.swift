@@ -21,13 +21,15 @@ extension ConnectionOptions {
     public func run<C: ChirpCommand>(
         _ command: C, reply: (@Sendable (CommandReply) throws -> Void)? = nil
     ) async throws {
-        let code = await send(command, reply: reply ?? Self.printReply)
+        let transmitter = try makeTransmitter()
+        let code = await send(command, with: transmitter, reply: reply ?? Self.printReply)
         if code != .success { throw ExitCode(code.rawValue) }
     }
 
     /// Sends and prints; returns the exit code.
-    func send<C: ChirpCommand>(_ command: C, reply: @Sendable (CommandReply) throws -> Void) async -> CommandExitCode {
-        let transmitter = makeTransmitter()
+    func send<C: ChirpCommand>(
+        _ command: C, with transmitter: CommandTransmitter, reply: @Sendable (CommandReply) throws -> Void
+    ) async -> CommandExitCode {
         if all {
             let outcomes: [CommandOutcome]
             do {

@@ -16,7 +16,7 @@ public protocol CommandChannel: Sendable {
 }
 
 /// The connection options every subcommand of a CLI shares: `--service`, `--peer`, `--all`, `--timeout`,
-/// `--loopback`, `--verbose`.
+/// `--loopback`, `--verbose`, and the shared secret (``SecretOptions``: `CHIRP_SECRET` or `--secret-file PATH`).
 ///
 /// ```swift
 /// struct Add: AsyncParsableCommand {
@@ -50,6 +50,9 @@ public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sen
     @Flag(help: "Log discovery and connection details on standard error.")
     public var verbose = false
 
+    /// `--secret-file PATH` (or `CHIRP_SECRET`): the shared secret, for apps that require one.
+    @OptionGroup public var secret: SecretOptions
+
     /// A fixed settle window, in milliseconds, instead of the adaptive one (see Docs/Commands.md).
     @Option(name: .customLong("settle-ms"), help: .hidden)
     public var settleMilliseconds: Int?
@@ -80,11 +83,14 @@ public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sen
         return logger
     }
 
-    /// A transmitter configured from these options.
-    public func makeTransmitter(logger: Logger? = nil) -> CommandTransmitter {
+    /// A transmitter configured from these options, the shared secret included.
+    /// - Throws: `ValidationError` when the secret file cannot be read or the secret is too short (see
+    ///   ``SecretOptions/security(environment:)``).
+    public func makeTransmitter(logger: Logger? = nil) throws -> CommandTransmitter {
         var configuration = Configuration(serviceType: service)
         configuration.interface = loopback ? .loopback : .any
         configuration.logger = logger ?? makeLogger()
+        configuration.security = try secret.security()
         return CommandTransmitter(
             configuration: configuration, timeout: .milliseconds(Int64((timeout * 1000).rounded())),
             settleWindow: settleMilliseconds.map { .milliseconds($0) })

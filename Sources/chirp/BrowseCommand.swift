@@ -13,7 +13,11 @@ struct BrowseCommand: AsyncParsableCommand {
             is made. Each instance is resolved to its host, address:port and TXT
             record. For a Chirp peer that gives its name, its peer id (the first 8
             characters are shown; --peer accepts them) and its metadata; other
-            services show their instance name and TXT entries.
+            services show their instance name and TXT entries. The SECRET column
+            says whether a peer requires a shared secret ("required": connect
+            with CHIRP_SECRET or --secret-file), "no" for an open peer, "-" for
+            a service that is not a Chirp peer. The secret itself is never
+            advertised.
 
             Without TYPE, chirp enumerates the service types on the network first
             (a browse of _services._dns-sd._udp, RFC 6763 section 9), then browses
@@ -23,13 +27,14 @@ struct BrowseCommand: AsyncParsableCommand {
             OUTPUT
               On a terminal: a table, redrawn as instances come and go.
               Into a pipe: one line per change, "+ NAME HOST ADDRESS PEER-ID
-              METADATA" when an instance appears, "- ..." when it leaves.
+              SECRET METADATA" when an instance appears, "- ..." when it leaves.
               With --once: the table of what was found within --timeout (3 s by
               default), then exit.
               With --json: one JSON object per line, with the keys event ("found"
               or "lost"), type, instance, name, host, port, addresses, peerID,
-              protocolVersion and metadata; without TYPE, also {"event":
-              "type-found" or "type-lost", "type"} for each service type.
+              protocolVersion, requiresSecret (true or false) and metadata;
+              without TYPE, also {"event": "type-found" or "type-lost", "type"}
+              for each service type.
 
             EXIT STATUS
               0 when stopped (Ctrl-C or --timeout), or --once found something;

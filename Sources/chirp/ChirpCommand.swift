@@ -19,6 +19,12 @@ struct ChirpCommand: AsyncParsableCommand {
             means _chat._tcp. It has 1-15 letters, digits and hyphens, at least one
             letter (RFC 6763).
 
+            Peers that require a shared secret (chirp browse shows "required")
+            are reached with the same secret, from the CHIRP_SECRET environment
+            variable or --secret-file PATH; never on the command line, where
+            every user of the machine can read it (--secret VALUE is refused).
+            See Docs/Security.md.
+
             Results go to standard output, errors to standard error. While a
             command waits, it says what for on standard error, only when that is a
             terminal: piped output holds results only.
@@ -28,8 +34,11 @@ struct ChirpCommand: AsyncParsableCommand {
               1    other failure (e.g. the listening socket could not be opened)
               2    nothing found in time: no (matching) peer, no service, too few
                    messages, nothing answering at --connect
-              3    peer failure: the peer refused, left, had no responder or its
+              3    peer failure: the peer left, had no responder or its
                    responder failed, a reply or pong did not come in time
+              4    refused: the peer requires a shared secret and none was
+                   given, the shared secret does not match, or the peer's
+                   accept policy did not accept chirp
               64   bad input: an invalid argument, option, service type or JSON
                    payload (nothing was sent)
               69   no DNS-SD daemon answers: start avahi-daemon, or use --connect
@@ -50,6 +59,8 @@ struct ChirpCommand: AsyncParsableCommand {
                 chirp ping chat --peer alice -c 3
               The live logs of every app that streams them, warnings and worse:
                 chirp logs --level warning
+              A peer that requires a shared secret, the secret in a file:
+                chirp ping chat --peer alice --secret-file ~/.chat-secret
 
             See 'chirp help <subcommand>' for each command, and Docs/CLI.md.
             """,

@@ -24,12 +24,15 @@ struct ListenCommand: AsyncParsableCommand {
               UTC), sender, senderID, type and payload (the JSON value itself, or
               {"base64": ...} for raw bytes).
               On a terminal, peers joining and leaving are noted on standard error.
+              A peer that refuses the connection (a shared secret missing or
+              different) is reported on standard error, always.
 
             EXIT STATUS
               0 when stopped (Ctrl-C, --timeout, or --count messages printed);
               2 when --timeout ends the run before --count messages arrived, or
-              nothing answers at --connect; 64 bad input; 69 no DNS-SD daemon.
-              See 'chirp --help'.
+              nothing answers at --connect; 4 the peer at --connect refused
+              (shared secret missing or different); 64 bad input; 69 no DNS-SD
+              daemon. See 'chirp --help'.
 
             EXAMPLES
               Everything said on _chat._tcp:
@@ -138,8 +141,13 @@ private struct ListenRun: Sendable {
                 throw CancellationError()
             }
             group.addTask {
+                var warned: Set<String> = []
                 for await event in events {
                     switch event {
+                    case .connectionRefused(let peer, let reason):
+                        // Always on standard error: a peer that cannot connect sends nothing, and this says why.
+                        let text = PeerSession.refusalText(peer: peer, reason: reason)
+                        if warned.insert(text).inserted { Terminal.warning("cannot connect: \(text)") }
                     case .discoveryUnavailable(let message) where usesDiscovery:
                         throw CLIError.noDaemon(message)
                     case .peerConnected(let peer):

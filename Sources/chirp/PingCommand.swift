@@ -27,8 +27,9 @@ struct PingCommand: AsyncParsableCommand {
 
             EXIT STATUS
               0 every ping got its pong; 2 no (matching) peer within --timeout, or
-              nothing at --connect; 3 a pong was missing, or the peer left; 64 bad
-              input; 69 no DNS-SD daemon. See 'chirp --help'.
+              nothing at --connect; 3 a pong was missing, or the peer left; 4
+              refused (shared secret missing or different); 64 bad input; 69 no
+              DNS-SD daemon. See 'chirp --help'.
 
             EXAMPLES
               Ping the first peer of _chat._tcp until Ctrl-C:

@@ -29,8 +29,9 @@ struct SendCommand: AsyncParsableCommand {
             EXIT STATUS
               0 sent, or reply printed; 2 no (matching) peer within --timeout, or
               nothing at --connect; 3 the peer failed: no responder, responder
-              error, no reply in time, disconnected; 64 bad input, including
-              invalid JSON; 69 no DNS-SD daemon. See 'chirp --help'.
+              error, no reply in time, disconnected; 4 refused (shared secret
+              missing or different); 64 bad input, including invalid JSON;
+              69 no DNS-SD daemon. See 'chirp --help'.
 
             EXAMPLES
               A chat line to everyone on _chat._tcp:

@@ -21,6 +21,10 @@ struct Listr: AsyncParsableCommand {
             EXAMPLES
               listr --store todo.json --name kitchen
               listr --store /tmp/test.json --name test --service listr-test --loopback
+              listr --store todo.json --secret-file ~/.listr-secret     # listrctl needs the same secret
+
+            Without a shared secret (the CHIRP_SECRET environment variable, or --secret-file), anyone who can \
+            reach this host can run the commands: use one, or --loopback. See Docs/Security.md.
             """)
 
     @Option(help: ArgumentHelp("The JSON file the items are kept in.", valueName: "PATH"))
@@ -34,6 +38,9 @@ struct Listr: AsyncParsableCommand {
 
     @Flag(help: "Accept commands from this machine only (advertise and listen on the loopback interface).")
     var loopback = false
+
+    @OptionGroup(title: "Security")
+    var secret: SecretOptions
 
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
@@ -71,6 +78,8 @@ struct Listr: AsyncParsableCommand {
         configuration.peerName = name
         configuration.interface = loopback ? .loopback : .any
         configuration.logger = logger
+        configuration.security = try secret.security()
+        if let source = secret.source() { logger.info("requiring a shared secret (from \(source))") }
         let transceiver = Transceiver(configuration: configuration)
         let receiver = CommandReceiver(transceiver: transceiver, logger: logger)
         ListrService.register(on: receiver, store: todo, logger: logger, debugCommands: enableDebugCommands)

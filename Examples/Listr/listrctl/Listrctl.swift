@@ -16,7 +16,8 @@ struct Listrctl: AsyncParsableCommand {
             listrctl finds the listr app through DNS-SD (the service type --service, default \
             \(ListrChannel.defaultServiceType)), sends one command, prints the reply and exits. Replies go to \
             standard output, errors to standard error. When several listr instances run, pick one with \
-            --peer NAME, or send to all with --all.
+            --peer NAME, or send to all with --all. When listr requires a shared secret, give the same one \
+            with the CHIRP_SECRET environment variable or --secret-file PATH (never on the command line).
 
             EXAMPLES
               listrctl item add "buy milk"
@@ -24,6 +25,7 @@ struct Listrctl: AsyncParsableCommand {
               listrctl item done 3 --all
               listrctl store dump backup.json
               listrctl store replace backup.json
+              listrctl item list --secret-file ~/.listr-secret
 
             \(CommandExitCode.helpText)
             """,

@@ -347,7 +347,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     }
 
     private func dial(_ id: String) {
-        let target: (host: String, port: Int, peerHost: String?)? = state.withLockedValue { state in
+        let target: (host: String, port: Int, peer: Peer)? = state.withLockedValue { state in
             guard state.running, var entry = state.peers[id] else { return nil }
             entry.scheduledDial = nil
             guard entry.connection == nil, !entry.dialing, let address = entry.dialAddress else {
@@ -356,11 +356,35 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             }
             entry.dialing = true
             state.peers[id] = entry
-            return (address.host, address.port, entry.peer.host)
+            return (address.host, address.port, entry.snapshot)
         }
         guard let target else { return }
-        logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(target.host):\(target.port)"])
-        _ = connect(host: target.host, port: target.port, dialedPeerID: id, peerHost: target.peerHost)
+        guard let policy = configuration.acceptPolicy else {
+            logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(target.host):\(target.port)"])
+            _ = connect(host: target.host, port: target.port, dialedPeerID: id, peerHost: target.peer.host)
+            return
+        }
+        // Ask the accept policy before dialing, with what the advertisement says, so that a peer we would refuse
+        // never takes the connection for established (it is asked again once the peer introduced itself).
+        let candidate = ConnectionCandidate(peer: target.peer, address: "\(target.host):\(target.port)", isInbound: false)
+        let decision = group.next().makePromise(of: Bool.self)
+        decision.completeWithTask { await policy(candidate) }
+        decision.futureResult.whenSuccess { accepted in
+            if accepted {
+                self.logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(target.host):\(target.port)"])
+                _ = self.connect(host: target.host, port: target.port, dialedPeerID: id, peerHost: target.peer.host)
+            } else {
+                let reason = HandshakeError.notAccepted(name: target.peer.name).description
+                self.logger.warning("not dialing \(target.peer): \(reason)")
+                self.hub.emit(.connectionRefused(peer: target.peer.description, reason: reason))
+                self.state.withLockedValue { state in
+                    guard var entry = state.peers[id] else { return }
+                    entry.failures = max(entry.failures, PeerEntry.refusalFailures)
+                    state.peers[id] = entry
+                }
+                self.dialEnded(id, succeeded: false, reason: nil)
+            }
+        }
     }
 
     /// Dials `host:port`; completes with the connection once the handshake is done.
@@ -474,6 +498,13 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             if connection.peerIsStopping { entry.stopping = true }
             var peer = entry.snapshot
             peer.isConnected = false
+            if let refusal = connection.refusal {
+                // Refused right after the hellos (the peer's accept policy): a refusal like any other.
+                entry.failures = max(entry.failures, PeerEntry.refusalFailures)
+                let reason = HandshakeError.refusedByRemote(reason: refusal).description
+                logger.warning("peer \(connection.peer) refused: \(reason)")
+                hub.emit(.connectionRefused(peer: connection.peer.description, reason: reason))
+            }
             hub.emit(.peerDisconnected(peer))
             if entry.isAdvertised {
                 state.peers[id] = entry

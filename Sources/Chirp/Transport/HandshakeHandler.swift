@@ -9,6 +9,10 @@ struct HandshakeCompleted: Sendable {
 /// Runs the handshake: sends our hello as soon as the channel is active, waits (with a deadline) for the remote hello,
 /// checks it, then gets out of the way.
 ///
+/// An acceptor with an accept policy sends its hello only once the policy accepted the dialer: a refused dialer then
+/// gets a `refuse` frame as the first frame, never a hello, so it does not take the connection for established. (The
+/// dialer always sends its hello first, so two peers with policies cannot wait for each other.)
+///
 /// A remote that sends anything but a hello first, a hello we cannot accept, or nothing within the deadline, is
 /// refused: a `refuse` frame with the reason is sent when it could be a Chirp peer, and the channel is closed.
 /// Failures travel down the pipeline as `HandshakeError`s so the last handler reports them in one place.
@@ -32,6 +36,7 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private let role: ConnectionRole
     private let acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)?
     private var state = State.waiting
+    private var started = false
     private var sentHello = false
     private var deadline: Scheduled<Void>?
 
@@ -56,14 +61,10 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func start(context: ChannelHandlerContext) {
-        guard !sentHello else { return }
-        sentHello = true
-        do {
-            context.writeAndFlush(wrapOutboundOut(try local.frame(allocator: context.channel.allocator)), promise: nil)
-        } catch {
-            context.fireErrorCaught(HandshakeError.malformedHello("could not encode our hello: \(error)"))
-            context.close(promise: nil)
-            return
+        guard !started else { return }
+        started = true
+        if role == .dialer || acceptPolicy == nil {
+            guard sendHello(context: context) else { return }
         }
         let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
         let seconds = Double(timeout.nanoseconds) / 1e9
@@ -75,6 +76,21 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
             let context = loopBoundContext.value
             context.fireErrorCaught(HandshakeError.timedOut(seconds: seconds))
             context.close(promise: nil)
+        }
+    }
+
+    /// Sends our hello (once); `false` when it could not be encoded (the channel is then closing).
+    @discardableResult
+    private func sendHello(context: ChannelHandlerContext) -> Bool {
+        guard !sentHello else { return true }
+        sentHello = true
+        do {
+            context.writeAndFlush(wrapOutboundOut(try local.frame(allocator: context.channel.allocator)), promise: nil)
+            return true
+        } catch {
+            context.fireErrorCaught(HandshakeError.malformedHello("could not encode our hello: \(error)"))
+            context.close(promise: nil)
+            return false
         }
     }
 
@@ -148,6 +164,7 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private func complete(context: ChannelHandlerContext, remote: Hello, held: [Frame]) {
+        guard sendHello(context: context) else { return }  // an acceptor with a policy says hello only now
         state = .done
         deadline?.cancel()
         context.fireUserInboundEventTriggered(HandshakeCompleted(remote: remote))
@@ -159,10 +176,11 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func refuse(context: ChannelHandlerContext, error: HandshakeError) {
         state = .done
         deadline?.cancel()
-        context.fireErrorCaught(error)
+        // The frame first (the flush writes it to the socket at once), then the error: reporting it closes the
+        // channel, and the remote must get the reason before that.
         let frame = FrameWriter.frame(.refuse, text: error.description, allocator: context.channel.allocator)
-        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
-        context.writeAndFlush(wrapOutboundOut(frame)).whenComplete { _ in loopBoundContext.value.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
+        context.fireErrorCaught(error)
     }
 }
 

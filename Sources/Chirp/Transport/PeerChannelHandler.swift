@@ -91,7 +91,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
             case .goodbye:
                 let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 256)) ?? ""
                 connection.receivedGoodbye(reason: reason)
-            case .hello, .refuse:
+            case .refuse:
+                // The peer's accept policy refused us after it said hello (we dialed it): not established after all.
+                let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024))
+                connection.receivedRefusal(reason: reason ?? "no reason given")
+            case .hello:
                 logger.debug("ignoring a repeated handshake frame", metadata: ["peer": "\(connection.peer)"])
             case nil:
                 logger.debug("skipping a frame of unknown kind", metadata: ["peer": "\(connection.peer)", "kind": "\(frame.kind)"])

@@ -44,6 +44,9 @@ final class PeerConnection: @unchecked Sendable {
     private(set) var retired = false
     /// Set when the peer said goodbye because it is stopping.
     private(set) var peerIsStopping = false
+    /// Set when the peer refused the connection after we took it for established: its accept policy said no once it
+    /// had our hello (we dialed it, and it decides after answering). The reason it gave.
+    private(set) var refusal: String?
 
     init(context: ChannelHandlerContext, role: ConnectionRole, remote: Hello, localID: String, addresses: [String], host: String?, outboundLimit: Int) {
         self.channel = context.channel
@@ -210,6 +213,15 @@ final class PeerConnection: @unchecked Sendable {
             peerIsStopping = true
             context.close(promise: nil)
         }
+    }
+
+    /// The peer refused the connection (a `refuse` frame after its hello): remember why and close.
+    func receivedRefusal(reason: String) {
+        eventLoop.preconditionInEventLoop()
+        guard let context else { return }
+        refusal = reason
+        outbound.withLockedValue { $0.closed = true }
+        context.close(promise: nil)
     }
 
     /// The channel closed: fail everything that waits on it.

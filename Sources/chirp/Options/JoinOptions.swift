@@ -1,7 +1,8 @@
 import ArgumentParser
 import Chirp
+import struct ChirpCommands.SecretOptions
 
-/// Options of the commands that join a service type as a peer (listen, send, ping).
+/// Options of the commands that join a service type as a peer (listen, send, ping), the shared secret included.
 struct JoinOptions: ParsableArguments {
     @Option(
         name: .long,
@@ -13,6 +14,9 @@ struct JoinOptions: ParsableArguments {
 
     @Option(name: .long, help: ArgumentHelp("The peer name this command joins under (default: chirp-HOSTNAME).", valueName: "name"))
     var name: String?
+
+    /// `--secret-file PATH` or `CHIRP_SECRET`; `--secret VALUE` is refused.
+    @OptionGroup var secret: SecretOptions
 
     func validate() throws {
         if let connect { _ = try Self.parse(connect) }

@@ -20,6 +20,13 @@ struct BrowseRow: Sendable {
     /// The peer id shortened to the 8 characters `--peer` accepts, or `-` for a service that is not a Chirp peer.
     var shortID: String { instance.peerID.map { String($0.prefix(8)) } ?? "-" }
 
+    /// `required` for a peer that requires a shared secret (its TXT record says `sec=1`), `no` for another Chirp
+    /// peer, `-` for a service that is not a Chirp peer.
+    var secretText: String {
+        guard instance.peerID != nil else { return instance.requiresSecret ? "required" : "-" }
+        return instance.requiresSecret ? "required" : "no"
+    }
+
     /// User metadata as `key=value` pairs, sorted, or `-`.
     var metadataText: String {
         let pairs = instance.metadata.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }
@@ -37,15 +44,16 @@ struct BrowseRow: Sendable {
             "port": instance.port,
             "addresses": instance.addresses,
             "metadata": instance.metadata,
+            "requiresSecret": instance.requiresSecret,
         ]
         if let id = instance.peerID { object["peerID"] = id }
         if let version = instance.protocolVersion { object["protocolVersion"] = version }
         return JSONText.line(object)
     }
 
-    /// `+ alice  alice.local.  127.0.0.1:50123  1a2b3c4d  room=lobby`, for live output into a pipe.
+    /// `+ alice  alice.local.  127.0.0.1:50123  1a2b3c4d  required  room=lobby`, for live output into a pipe.
     func eventLine(_ mark: Character, showType: Bool) -> String {
-        let fields = (showType ? [type] : []) + [instance.name, instance.host, address, shortID, metadataText]
+        let fields = (showType ? [type] : []) + [instance.name, instance.host, address, shortID, secretText, metadataText]
         return "\(mark) " + fields.joined(separator: "  ")
     }
 }
@@ -53,10 +61,11 @@ struct BrowseRow: Sendable {
 /// Renders rows as an aligned table.
 enum BrowseTable {
     static func render(_ rows: [BrowseRow], showType: Bool) -> [String] {
-        var header = ["NAME", "HOST", "ADDRESS", "PEER ID", "METADATA"]
+        var header = ["NAME", "HOST", "ADDRESS", "PEER ID", "SECRET", "METADATA"]
         if showType { header.insert("TYPE", at: 0) }
         let cells = sorted(rows).map { row in
-            (showType ? [row.type] : []) + [row.instance.name, row.instance.host, row.address, row.shortID, row.metadataText]
+            (showType ? [row.type] : [])
+                + [row.instance.name, row.instance.host, row.address, row.shortID, row.secretText, row.metadataText]
         }
         var widths = header.map(\.count)
         for line in cells {

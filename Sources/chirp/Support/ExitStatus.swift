@@ -8,8 +8,11 @@ enum ExitStatus: Int32, CaseIterable, Sendable {
     case failure = 1
     /// Nothing was found in time: no (matching) peer, no service, too few messages, nothing at `--connect`.
     case nothingFound = 2
-    /// A peer failed us: it disconnected, refused, had no responder, its responder threw, a reply or pong was late.
+    /// A peer failed us: it disconnected, had no responder, its responder threw, a reply or pong was late.
     case peerFailure = 3
+    /// Refused: the peer requires a shared secret and none was given, the shared secret does not match, or the
+    /// peer's accept policy did not accept us.
+    case refused = 4
     /// Bad input: an invalid argument, option, service type or JSON payload (nothing was sent). `EX_USAGE`.
     case badInput = 64
     /// No DNS-SD daemon (avahi-daemon / mDNSResponder) answers. `EX_UNAVAILABLE`.
@@ -37,6 +40,18 @@ struct CLIError: Error, CustomStringConvertible {
 
     static func peerFailure(_ message: String, hint: String? = nil) -> CLIError {
         CLIError(status: .peerFailure, message: message, hint: hint)
+    }
+
+    /// The peers refused us; `reasons` are the core's, one per peer.
+    static func refused(_ typeText: String, reasons: [String]) -> CLIError {
+        let secret = reasons.contains { $0.contains("shared secret") }
+        return CLIError(
+            status: .refused,
+            message: "refused by the peers of \(typeText): \(reasons.joined(separator: "; "))",
+            hint: secret
+                ? "give the peers' shared secret with the CHIRP_SECRET environment variable or --secret-file PATH "
+                    + "(not on the command line); see Docs/Security.md"
+                : nil)
     }
 
     /// No DNS-SD daemon answers; `detail` is what the core reported.

@@ -25,6 +25,11 @@ struct PeerSession: Sendable {
         configuration.interface = common.chirpInterface
         configuration.logger = logger
         configuration.connectTimeout = min(common.timeout(default: 10), .seconds(10))
+        do {
+            configuration.security = try join.secret.security()
+        } catch {
+            throw CLIError.badInput("\(error)")  // checked by validate() already; the file changed since
+        }
         let transceiver = Transceiver(configuration: configuration)
         configure(transceiver)
         let session = PeerSession(
@@ -43,29 +48,38 @@ struct PeerSession: Sendable {
     /// `_name._tcp`, as users see it in avahi-browse.
     var typeText: String { serviceType.registrationType }
 
+    /// How long a refused command still waits for another peer to connect before it reports the refusal.
+    static let refusalGrace: Duration = .milliseconds(1500)
+
     /// The peer to talk to: the one at `--connect`, or the first connected peer that `selector` matches (any peer when
-    /// `nil`), waiting up to `timeout`.
-    /// - Throws: ``CLIError`` with ``ExitStatus/nothingFound``, ``ExitStatus/noDaemon`` or ``ExitStatus/peerFailure``.
+    /// `nil`), waiting up to `timeout`. When the (matching) peers refuse us (a shared secret missing or different, an
+    /// accept policy), it fails about ``refusalGrace`` after the first refusal rather than at the timeout.
+    /// - Throws: ``CLIError`` with ``ExitStatus/nothingFound``, ``ExitStatus/noDaemon``, ``ExitStatus/refused`` or
+    ///   ``ExitStatus/peerFailure``.
     func findPeer(_ selector: PeerSelector?, within timeout: Duration) async throws -> Peer {
         if let endpoint = join.endpoint {
             return try await connect(to: endpoint, within: timeout)
         }
         let wanted = selector.map { "peer '\($0.text)'" } ?? "a peer"
         Terminal.status("waiting up to \(Self.format(timeout)) for \(wanted) of \(typeText) to connect (Ctrl-C to stop)...")
+        enum Outcome: Sendable { case found(Peer), timedOut, idle }
         let refusals = RefusalLog()
         let transceiver = self.transceiver
         let events = self.events
-        let found: Peer? = try await withThrowingTaskGroup(of: Peer?.self) { group in
+        let typeText = self.typeText
+        let (refused, refusedSink) = AsyncStream.makeStream(of: Void.self)
+        let found: Peer? = try await withThrowingTaskGroup(of: Outcome.self) { group in
             group.addTask {
-                if let peer = transceiver.connectedPeers.first(where: { selector?.matches($0) ?? true }) { return peer }
+                if let peer = transceiver.connectedPeers.first(where: { selector?.matches($0) ?? true }) { return .found(peer) }
                 for await event in events {
                     switch event {
                     case .peerConnected(let peer) where selector?.matches(peer) ?? true:
-                        return peer
+                        return .found(peer)
                     case .discoveryUnavailable(let message):
                         throw CLIError.noDaemon(message)
                     case .connectionRefused(let peer, let reason):
-                        refusals.add("\(peer): \(reason)")
+                        refusals.add(Self.refusalText(peer: peer, reason: reason))
+                        if selector?.matches(refusedPeer: peer) ?? true { refusedSink.yield() }
                     default:
                         continue
                     }
@@ -73,15 +87,41 @@ struct PeerSession: Sendable {
                 throw CancellationError()
             }
             group.addTask {
-                try await Task.sleep(for: timeout)
-                return nil
+                // The first refusal of a wanted peer: give other peers a moment, then report it.
+                for await _ in refused {
+                    try await Task.sleep(for: Self.refusalGrace)
+                    throw CLIError.refused(typeText, reasons: refusals.all)
+                }
+                return .idle
             }
-            defer { group.cancelAll() }
-            return try await group.next() ?? nil
+            group.addTask {
+                try await Task.sleep(for: timeout)
+                return .timedOut
+            }
+            defer {
+                group.cancelAll()
+                refusedSink.finish()
+            }
+            while let outcome = try await group.next() {
+                switch outcome {
+                case .found(let peer): return peer
+                case .timedOut: return nil
+                case .idle: continue
+                }
+            }
+            return nil
         }
         Terminal.clearStatus()
         if let found { return found }
         throw timedOut(selector, timeout: timeout, refusals: refusals.all)
+    }
+
+    /// A refusal as chirp prints it: the core's reason, prefixed by the peer unless the reason names it, without the
+    /// TLS library's error detail (`--log-level info` shows it).
+    static func refusalText(peer: String, reason: String) -> String {
+        var reason = reason
+        if let detail = reason.range(of: " (TLS handshake failed") { reason = String(reason[..<detail.lowerBound]) }
+        return reason.contains(peer) ? reason : "\(peer): \(reason)"
     }
 
     /// Every connected peer, once the other peers had a moment to be discovered (`minimum`) and those discovered a
@@ -124,18 +164,41 @@ struct PeerSession: Sendable {
         } catch let error as ChirpError {
             throw CLIError(error)
         } catch {
+            // A refused handshake is reported as an event right after the connect fails.
+            let refusal = await first(of: events, within: .milliseconds(500)) { event in
+                if case .connectionRefused(let peer, let reason) = event { return Self.refusalText(peer: peer, reason: reason) }
+                return nil
+            }
+            if let refusal { throw CLIError.refused(typeText, reasons: [refusal]) }
             throw CLIError.nothingFound(
                 "could not reach a \(typeText) peer at \(address): \(error)",
                 hint: "check the address (chirp browse shows each peer's address:port) and that no firewall blocks it")
         }
     }
 
+    /// The first value `extract` finds in an event within `timeout`, or `nil`.
+    private func first<T: Sendable>(
+        of events: AsyncStream<TransceiverEvent>, within timeout: Duration,
+        _ extract: @escaping @Sendable (TransceiverEvent) -> T?
+    ) async -> T? {
+        await withTaskGroup(of: T?.self) { group in
+            group.addTask {
+                for await event in events { if let value = extract(event) { return value } }
+                return nil
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? nil
+        }
+    }
+
     private func timedOut(_ selector: PeerSelector?, timeout: Duration, refusals: [String]) -> CLIError {
         let within = "within \(Self.format(timeout))"
-        if !refusals.isEmpty {
-            return .peerFailure(
-                "could not connect to a peer of \(typeText) \(within): \(refusals.joined(separator: "; "))")
-        }
+        // With a selector, a refusal of the wanted peer ended the wait earlier: these are other peers'.
+        if !refusals.isEmpty && selector == nil { return .refused(typeText, reasons: refusals) }
         let seen = transceiver.availablePeers
         if let selector {
             if let match = seen.first(where: selector.matches) {
@@ -170,6 +233,15 @@ struct PeerSelector: Sendable {
     func matches(_ peer: Peer) -> Bool {
         if peer.name == text || peer.id == text { return true }
         return text.count >= 4 && peer.id.lowercased().hasPrefix(text.lowercased())
+    }
+
+    /// Whether a refusal names this peer: the core names a refused peer "NAME" or "NAME (ID8)" (or by its address,
+    /// which matches no selector).
+    func matches(refusedPeer description: String) -> Bool {
+        if description == text || description.hasPrefix(text + " (") { return true }
+        guard text.count >= 4, let open = description.lastIndex(of: "("), description.hasSuffix(")") else { return false }
+        let shortID = description[description.index(after: open)..<description.index(before: description.endIndex)]
+        return shortID.lowercased().hasPrefix(text.lowercased().prefix(shortID.count))
     }
 }
 

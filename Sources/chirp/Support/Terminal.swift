@@ -53,6 +53,12 @@ enum Terminal {
         write("\r\u{1B}[K", to: STDERR_FILENO, status: false, onlyIfShown: true)
     }
 
+    /// Reports a warning on standard error, always.
+    static func warning(_ message: String) {
+        clearStatus()
+        write("chirp: warning: \(message)\n", to: STDERR_FILENO, status: false)
+    }
+
     /// Reports an error on standard error, always.
     static func error(_ message: String, hint: String? = nil) {
         clearStatus()

@@ -13,15 +13,17 @@ extension String {
     }
 }
 
-/// Starts a transceiver on `serviceType`, loopback only, and waits until the daemon has advertised it (so other
-/// processes find it at once).
+/// Starts a transceiver on `serviceType`, loopback only (with a shared secret when `secret` is given), and waits until
+/// the daemon has advertised it (so other processes find it at once).
 func startPeer(
-    _ serviceType: String, name: String, metadata: [String: String] = [:], configure: (Transceiver) -> Void = { _ in }
+    _ serviceType: String, name: String, metadata: [String: String] = [:], secret: String? = nil,
+    configure: (Transceiver) -> Void = { _ in }
 ) async throws -> Transceiver {
     var configuration = Configuration(serviceType: serviceType)
     configuration.peerName = name
     configuration.metadata = metadata
     configuration.interface = .loopback
+    if let secret { configuration.security = .sharedSecret(try SharedSecret(secret)) }
     let transceiver = Transceiver(configuration: configuration)
     configure(transceiver)
     let events = transceiver.events
@@ -75,10 +77,13 @@ func waitUntilAdvertised(_ serviceType: String, name: String, timeout: Duration 
     try #require(found, "\(name) was not advertised on _\(serviceType)._tcp within \(timeout)")
 }
 
-/// Starts the `chat` example on `serviceType` (loopback only) as `name`.
-func startChat(_ serviceType: String, name: String) throws -> ChildProcess {
+/// Starts the `chat` example on `serviceType` (loopback only) as `name`, with `environment` added to its own.
+func startChat(
+    _ serviceType: String, name: String, arguments: [String] = [], environment: [String: String] = [:]
+) throws -> ChildProcess {
     try Binaries.require(Binaries.chat)
-    return try ChildProcess(Binaries.chat, ["--name", name, "--service", serviceType, "--loopback"])
+    return try ChildProcess(
+        Binaries.chat, ["--name", name, "--service", serviceType, "--loopback"] + arguments, environment: environment)
 }
 
 /// Parses one JSON line into a dictionary.

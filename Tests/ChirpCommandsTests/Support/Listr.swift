@@ -30,17 +30,21 @@ final class ListrFixture: Sendable {
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
 
     /// Starts `listr --name NAME` with a store in the test directory (or `store`); does not wait.
-    func launchApp(_ name: String, store: String? = nil, extra: [String] = []) throws -> RunningProcess {
+    func launchApp(
+        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String] = [:]
+    ) throws -> RunningProcess {
         let app = try RunningProcess(Binaries.listr, [
             "--name", name, "--store", store ?? path("\(name).json"), "--service", service, "--loopback",
-        ] + extra, in: directory)
+        ] + extra, in: directory, environment: environment)
         launched.withLockedValue { $0.append(app) }
         return app
     }
 
     /// Starts listr and waits until it serves commands (it is advertised).
-    func startApp(_ name: String, store: String? = nil, extra: [String] = []) async throws -> RunningProcess {
-        let app = try launchApp(name, store: store, extra: extra)
+    func startApp(
+        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String] = [:]
+    ) async throws -> RunningProcess {
+        let app = try launchApp(name, store: store, extra: extra, environment: environment)
         let ready = await app.waitForError(containing: "ready:")
         try #require(ready, "listr \(name) did not start: \(app.stderr)")
         return app
@@ -57,15 +61,18 @@ final class ListrFixture: Sendable {
     }
 
     /// Runs listrctl with `arguments` plus this fixture's service, loopback and `timeout`, to completion.
-    func ctl(_ arguments: [String], timeout: Double = 15) async throws -> CtlResult {
-        let process = try launchCtl(arguments, timeout: timeout)
+    func ctl(_ arguments: [String], timeout: Double = 15, environment: [String: String] = [:]) async throws -> CtlResult {
+        let process = try launchCtl(arguments, timeout: timeout, environment: environment)
         return await finish(process)
     }
 
-    func launchCtl(_ arguments: [String], timeout: Double = 15) throws -> (RunningProcess, ContinuousClock.Instant) {
+    func launchCtl(
+        _ arguments: [String], timeout: Double = 15, environment: [String: String] = [:]
+    ) throws -> (RunningProcess, ContinuousClock.Instant) {
         let started = ContinuousClock.now
         let process = try RunningProcess(
-            Binaries.listrctl, arguments + ["--service", service, "--loopback", "--timeout", String(timeout)], in: directory)
+            Binaries.listrctl, arguments + ["--service", service, "--loopback", "--timeout", String(timeout)], in: directory,
+            environment: environment)
         return (process, started)
     }
 

@@ -9,7 +9,9 @@ final class RunningProcess: Sendable {
     let stderrURL: URL
     private let exit = NIOLockedValueBox<(status: Int32?, waiters: [CheckedContinuation<Int32, Never>])>((nil, []))
 
-    init(_ executable: URL, _ arguments: [String], in directory: URL) throws {
+    /// Starts `executable`; its environment is this process's plus `environment` (an empty value unsets a variable,
+    /// as far as Chirp is concerned).
+    init(_ executable: URL, _ arguments: [String], in directory: URL, environment: [String: String] = [:]) throws {
         let id = UUID().uuidString.prefix(8)
         stdoutURL = directory.appendingPathComponent("\(executable.lastPathComponent)-\(id).out")
         stderrURL = directory.appendingPathComponent("\(executable.lastPathComponent)-\(id).err")
@@ -18,6 +20,9 @@ final class RunningProcess: Sendable {
         process = Process()
         process.executableURL = executable
         process.arguments = arguments
+        if !environment.isEmpty {
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        }
         process.standardInput = FileHandle.nullDevice
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
         process.standardError = try FileHandle(forWritingTo: stderrURL)

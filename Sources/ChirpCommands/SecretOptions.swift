@@ -1,0 +1,119 @@
+import ArgumentParser
+import Chirp
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Where a command-line tool gets its shared secret: the `CHIRP_SECRET` environment variable, or `--secret-file PATH`.
+/// Never from the command line: a `--secret VALUE` (or `--secret=VALUE`) is refused with a message that says why
+/// (other users see the command line in `ps`, and it stays in the shell history). The secret never appears in logs,
+/// errors or `--help`.
+///
+/// ```swift
+/// struct Serve: AsyncParsableCommand {
+///     @OptionGroup(title: "Security") var secret: SecretOptions
+///     func run() async throws {
+///         var configuration = Configuration(serviceType: "myapp")
+///         configuration.security = try secret.security()
+///     }
+/// }
+/// ```
+///
+/// `--secret-file` wins over `CHIRP_SECRET` when both are given. With neither, ``security()`` returns
+/// ``Configuration/Security/none``: connections are open (and peers that require a secret are not dialed).
+/// ``ConnectionOptions`` includes these options, so every CLI built on it takes them.
+public struct SecretOptions: ParsableArguments, Sendable {
+    /// `--secret-file PATH`: the file holding the shared secret (its whole content, without surrounding whitespace).
+    @Option(
+        name: .customLong("secret-file"),
+        help: ArgumentHelp(
+            "Read the shared secret from this file (or set the CHIRP_SECRET environment variable).",
+            discussion: """
+                Peers that share a secret authenticate each other and encrypt everything (see Docs/Security.md). \
+                The file should be readable by you only (chmod 600). There is no option that takes the secret \
+                itself: the command line is visible to every user of the machine.
+                """,
+            valueName: "PATH"))
+    public var secretFile: String?
+
+    /// `--secret VALUE`: accepted by the parser only to be refused with an explanation. Hidden from `--help`.
+    @Option(name: .customLong("secret"), help: .hidden)
+    var commandLineSecret: String?
+
+    /// The environment variable read when `--secret-file` is not given: `CHIRP_SECRET`.
+    public static let environmentVariable = SharedSecret.environmentVariable
+
+    /// Why a secret on the command line is refused (what `--secret VALUE` prints).
+    public static let commandLineRefusal = """
+        --secret is not accepted: a secret given on the command line can be read by every user of this machine \
+        (it shows in the process list, `ps`) and stays in your shell history. Put the secret in a file only you can \
+        read and pass --secret-file PATH, or set the \(SharedSecret.environmentVariable) environment variable.
+        """
+
+    /// Creates the options with their defaults (swift-argument-parser fills them in).
+    public init() {}
+
+    /// Refuses `--secret`, and checks that the secret in `--secret-file` or `CHIRP_SECRET` can be used (so a bad one
+    /// is a usage error before anything starts). Warns on standard error when the secret file can be read by other
+    /// users.
+    public func validate() throws {
+        if commandLineSecret != nil { throw ValidationError(Self.commandLineRefusal) }
+        _ = try security()
+        if let secretFile, let warning = Self.permissionWarning(for: secretFile) {
+            FileHandle.standardError.write(Data("warning: \(warning)\n".utf8))
+        }
+    }
+
+    /// The security the configuration should use: a shared secret from `--secret-file` or `CHIRP_SECRET`, or
+    /// ``Configuration/Security/none`` when neither is given.
+    ///
+    /// - Parameter environment: where `CHIRP_SECRET` is looked up; default: this process's environment.
+    /// - Throws: `ValidationError` naming the source (never the secret) when the file cannot be read, or the secret
+    ///   is too short.
+    public func security(
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) throws -> Configuration.Security {
+        if commandLineSecret != nil { throw ValidationError(Self.commandLineRefusal) }
+        do {
+            if let secretFile {
+                return .sharedSecret(try SharedSecret(contentsOfFile: secretFile))
+            }
+            if let value = environment[Self.environmentVariable], !value.isEmpty {
+                do {
+                    return .sharedSecret(try SharedSecret(value))
+                } catch let error as ChirpError {
+                    throw ValidationError("\(Self.environmentVariable): \(Self.message(error))")
+                }
+            }
+            return .none
+        } catch let error as ChirpError {
+            throw ValidationError("--secret-file: \(Self.message(error))")
+        }
+    }
+
+    /// Where the secret comes from, for logs: `--secret-file PATH`, `CHIRP_SECRET`, or `nil` (none). Never the secret.
+    public func source(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let secretFile { return "--secret-file \(secretFile)" }
+        if let value = environment[Self.environmentVariable], !value.isEmpty { return Self.environmentVariable }
+        return nil
+    }
+
+    /// The core's message without its "invalid configuration: " prefix; it never contains the secret.
+    private static func message(_ error: ChirpError) -> String {
+        if case .invalidConfiguration(let message) = error { return message }
+        return error.description
+    }
+
+    /// A warning when `path` can be read or written by users other than its owner.
+    static func permissionWarning(for path: String) -> String? {
+        var status = stat()
+        guard stat(path, &status) == 0, status.st_mode & 0o077 != 0 else { return nil }
+        return "the secret file \(path) can be read by other users of this machine; restrict it with `chmod 600 \(path)`"
+    }
+}

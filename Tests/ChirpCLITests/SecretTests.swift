@@ -1,0 +1,165 @@
+import Chirp
+import Foundation
+import Testing
+
+/// chirp and chat with shared secrets: CHIRP_SECRET or --secret-file, refusals with their own exit status (4), and a
+/// secret that never shows in any output.
+extension ChirpCLITests {
+    @Suite struct Secrets {
+        static func randomSecret() -> String { "s3cret-" + UUID().uuidString }
+
+        /// A file holding `secret`, readable by its owner only.
+        static func secretFile(_ secret: String) throws -> URL {
+            let url = FileManager.default.temporaryDirectory.appendingPathComponent("chirp-secret-\(UUID().uuidString)")
+            #expect(FileManager.default.createFile(atPath: url.path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600]))
+            return url
+        }
+
+        @Test func browseShowsWhichPeersRequireASecret() async throws {
+            let type = uniqueServiceType()
+            let secret = Self.randomSecret()
+            let locked = try await startPeer(type, name: "locked", secret: secret)
+            let open = try await startPeer(type, name: "open")
+            defer {
+                locked.stop()
+                open.stop()
+            }
+            try await waitUntilAdvertised(type, name: "locked")
+            try await waitUntilAdvertised(type, name: "open")
+
+            let (status, browse) = try await runChirp(["browse", type, "--once", "--interface", "lo", "--timeout", "2"])
+            #expect(status == 0, "\(browse.transcript)")
+            let lines = browse.stdoutLines
+            #expect(lines.first?.contains("SECRET") == true, "\(browse.transcript)")
+            let lockedRow = try #require(lines.first { $0.hasPrefix("locked ") }, "\(browse.transcript)")
+            let openRow = try #require(lines.first { $0.hasPrefix("open ") }, "\(browse.transcript)")
+            #expect(lockedRow.contains(" required "), "\(lockedRow)")
+            #expect(!openRow.contains("required"), "\(openRow)")
+
+            let (jsonStatus, json) = try await runChirp(["browse", type, "--once", "--json", "--interface", "lo", "--timeout", "2"])
+            #expect(jsonStatus == 0, "\(json.transcript)")
+            let objects = try json.stdoutLines.map(jsonObject)
+            #expect(objects.first { $0["name"] as? String == "locked" }?["requiresSecret"] as? Bool == true, "\(json.transcript)")
+            #expect(objects.first { $0["name"] as? String == "open" }?["requiresSecret"] as? Bool == false, "\(json.transcript)")
+            for output in [browse.stdout, browse.stderr, json.stdout] { #expect(!output.contains(secret)) }
+        }
+
+        @Test func sendWithTheRightSecretFromTheEnvironmentOrAFile() async throws {
+            let type = uniqueServiceType()
+            let secret = Self.randomSecret()
+            let received = ReceivedTexts()
+            let peer = try await startPeer(type, name: "vault", secret: secret) { transceiver in
+                transceiver.receiveAll { message, _ in received.append(String(decoding: message.payload, as: UTF8.self)) }
+            }
+            defer { peer.stop() }
+
+            let (viaEnvironment, first) = try await runChirp(
+                ["send", type, "note", #"{"n":1}"#, "--interface", "lo", "--name", "sender1"], environment: ["CHIRP_SECRET": secret])
+            #expect(viaEnvironment == 0, "\(first.transcript)")
+            let file = try Self.secretFile(secret)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let (viaFile, second) = try await runChirp(
+                ["send", type, "note", #"{"n":2}"#, "--interface", "lo", "--name", "sender2", "--secret-file", file.path],
+                environment: ["CHIRP_SECRET": ""])
+            #expect(viaFile == 0, "\(second.transcript)")
+            #expect(await ChildProcess.eventually(timeout: .seconds(20)) { received.values.count == 2 }, "\(received.values)")
+            #expect(Set(received.values) == [#"{"n":1}"#, #"{"n":2}"#])
+            for output in [first.stdout, first.stderr, second.stdout, second.stderr] { #expect(!output.contains(secret)) }
+        }
+
+        @Test func aMissingOrWrongSecretIsRefusedWithStatus4() async throws {
+            let type = uniqueServiceType()
+            let secret = Self.randomSecret()
+            let wrong = Self.randomSecret()
+            let received = ReceivedTexts()
+            let peer = try await startPeer(type, name: "vault", secret: secret) { transceiver in
+                transceiver.receiveAll { message, _ in received.append(message.typeName) }
+            }
+            defer { peer.stop() }
+
+            let (missing, withoutSecret) = try await runChirp(
+                ["send", type, "note", "{}", "--interface", "lo", "--timeout", "60"], environment: ["CHIRP_SECRET": ""])
+            #expect(missing == 4, "\(withoutSecret.transcript)")
+            #expect(withoutSecret.stderr.contains("vault requires a shared secret"), "\(withoutSecret.transcript)")
+            #expect(withoutSecret.stderr.contains("CHIRP_SECRET"), "\(withoutSecret.transcript)")
+
+            let (mismatch, withWrongSecret) = try await runChirp(
+                ["ping", type, "--peer", "vault", "-c", "1", "--interface", "lo", "--timeout", "60"],
+                environment: ["CHIRP_SECRET": wrong])
+            #expect(mismatch == 4, "\(withWrongSecret.transcript)")
+            #expect(withWrongSecret.stderr.contains("shared secret does not match"), "\(withWrongSecret.transcript)")
+            #expect(received.values.isEmpty)
+            for output in [withoutSecret.stdout, withoutSecret.stderr, withWrongSecret.stdout, withWrongSecret.stderr] {
+                #expect(!output.contains(secret))
+                #expect(!output.contains(wrong))
+            }
+        }
+
+        @Test(arguments: [["--secret", "VALUE"], ["--secret=VALUE"]])
+        func aSecretOnTheCommandLineIsRefused(_ form: [String]) async throws {
+            let secret = Self.randomSecret()
+            let arguments = ["send", uniqueServiceType(), "note", "{}", "--interface", "lo"]
+                + form.map { $0.replacingOccurrences(of: "VALUE", with: secret) }
+            let (status, process) = try await runChirp(arguments)
+            #expect(status == 64, "\(process.transcript)")
+            #expect(process.stderr.contains("process list"), "\(process.transcript)")
+            #expect(!process.stdout.contains(secret) && !process.stderr.contains(secret), "\(process.transcript)")
+
+            let chat = try startChat(uniqueServiceType(), name: "carol", arguments: form.map { $0.replacingOccurrences(of: "VALUE", with: secret) })
+            chat.closeStdin()
+            #expect(await chat.exitStatus() == 64, "\(chat.transcript)")
+            #expect(chat.stderr.contains("process list"), "\(chat.transcript)")
+            #expect(!chat.stderr.contains(secret), "\(chat.transcript)")
+        }
+
+        @Test func chatWithASecretTalksOnlyToPeersThatShareIt() async throws {
+            let type = uniqueServiceType()
+            let secret = Self.randomSecret()
+            let file = try Self.secretFile(secret)
+            defer { try? FileManager.default.removeItem(at: file) }
+            let alice = try startChat(type, name: "alice", environment: ["CHIRP_SECRET": secret])
+            let bob = try startChat(type, name: "bob", arguments: ["--secret-file", file.path], environment: ["CHIRP_SECRET": ""])
+            let eve = try startChat(type, name: "eve", environment: ["CHIRP_SECRET": ""])
+            #expect(await alice.line(containing: "* connected to bob") != nil, "\(alice.transcript)\n\(bob.transcript)")
+            #expect(await bob.line(containing: "* connected to alice") != nil, "\(bob.transcript)")
+
+            alice.write("meet at noon\n")
+            #expect(await bob.line(containing: "[alice] meet at noon") != nil, "\(bob.transcript)")
+            // eve sees why she cannot join, and gets nothing.
+            #expect(
+                await ChildProcess.eventually(timeout: .seconds(20)) { eve.stderr.contains("requires a shared secret") },
+                "\(eve.transcript)")
+            eve.write("let me in\n")
+            bob.write("done\n")
+            #expect(await alice.line(containing: "[bob] done") != nil, "\(alice.transcript)")
+            for chat in [alice, bob, eve] { chat.closeStdin() }
+            for chat in [alice, bob, eve] { await chat.stop() }
+            #expect(!eve.stdout.contains("meet at noon"), "\(eve.transcript)")
+            #expect(!alice.stdout.contains("let me in") && !bob.stdout.contains("let me in"))
+            #expect(!alice.stdout.contains("connected to eve") && !bob.stdout.contains("connected to eve"))
+            for chat in [alice, bob, eve] {
+                #expect(!chat.stdout.contains(secret) && !chat.stderr.contains(secret), "\(chat.transcript)")
+            }
+        }
+
+        @Test func helpOffersTheSecretFileButNeverTheCommandLineOption() async throws {
+            for arguments in [["send", "--help"], ["listen", "--help"], ["ping", "--help"], ["--help"]] {
+                let (status, process) = try await runChirp(arguments, environment: ["CHIRP_SECRET": "never-in-help-1234"])
+                #expect(status == 0, "\(process.transcript)")
+                #expect(process.stdout.contains("CHIRP_SECRET"), "\(arguments): \(process.stdout)")
+                #expect(!process.stdout.contains("--secret <"), "\(arguments)")
+                #expect(!process.stdout.contains("never-in-help-1234"))
+                if arguments != ["--help"] { #expect(process.stdout.contains("--secret-file <PATH>"), "\(arguments)") }
+            }
+        }
+    }
+}
+
+/// Values appended from any thread.
+final class ReceivedTexts: @unchecked Sendable {
+    private let lock = NSLock()
+    private var items: [String] = []
+
+    func append(_ value: String) { lock.withLock { items.append(value) } }
+    var values: [String] { lock.withLock { items } }
+}
