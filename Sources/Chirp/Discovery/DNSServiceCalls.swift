@@ -45,10 +45,10 @@ enum AddressEvent: DNSSDFailureRepresentable {
 enum DNSService {
     static func register(
         name: String, type: String, domain: String?, interfaceIndex: UInt32, port: UInt16, txt: TXTRecord,
-        queue: DispatchQueue, handler: @escaping (RegisterEvent) -> Void
+        queue: DispatchQueue, releases: DispatchGroup? = nil, handler: @escaping (RegisterEvent) -> Void
     ) throws -> DNSServiceOperation<RegisterEvent> {
         let txtBytes = txt.bytes
-        return try DNSServiceOperation(queue: queue, operation: "DNSServiceRegister", deliver: handler) { ref, context in
+        return try DNSServiceOperation(queue: queue, operation: "DNSServiceRegister", releases: releases, deliver: handler) { ref, context in
             txtBytes.withUnsafeBytes { txtPointer in
                 DNSServiceRegister(
                     ref, 0, interfaceIndex, name, type, domain, nil, port.bigEndian,
@@ -65,9 +65,9 @@ enum DNSService {
     }
 
     static func browse(
-        type: String, domain: String?, interfaceIndex: UInt32, queue: DispatchQueue, handler: @escaping (BrowseEvent) -> Void
+        type: String, domain: String?, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup? = nil, handler: @escaping (BrowseEvent) -> Void
     ) throws -> DNSServiceOperation<BrowseEvent> {
-        try DNSServiceOperation(queue: queue, operation: "DNSServiceBrowse", deliver: handler) { ref, context in
+        try DNSServiceOperation(queue: queue, operation: "DNSServiceBrowse", releases: releases, deliver: handler) { ref, context in
             DNSServiceBrowse(ref, 0, interfaceIndex, type, domain, { _, flags, interface, error, name, type, domain, context in
                 guard let context = DNSServiceOperation<BrowseEvent>.Context.from(context) else { return }
                 guard error == kDNSServiceErr_NoError else {
@@ -88,9 +88,9 @@ enum DNSService {
 
     static func resolve(
         name: String, type: String, domain: String, interfaceIndex: UInt32, queue: DispatchQueue,
-        handler: @escaping (ResolveEvent) -> Void
+        releases: DispatchGroup? = nil, handler: @escaping (ResolveEvent) -> Void
     ) throws -> DNSServiceOperation<ResolveEvent> {
-        try DNSServiceOperation(queue: queue, operation: "DNSServiceResolve", deliver: handler) { ref, context in
+        try DNSServiceOperation(queue: queue, operation: "DNSServiceResolve", releases: releases, deliver: handler) { ref, context in
             DNSServiceResolve(ref, 0, interfaceIndex, name, type, domain, { _, _, interface, error, _, host, port, txtLength, txt, context in
                 guard let context = DNSServiceOperation<ResolveEvent>.Context.from(context) else { return }
                 guard error == kDNSServiceErr_NoError else {
@@ -111,10 +111,10 @@ enum DNSService {
 
     /// Queries the A (`ipv6: false`) or AAAA (`ipv6: true`) records of `host`.
     static func queryAddress(
-        host: String, ipv6: Bool, interfaceIndex: UInt32, queue: DispatchQueue, handler: @escaping (AddressEvent) -> Void
+        host: String, ipv6: Bool, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup? = nil, handler: @escaping (AddressEvent) -> Void
     ) throws -> DNSServiceOperation<AddressEvent> {
         let rrtype = UInt16(ipv6 ? kDNSServiceType_AAAA : kDNSServiceType_A)
-        return try DNSServiceOperation(queue: queue, operation: "DNSServiceQueryRecord", deliver: handler) { ref, context in
+        return try DNSServiceOperation(queue: queue, operation: "DNSServiceQueryRecord", releases: releases, deliver: handler) { ref, context in
             DNSServiceQueryRecord(
                 ref, 0, interfaceIndex, host, rrtype, UInt16(kDNSServiceClass_IN),
                 { _, flags, interface, error, _, rrtype, _, rdlen, rdata, _, context in

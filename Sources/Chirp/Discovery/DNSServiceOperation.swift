@@ -31,6 +31,7 @@ final class DNSServiceOperation<Event: DNSSDFailureRepresentable>: @unchecked Se
     init(
         queue: DispatchQueue,
         operation: String,
+        releases: DispatchGroup? = nil,
         deliver: @escaping (Event) -> Void,
         create: (UnsafeMutablePointer<DNSServiceRef?>, UnsafeMutableRawPointer) -> DNSServiceErrorType
     ) throws {
@@ -60,9 +61,11 @@ final class DNSServiceOperation<Event: DNSSDFailureRepresentable>: @unchecked Se
                 context.deliver(.failure(DNSSDError(code: result, operation: "DNSServiceProcessResult")))
             }
         }
+        releases?.enter()
         source.setCancelHandler {
             // Keeps `context` alive until the ref is gone, so no callback can see a freed context.
             withExtendedLifetime(context) { DNSServiceRefDeallocate(unsafeRef) }
+            releases?.leave()
         }
         self.source = source
         source.resume()

@@ -59,6 +59,8 @@ final class ServiceDiscovery: @unchecked Sendable {
     private let resolveTimeout: Double
     private let logger: Logger
     private let handler: @Sendable (DiscoveryEvent) -> Void
+    /// Entered by every DNS-SD reference while it exists; `stop` completes once all are released.
+    private let releases = DispatchGroup()
 
     // Everything below is touched on `queue` only.
     private var running = false
@@ -99,8 +101,8 @@ final class ServiceDiscovery: @unchecked Sendable {
         queue.async {
             self.running = false
             self.tearDown(reportLost: false)
-            // Deallocation happens in the sources' cancel handlers, queued behind this block.
-            self.queue.async { completion?() }
+            // Deallocation happens in the sources' cancel handlers; complete once every reference is released.
+            self.releases.notify(queue: self.queue) { completion?() }
         }
     }
 
@@ -113,11 +115,11 @@ final class ServiceDiscovery: @unchecked Sendable {
             if let advertisement {
                 registration = try DNSService.register(
                     name: advertisement.instanceName, type: serviceType.registrationType, domain: domain,
-                    interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt, queue: queue
+                    interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt, queue: queue, releases: releases
                 ) { [unowned self] event in self.handle(event) }
             }
             browser = try DNSService.browse(
-                type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue
+                type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: releases
             ) { [unowned self] event in self.handle(event) }
             if reportedUnavailable {
                 logger.notice("DNS-SD daemon answers again; advertising and browsing resumed", metadata: ["service": "\(serviceType)"])
@@ -207,7 +209,7 @@ final class ServiceDiscovery: @unchecked Sendable {
         let attempt = instance.resolveAttempts
         do {
             instance.resolver = try DNSService.resolve(
-                name: name, type: type, domain: domain, interfaceIndex: interface, queue: queue
+                name: name, type: type, domain: domain, interfaceIndex: interface, queue: queue, releases: releases
             ) { [unowned self] event in self.handleResolve(event, name: name) }
             instances[name] = instance
         } catch let error as DNSSDError {
@@ -244,7 +246,7 @@ final class ServiceDiscovery: @unchecked Sendable {
             do {
                 for ipv6 in [false, true] {
                     instance.addressQueries.append(try DNSService.queryAddress(
-                        host: host, ipv6: ipv6, interfaceIndex: interface, queue: queue
+                        host: host, ipv6: ipv6, interfaceIndex: interface, queue: queue, releases: releases
                     ) { [unowned self] event in self.handleAddress(event, name: name) })
                 }
                 instances[name] = instance
