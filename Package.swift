@@ -11,6 +11,7 @@ let package = Package(
         .executable(name: "chirp", targets: ["chirp"]),
         .executable(name: "listr", targets: ["listr"]),
         .executable(name: "listrctl", targets: ["listrctl"]),
+        .executable(name: "chirp-bench", targets: ["chirp-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -90,6 +91,17 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Listr/listrctl"
+        ),
+        // The benchmarks behind `make bench` (Docs/Performance.md): one release executable that spawns itself as peers.
+        .executableTarget(
+            name: "chirp-bench",
+            dependencies: [
+                "Chirp",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/ChirpBench"
         ),
         .testTarget(
             name: "ChirpCommandsTests",
