@@ -6,7 +6,7 @@ SWIFT ?= swift
 TEST_FLAGS ?=
 
 .DEFAULT_GOAL := build
-.PHONY: deps build test tsan demo clean
+.PHONY: deps build test tsan demo bench clean
 
 deps:
 	scripts/avahi-up.sh
@@ -38,6 +38,20 @@ tsan: deps
 demo: deps
 	$(SWIFT) build
 	SWIFT="$(SWIFT)" scripts/demo.sh
+
+# Benchmarks (Docs/Performance.md): a release build, then every benchmark; one line per figure and
+# bench-results/latest.json. QUICK=1 for a short smoke run; BENCH_FLAGS="--only oneway,roundtrip" for some of them.
+QUICK ?=
+BENCH_FLAGS ?=
+BENCH_JSON ?= bench-results/latest.json
+
+bench: deps
+	$(SWIFT) build -c release --product chirp-bench
+	$(SWIFT) build -c release --product listr
+	$(SWIFT) build -c release --product listrctl
+	AVAHI_COMPAT_NOWARN=1 "$$($(SWIFT) build -c release --show-bin-path)/chirp-bench" \
+		$(if $(filter-out 0,$(QUICK)),--quick) --json $(BENCH_JSON) \
+		--label "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet 2>/dev/null || echo +changes)" $(BENCH_FLAGS)
 
 clean:
 	$(SWIFT) package clean

@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "ChirpLogs", targets: ["ChirpLogs"]),
         .executable(name: "logdemo", targets: ["logdemo"]),
         .executable(name: "logbench", targets: ["logbench"]),
+        .executable(name: "chirp-bench", targets: ["chirp-bench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -138,6 +139,17 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Examples/SecureBench"
+        ),
+        // The benchmarks behind `make bench` (Docs/Performance.md): one release executable that spawns itself as peers.
+        .executableTarget(
+            name: "chirp-bench",
+            dependencies: [
+                "Chirp",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Benchmarks/ChirpBench"
         ),
         .testTarget(
             name: "ChirpCommandsTests",

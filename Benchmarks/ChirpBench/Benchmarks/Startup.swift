@@ -1,0 +1,59 @@
+import Chirp
+import Foundation
+
+extension Harness {
+    /// A fresh process that joins the service, connects to a peer that is already advertised, and exits: time from
+    /// before its spawn to its "connected" line. Reference: the same executable printing that line at once.
+    func startup() throws -> [Figure] {
+        let serviceType = freshServiceType()
+        let configuration = Configuration.bench(serviceType: serviceType, name: "bench-advertised")
+        let transceiver = Transceiver(configuration: configuration)
+        try runBlocking {
+            let events = transceiver.events
+            try await transceiver.resume()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in events { if case .advertised = event { return } }
+                }
+                group.addTask {
+                    try await Task.sleep(for: .seconds(20))
+                    throw BenchError("the peer was not advertised within 20 s")
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+        defer { try? runBlocking { await transceiver.stop() } }
+
+        /// Milliseconds from spawn to the child's "connected" line, and the child's own count from its main().
+        func start(role: String) throws -> (total: Double, inProcess: Double) {
+            let begin = nowNanos()
+            let child = try Child(executable, ["--role", role, "--service", serviceType])
+            defer { child.stop(grace: 5) }
+            guard let line = child.stdout?.next(timeout: 30, where: { $0.hasPrefix("connected") }) else {
+                throw BenchError("\(role): no 'connected' line")
+            }
+            let inProcess = Double(line.text.split(separator: " ").last.flatMap { Double($0) } ?? 0) / 1e6
+            return (Double(line.time - begin) / 1e6, inProcess)
+        }
+        _ = try start(role: "join")
+        _ = try start(role: "noop")
+        var joins: [Double] = []
+        var inProcess: [Double] = []
+        var noops: [Double] = []
+        for _ in 0..<plan.starts {
+            let join = try start(role: "join")
+            joins.append(join.total)
+            inProcess.append(join.inProcess)
+            noops.append(try start(role: "noop").total)
+            sleepSeconds(0.1)  // let the advertised peer see the joiner go
+        }
+        return [Figure(
+            name: "startup.connected", title: "process start to connected, peer already advertised (fresh process per run)",
+            unit: "ms", samples: joins,
+            reference: .init(name: "process-start-noop", value: Spread(noops).median, spread: Spread(noops)),
+            goal: .atMost(30),
+            note: "from main() to connected: \(formatNumber(Spread(inProcess).median)) ms",
+            details: ["mainToConnectedMillis": Spread(inProcess).median])]
+    }
+}

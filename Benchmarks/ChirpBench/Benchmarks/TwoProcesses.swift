@@ -1,0 +1,178 @@
+import Chirp
+import Foundation
+import NIOCore
+
+extension Harness {
+    /// One-way throughput, round trip and bulk: this process and one sink process, over loopback, next to the same
+    /// traffic over a plain TCP socket to a raw-sink process.
+    func oneWayAndFriends() throws -> [Figure] {
+        let session = try ChirpSession(executable: executable, sinks: 1)
+        defer { session.close() }
+        let raw = try RawSession(executable: executable)
+        defer { raw.close() }
+        var figures: [Figure] = []
+        if options.wants("oneway") { figures += try oneWay(session, raw) }
+        if options.wants("roundtrip") { figures += try roundTrip(session, raw) }
+        if options.wants("bulk") { figures += try bulk(session, raw) }
+        return figures
+    }
+
+    /// A burst of `count` messages made by `make`, timed from the first send to the sink's ack.
+    private func burst<T: Encodable>(_ session: ChirpSession, count: Int, _ make: (Int) -> T) throws -> Burst {
+        let peer = session.peers[0]
+        session.resetAcks()
+        try session.send(Start(count: count), to: peer)
+        let cpu = processCPUNanos()
+        let writes = processSyscalls().writes
+        let start = nowNanos()
+        for index in 0..<count { try session.send(make(index), to: peer) }
+        let ack = try session.waitForAcks(1)[0]
+        let seconds = Double(nowNanos() - start) / 1e9
+        return Burst(seconds: seconds, senderCPU: Double(processCPUNanos() - cpu),
+                     senderWrites: Double(processSyscalls().writes - writes), ack: ack)
+    }
+
+    private struct Burst {
+        var seconds: Double
+        /// Nanoseconds.
+        var senderCPU: Double
+        /// Write system calls of this process (writev, and eventfd writes that wake an event loop).
+        var senderWrites: Double
+        var ack: Ack
+    }
+
+    // MARK: - one-way
+
+    private func oneWay(_ session: ChirpSession, _ raw: RawSession) throws -> [Figure] {
+        let warm = try burst(session, count: options.quick ? 5000 : 20_000, Small.sample)
+        let count = itemsPerRun(rate: 20_000 / warm.seconds, minimum: 5000, maximum: 400_000)
+        var rates: [Double] = []
+        var senderCPU: [Double] = []
+        var receiverCPU: [Double] = []
+        var writes: [Double] = []
+        var reads: [Double] = []
+        for _ in 0..<plan.runs {
+            let run = try burst(session, count: count, Small.sample)
+            rates.append(Double(count) / run.seconds)
+            senderCPU.append(run.senderCPU / Double(count) / 1000)
+            receiverCPU.append(Double(run.ack.cpuNanos) / Double(count) / 1000)
+            writes.append(run.senderWrites / Double(count))
+            reads.append(Double(run.ack.readSyscalls) / Double(count))
+        }
+        shared["oneway.senderCPUMicros"] = Spread(senderCPU).median
+
+        let payload = try smallPayload()
+        let rawWarm = try raw.frames(count: 200_000, payload: payload)
+        let rawCount = itemsPerRun(rate: 200_000 / rawWarm, minimum: 100_000, maximum: 20_000_000)
+        var rawRates: [Double] = []
+        for _ in 0..<plan.runs { rawRates.append(Double(rawCount) / (try raw.frames(count: rawCount, payload: payload))) }
+
+        return [Figure(
+            name: "oneway.small", title: "one-way throughput, \(payload.count)-byte JSON Codable message, two processes",
+            unit: "msg/s", samples: rates,
+            reference: .init(name: "raw-tcp-frames", value: Spread(rawRates).median, spread: Spread(rawRates)),
+            goal: .atLeast(450_000),
+            note: "\(count) msgs/run; per msg: CPU sender \(formatNumber(Spread(senderCPU).median)) µs, receiver \(formatNumber(Spread(receiverCPU).median)) µs; "
+                + "write syscalls \(formatNumber(Spread(writes).median)), read syscalls \(formatNumber(Spread(reads).median))",
+            details: ["messagesPerRun": Double(count), "senderCPUMicrosPerMessage": Spread(senderCPU).median,
+                      "receiverCPUMicrosPerMessage": Spread(receiverCPU).median, "sendRetries": Double(session.retries),
+                      "senderWriteSyscallsPerMessage": Spread(writes).median, "receiverReadSyscallsPerMessage": Spread(reads).median])]
+    }
+
+    /// The JSON of the small message, as the raw reference sends it.
+    private func smallPayload() throws -> [UInt8] {
+        var buffer = ByteBufferAllocator().buffer(capacity: 128)
+        try JSONMessageCoder().encode(Small.sample(0), into: &buffer)
+        return buffer.readBytes(length: buffer.readableBytes) ?? []
+    }
+
+    // MARK: - round trip
+
+    private func roundTrip(_ session: ChirpSession, _ raw: RawSession) throws -> [Figure] {
+        let transceiver = session.transceiver
+        let peer = session.peers[0]
+        let runs = plan.runs
+        let count = plan.roundTrips
+        let (requests, pings, writes) = try runBlocking { () async throws -> ([[Double]], [[Double]], Double) in
+            func request(_ seq: Int) async throws {
+                _ = try await transceiver.request(
+                    Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer, as: Answer.self)
+            }
+            for seq in 0..<200 { try await request(seq) }  // warm-up
+            var requests: [[Double]] = []
+            var pings: [[Double]] = []
+            var writes: UInt64 = 0
+            for _ in 0..<runs {
+                var times: [Double] = []
+                times.reserveCapacity(count)
+                let writesBefore = processSyscalls().writes
+                for seq in 0..<count {
+                    let start = nowNanos()
+                    try await request(seq)
+                    times.append(Double(nowNanos() - start) / 1000)
+                }
+                writes += processSyscalls().writes - writesBefore
+                requests.append(times)
+                var pingTimes: [Double] = []
+                for _ in 0..<count / 2 {
+                    let start = nowNanos()
+                    _ = try await transceiver.ping(peer)
+                    pingTimes.append(Double(nowNanos() - start) / 1000)
+                }
+                pings.append(pingTimes)
+            }
+            return (requests, pings, Double(writes) / Double(runs * count))
+        }
+        let payload = try smallPayload()
+        _ = try raw.pingPong(count: 200, payload: payload)
+        var rawRuns: [[Double]] = []
+        for _ in 0..<runs { rawRuns.append(try raw.pingPong(count: count, payload: payload)) }
+
+        let medians = requests.map { Spread($0).median }
+        let rawMedians = rawRuns.map { Spread($0).median }
+        let all = requests.flatMap { $0 }
+        let rawReference = Figure.Reference(name: "raw-tcp-echo", value: Spread(rawMedians).median, spread: Spread(rawMedians))
+        return [
+            Figure(
+                name: "roundtrip.request", title: "request/response round trip, small Codable messages, two processes",
+                unit: "µs", samples: medians, reference: rawReference, goal: .atMost(25),
+                note: "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: all))) µs, p99 \(formatNumber(Spread.quantile(0.99, of: all))) µs; "
+                    + "requester write syscalls per request \(formatNumber(writes))",
+                details: ["requestsPerRun": Double(count), "p90": Spread.quantile(0.9, of: all), "p99": Spread.quantile(0.99, of: all),
+                          "requesterWriteSyscallsPerRequest": writes]),
+            Figure(
+                name: "roundtrip.ping", title: "Transceiver.ping round trip (protocol-level, no coder), two processes",
+                unit: "µs", samples: pings.map { Spread($0).median }, reference: rawReference,
+                note: "\(count / 2) pings/run, median per run"),
+        ]
+    }
+
+    // MARK: - bulk
+
+    private func bulk(_ session: ChirpSession, _ raw: RawSession) throws -> [Figure] {
+        let mebibyte = 1 << 20
+        let payload = Data(repeating: 0xAB, count: mebibyte)
+        let warm = try burst(session, count: 64) { _ in payload }
+        let count = itemsPerRun(rate: 64 / warm.seconds, minimum: 32, maximum: 8192)
+        var rates: [Double] = []
+        var senderCPU: [Double] = []
+        var receiverCPU: [Double] = []
+        for _ in 0..<plan.runs {
+            let run = try burst(session, count: count) { _ in payload }
+            guard run.ack.bytes == count * mebibyte else { throw BenchError("the sink received \(run.ack.bytes) bytes, not \(count * mebibyte)") }
+            rates.append(Double(count * mebibyte) / run.seconds / 1e9)
+            senderCPU.append(run.senderCPU / Double(count) / 1e6)
+            receiverCPU.append(Double(run.ack.cpuNanos) / Double(count) / 1e6)
+        }
+        _ = try raw.bulk(total: 64 * mebibyte)
+        var rawRates: [Double] = []
+        for _ in 0..<plan.runs { rawRates.append(Double(count * mebibyte) / (try raw.bulk(total: count * mebibyte)) / 1e9) }
+        return [Figure(
+            name: "bulk.1MiB", title: "bulk: 1 MiB Data payloads between two processes", unit: "GB/s", samples: rates,
+            reference: .init(name: "raw-tcp-1MiB-writes", value: Spread(rawRates).median, spread: Spread(rawRates)),
+            goal: .atLeast(5),
+            note: "\(count) MiB/run; CPU per MiB: sender \(formatNumber(Spread(senderCPU).median)) ms, receiver \(formatNumber(Spread(receiverCPU).median)) ms",
+            details: ["mebibytesPerRun": Double(count), "senderCPUMillisPerMiB": Spread(senderCPU).median,
+                      "receiverCPUMillisPerMiB": Spread(receiverCPU).median])]
+    }
+}

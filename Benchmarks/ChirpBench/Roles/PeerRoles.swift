@@ -1,0 +1,185 @@
+import Chirp
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+
+/// The roles the harness spawns this executable in. Each reports on standard output, one line at a time, and
+/// (except `join`, `noop` and `log-ref`, which exit by themselves) runs until its standard input closes.
+enum PeerRoles {
+    static func run(role: String, arguments: [String]) throws {
+        func option(_ name: String) throws -> String {
+            guard let value = Options.value(of: name, in: arguments) else { throw BenchError("--role \(role) needs \(name)") }
+            return value
+        }
+        switch role {
+        case "sink": try sink(service: try option("--service"), port: Int(try option("--port")) ?? 0, name: try option("--name"))
+        case "raw-sink": try rawSink()
+        case "join": try join(service: try option("--service"))
+        case "noop": say("connected 0")
+        case "log-ref": logReference(count: Int(try option("--count")) ?? 10_000, batches: Int(try option("--batches")) ?? 5)
+        default: throw BenchError("unknown role \(role)")
+        }
+    }
+
+    /// A line on standard output, flushed at once (the harness waits for it).
+    static func say(_ line: String) {
+        print(line)
+        fflush(nil)
+    }
+
+    /// Logging off: the figures are about messages, not about the logs Chirp writes while connecting.
+    static let quietLogger = Logger(label: "chirp-bench") { _ in SwiftLogNoOpLogHandler() }
+
+    /// Blocks until standard input closes (the harness is done with us, or died).
+    static func waitForStdinEOF() {
+        var byte: UInt8 = 0
+        while true {
+            let count = read(0, &byte, 1)
+            if count == 0 || (count < 0 && errno != EINTR) { return }
+        }
+    }
+
+    // MARK: - sink
+
+    private struct SinkState {
+        var expected = 0
+        var count = 0
+        var bytes = 0
+        var cpuAtStart: UInt64 = 0
+        var readsAtStart: UInt64 = 0
+    }
+
+    /// A Chirp peer that connects to the harness at `port`, counts bursts of messages and acknowledges each burst,
+    /// and answers ``Query`` requests.
+    static func sink(service: String, port: Int, name: String) throws {
+        let configuration = Configuration.bench(serviceType: service, name: name)
+        let transceiver = Transceiver(configuration: configuration)
+        let state = NIOLockedValueBox(SinkState())
+
+        @Sendable func counted(bytes: Int, sender: Peer) {
+            let done: Ack? = state.withLockedValue { state in
+                state.count += 1
+                state.bytes += bytes
+                guard state.count == state.expected else { return nil }
+                return Ack(count: state.count, bytes: state.bytes, cpuNanos: processCPUNanos() - state.cpuAtStart,
+                           readSyscalls: processSyscalls().reads - state.readsAtStart)
+            }
+            if let done { try? transceiver.send(done, to: sender) }
+        }
+        transceiver.receive(Start.self) { start, _ in
+            state.withLockedValue {
+                $0 = SinkState(expected: start.count, cpuAtStart: processCPUNanos(), readsAtStart: processSyscalls().reads)
+            }
+        }
+        transceiver.receive(Small.self) { _, sender in counted(bytes: 0, sender: sender) }
+        transceiver.receive(Data.self) { data, sender in counted(bytes: data.count, sender: sender) }
+        transceiver.respond(to: Query.self) { query, _ in
+            Answer(seq: query.seq, from: "bench-sink", text: "quick brown fox", done: true)
+        }
+
+        try runBlocking {
+            try await transceiver.resume()
+            try await transceiver.connect(host: "127.0.0.1", port: port)
+        }
+        say("connected")
+        waitForStdinEOF()
+        try? runBlocking { await transceiver.stop() }
+    }
+
+    // MARK: - join
+
+    /// Joins `service` as a fresh process, reports how long it took once connected to a peer, and exits.
+    static func join(service: String) throws {
+        let start = nowNanos()
+        let configuration = Configuration.bench(serviceType: service, name: "bench-join")
+        let transceiver = Transceiver(configuration: configuration)
+        let connected = Watched(false)
+        transceiver.peerConnected = { _ in connected.update { $0 = true } }
+        try transceiver.resume()
+        guard connected.wait(timeout: 20, until: { $0 }) != nil else { throw BenchError("join: no peer connected within 20 s") }
+        say("connected \(nowNanos() - start)")
+        exit(0)
+    }
+
+    // MARK: - log-ref
+
+    /// Times `logger.info` with swift-log's `StreamLogHandler` on standard error (the harness points it at /dev/null):
+    /// `batches` lines of the mean nanoseconds per call over `count` calls.
+    static func logReference(count: Int, batches: Int) {
+        let logger = Logger(label: "bench") { StreamLogHandler.standardError(label: $0) }
+        for _ in 0..<min(count, 2000) { logger.info("request handled", metadata: ["peer": "alice"]) }
+        for _ in 0..<batches {
+            let start = nowNanos()
+            for _ in 0..<count { logger.info("request handled", metadata: ["peer": "alice"]) }
+            say("batch \(Double(nowNanos() - start) / Double(count))")
+        }
+    }
+
+    // MARK: - raw-sink
+
+    /// The raw TCP peer: accepts one connection, then serves ``RawMode`` requests until EOF.
+    static func rawSink() throws {
+        let (listener, port) = try RawSocket.listen()
+        say("port \(port)")
+        let fd = try RawSocket.accept(listener)
+        let capacity = 1 << 20
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: 16)
+        defer { buffer.deallocate() }
+        var ack: UInt8 = 1
+        while true {
+            let header = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<RawMode.headerSize])
+            guard try RawSocket.readExactly(fd, header) else { return }
+            guard let mode = RawMode(rawValue: header[0]) else { throw BenchError("raw-sink: unknown mode \(header[0])") }
+            let count = Int(UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
+            switch mode {
+            case .bulk:
+                var remaining = count
+                while remaining > 0 {
+                    let got = read(fd, buffer.baseAddress!, min(capacity, remaining))
+                    if got <= 0 { if got < 0 && errno == EINTR { continue }; return }
+                    remaining -= got
+                }
+                try withUnsafeBytes(of: &ack) { try RawSocket.writeAll(fd, $0) }
+            case .frames:
+                // Walk the length prefixes, as a frame decoder would.
+                var frames = 0
+                var prefix: UInt32 = 0
+                var prefixBytes = 0
+                var skip = 0
+                while frames < count {
+                    let got = read(fd, buffer.baseAddress!, capacity)
+                    if got <= 0 { if got < 0 && errno == EINTR { continue }; return }
+                    var position = 0
+                    while position < got {
+                        if skip > 0 {
+                            let step = min(skip, got - position)
+                            skip -= step
+                            position += step
+                            if skip == 0 { frames += 1 }
+                        } else {
+                            prefix = prefix << 8 | UInt32(buffer[position])
+                            prefixBytes += 1
+                            position += 1
+                            if prefixBytes == 4 {
+                                skip = Int(prefix)
+                                prefix = 0
+                                prefixBytes = 0
+                                if skip == 0 { frames += 1 }
+                            }
+                        }
+                    }
+                }
+                try withUnsafeBytes(of: &ack) { try RawSocket.writeAll(fd, $0) }
+            case .pingPong:
+                for _ in 0..<count {
+                    let prefix = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<4])
+                    guard try RawSocket.readExactly(fd, prefix) else { return }
+                    let length = Int(UInt32(bigEndian: prefix.loadUnaligned(as: UInt32.self)))
+                    let body = UnsafeMutableRawBufferPointer(rebasing: buffer[4..<(4 + length)])
+                    guard try RawSocket.readExactly(fd, body) else { return }
+                    try RawSocket.writeAll(fd, UnsafeRawBufferPointer(rebasing: buffer[0..<(4 + length)]))
+                }
+            }
+        }
+    }
+}
