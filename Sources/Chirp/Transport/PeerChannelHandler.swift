@@ -38,7 +38,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        remoteDescription = context.remoteAddress.map { "\($0)" } ?? "unknown"
+        remoteDescription = context.remoteAddress.map(Self.text(of:)) ?? "unknown"
         context.fireChannelActive()
     }
 
