@@ -147,7 +147,9 @@ private struct ListenRun: Sendable {
                     case .connectionRefused(let peer, let reason):
                         // Always on standard error: a peer that cannot connect sends nothing, and this says why.
                         let text = PeerSession.refusalText(peer: peer, reason: reason)
-                        if warned.insert(text).inserted { Terminal.warning("cannot connect: \(text)") }
+                        // A peer named by its address has a new port each time: once per reason is enough.
+                        let key = peer.first.map { $0.isNumber || $0 == "[" } == true ? reason : text
+                        if warned.insert(key).inserted { Terminal.warning("cannot connect: \(text)") }
                     case .discoveryUnavailable(let message) where usesDiscovery:
                         throw CLIError.noDaemon(message)
                     case .peerConnected(let peer):
