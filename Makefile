@@ -39,7 +39,7 @@ demo: deps
 	$(SWIFT) build
 	SWIFT="$(SWIFT)" scripts/demo.sh
 
-# Benchmarks (Docs/Performance.md): a release build, then every benchmark; one line per figure and
+# Benchmarks (Benchmarks/ChirpBench): a release build, then every benchmark; one line per figure and
 # bench-results/latest.json. QUICK=1 for a short smoke run; BENCH_FLAGS="--only oneway,roundtrip" for some of them.
 QUICK ?=
 BENCH_FLAGS ?=

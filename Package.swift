@@ -140,7 +140,7 @@ let package = Package(
             ],
             path: "Examples/SecureBench"
         ),
-        // The benchmarks behind `make bench` (Docs/Performance.md): one release executable that spawns itself as peers.
+        // The benchmarks behind `make bench`: one release executable that spawns itself as peers.
         .executableTarget(
             name: "chirp-bench",
             dependencies: [
