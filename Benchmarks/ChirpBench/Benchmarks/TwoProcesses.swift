@@ -93,7 +93,7 @@ extension Harness {
         let peer = session.peers[0]
         let runs = plan.runs
         let count = plan.roundTrips
-        let (requests, pings, writes) = try runBlocking { () async throws -> ([[Double]], [[Double]], Double) in
+        let (requests, pings, writes, cpu) = try runBlocking { () async throws -> ([[Double]], [[Double]], Double, Double) in
             func request(_ seq: Int) async throws {
                 _ = try await transceiver.request(
                     Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer, as: Answer.self)
@@ -102,15 +102,18 @@ extension Harness {
             var requests: [[Double]] = []
             var pings: [[Double]] = []
             var writes: UInt64 = 0
+            var cpu: UInt64 = 0
             for _ in 0..<runs {
                 var times: [Double] = []
                 times.reserveCapacity(count)
                 let writesBefore = processSyscalls().writes
+                let cpuBefore = processCPUNanos()
                 for seq in 0..<count {
                     let start = nowNanos()
                     try await request(seq)
                     times.append(Double(nowNanos() - start) / 1000)
                 }
+                cpu += processCPUNanos() - cpuBefore
                 writes += processSyscalls().writes - writesBefore
                 requests.append(times)
                 var pingTimes: [Double] = []
@@ -121,7 +124,7 @@ extension Harness {
                 }
                 pings.append(pingTimes)
             }
-            return (requests, pings, Double(writes) / Double(runs * count))
+            return (requests, pings, Double(writes) / Double(runs * count), Double(cpu) / Double(runs * count) / 1000)
         }
         let payload = try smallPayload()
         _ = try raw.pingPong(count: 200, payload: payload)
@@ -137,9 +140,9 @@ extension Harness {
                 name: "roundtrip.request", title: "request/response round trip, small Codable messages, two processes",
                 unit: "µs", samples: medians, reference: rawReference, goal: .atMost(25),
                 note: "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: all))) µs, p99 \(formatNumber(Spread.quantile(0.99, of: all))) µs; "
-                    + "requester write syscalls per request \(formatNumber(writes))",
+                    + "requester per request: CPU \(formatNumber(cpu)) µs, write syscalls \(formatNumber(writes))",
                 details: ["requestsPerRun": Double(count), "p90": Spread.quantile(0.9, of: all), "p99": Spread.quantile(0.99, of: all),
-                          "requesterWriteSyscallsPerRequest": writes]),
+                          "requesterWriteSyscallsPerRequest": writes, "requesterCPUMicrosPerRequest": cpu]),
             Figure(
                 name: "roundtrip.ping", title: "Transceiver.ping round trip (protocol-level, no coder), two processes",
                 unit: "µs", samples: pings.map { Spread($0).median }, reference: rawReference,
