@@ -66,17 +66,40 @@ extension Harness {
         let rawCount = itemsPerRun(rate: 200_000 / rawWarm, minimum: 100_000, maximum: 20_000_000)
         var rawRates: [Double] = []
         for _ in 0..<plan.runs { rawRates.append(Double(rawCount) / (try raw.frames(count: rawCount, payload: payload))) }
+        let rawReference = Figure.Reference(name: "raw-tcp-frames", value: Spread(rawRates).median, spread: Spread(rawRates))
+
+        // The same bytes as a `Data` payload: Chirp's path without the coder (the binary fast path), to tell the cost
+        // of the transport from the cost of JSON.
+        let bytes = Data(payload)
+        let binaryWarm = try burst(session, count: options.quick ? 5000 : 20_000) { _ in bytes }
+        let binaryCount = itemsPerRun(rate: Double(options.quick ? 5000 : 20_000) / binaryWarm.seconds, minimum: 5000, maximum: 2_000_000)
+        var binaryRates: [Double] = []
+        var binarySender: [Double] = []
+        var binaryReceiver: [Double] = []
+        for _ in 0..<plan.runs {
+            let run = try burst(session, count: binaryCount) { _ in bytes }
+            binaryRates.append(Double(binaryCount) / run.seconds)
+            binarySender.append(run.senderCPU / Double(binaryCount) / 1000)
+            binaryReceiver.append(Double(run.ack.cpuNanos) / Double(binaryCount) / 1000)
+        }
 
         return [Figure(
             name: "oneway.small", title: "one-way throughput, \(payload.count)-byte JSON Codable message, two processes",
             unit: "msg/s", samples: rates,
-            reference: .init(name: "raw-tcp-frames", value: Spread(rawRates).median, spread: Spread(rawRates)),
+            reference: rawReference,
             goal: .atLeast(450_000),
             note: "\(count) msgs/run; per msg: CPU sender \(formatNumber(Spread(senderCPU).median)) µs, receiver \(formatNumber(Spread(receiverCPU).median)) µs; "
                 + "write syscalls \(formatNumber(Spread(writes).median)), read syscalls \(formatNumber(Spread(reads).median))",
             details: ["messagesPerRun": Double(count), "senderCPUMicrosPerMessage": Spread(senderCPU).median,
                       "receiverCPUMicrosPerMessage": Spread(receiverCPU).median, "sendRetries": Double(session.retries),
-                      "senderWriteSyscallsPerMessage": Spread(writes).median, "receiverReadSyscallsPerMessage": Spread(reads).median])]
+                      "senderWriteSyscallsPerMessage": Spread(writes).median, "receiverReadSyscallsPerMessage": Spread(reads).median]),
+            Figure(
+                name: "oneway.small-binary", title: "one-way throughput, the same \(payload.count) bytes as a Data payload (no coder), two processes",
+                unit: "msg/s", samples: binaryRates, reference: rawReference,
+                note: "\(binaryCount) msgs/run; per msg: CPU sender \(formatNumber(Spread(binarySender).median)) µs, receiver \(formatNumber(Spread(binaryReceiver).median)) µs",
+                details: ["messagesPerRun": Double(binaryCount), "senderCPUMicrosPerMessage": Spread(binarySender).median,
+                          "receiverCPUMicrosPerMessage": Spread(binaryReceiver).median]),
+        ]
     }
 
     /// The JSON of the small message, as the raw reference sends it.
