@@ -2,6 +2,7 @@ import Chirp
 import Foundation
 import NIOCore
 
+#if os(Linux)
 extension Harness {
     /// One-way throughput, round trip and bulk: this process and one sink process, over loopback, next to the same
     /// traffic over a plain TCP socket to a raw-sink process.
@@ -202,3 +203,4 @@ extension Harness {
                       "receiverCPUMillisPerMiB": Spread(receiverCPU).median])]
     }
 }
+#endif
