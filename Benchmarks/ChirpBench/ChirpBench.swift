@@ -1,6 +1,6 @@
 // chirp-bench: the benchmarks behind `make bench` (see Docs/Performance.md).
 //
-//     chirp-bench                          # every benchmark, full length (a few minutes)
+//     chirp-bench                          # every benchmark, full length (1-2 minutes)
 //     chirp-bench --quick                  # every benchmark, short runs (a smoke run, under a minute)
 //     chirp-bench --only oneway,roundtrip  # some of them
 //     chirp-bench --json bench-results/latest.json
@@ -9,6 +9,7 @@
 // that need a second process; those roles are internal.
 import Foundation
 
+#if os(Linux)
 @main
 enum ChirpBench {
     static func main() {
@@ -29,6 +30,17 @@ enum ChirpBench {
     }
 }
 
+#else
+@main
+enum ChirpBench {
+    static func main() {
+        print("chirp-bench runs on Linux only (it reads /proc and uses Linux system calls)")
+        exit(1)
+    }
+}
+#endif
+
+#if os(Linux)
 /// Command-line options of the harness.
 struct Options {
     /// Short runs, for a smoke test.
@@ -84,3 +96,4 @@ struct BenchError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
 }
+#endif

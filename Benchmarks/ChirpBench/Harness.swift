@@ -1,5 +1,6 @@
 import Foundation
 
+#if os(Linux)
 /// Runs the benchmarks one after the other, prints one line per figure and writes the JSON results.
 final class Harness {
     let options: Options
@@ -96,3 +97,4 @@ final class Harness {
         max(minimum, min(maximum, Int(rate * plan.runSeconds)))
     }
 }
+#endif

@@ -1,6 +1,7 @@
 import Chirp
 import Foundation
 
+#if os(Linux)
 extension Harness {
     /// `broadcast` from this process to 16 sink processes: aggregate deliveries per second, and the CPU time this
     /// process spends per delivery (getrusage), next to its CPU per message when sending to one peer.
@@ -51,3 +52,4 @@ extension Harness {
         ]
     }
 }
+#endif

@@ -1,5 +1,6 @@
 import Foundation
 
+#if os(Linux)
 extension Harness {
     /// `listrctl item list` against a running `listr` with 20 items, process start to exit (the binaries next to this
     /// one, built in the same configuration). Reference: `listrctl --help`, which is process start-up alone.
@@ -58,3 +59,4 @@ extension Harness {
         ]
     }
 }
+#endif

@@ -1,6 +1,7 @@
 import Chirp
 import Foundation
 
+#if os(Linux)
 extension Harness {
     /// A fresh process that joins the service, connects to a peer that is already advertised, and exits: time from
     /// before its spawn to its "connected" line. Reference: the same executable printing that line at once.
@@ -57,3 +58,4 @@ extension Harness {
             details: ["mainToConnectedMillis": Spread(inProcess).median])]
     }
 }
+#endif

@@ -2,6 +2,7 @@ import Chirp
 import Foundation
 import NIOCore
 
+#if os(Linux)
 extension Harness {
     /// One-way throughput, round trip and bulk: this process and one sink process, over loopback, next to the same
     /// traffic over a plain TCP socket to a raw-sink process.
@@ -66,17 +67,40 @@ extension Harness {
         let rawCount = itemsPerRun(rate: 200_000 / rawWarm, minimum: 100_000, maximum: 20_000_000)
         var rawRates: [Double] = []
         for _ in 0..<plan.runs { rawRates.append(Double(rawCount) / (try raw.frames(count: rawCount, payload: payload))) }
+        let rawReference = Figure.Reference(name: "raw-tcp-frames", value: Spread(rawRates).median, spread: Spread(rawRates))
+
+        // The same bytes as a `Data` payload: Chirp's path without the coder (the binary fast path), to tell the cost
+        // of the transport from the cost of JSON.
+        let bytes = Data(payload)
+        let binaryWarm = try burst(session, count: options.quick ? 5000 : 20_000) { _ in bytes }
+        let binaryCount = itemsPerRun(rate: Double(options.quick ? 5000 : 20_000) / binaryWarm.seconds, minimum: 5000, maximum: 2_000_000)
+        var binaryRates: [Double] = []
+        var binarySender: [Double] = []
+        var binaryReceiver: [Double] = []
+        for _ in 0..<plan.runs {
+            let run = try burst(session, count: binaryCount) { _ in bytes }
+            binaryRates.append(Double(binaryCount) / run.seconds)
+            binarySender.append(run.senderCPU / Double(binaryCount) / 1000)
+            binaryReceiver.append(Double(run.ack.cpuNanos) / Double(binaryCount) / 1000)
+        }
 
         return [Figure(
             name: "oneway.small", title: "one-way throughput, \(payload.count)-byte JSON Codable message, two processes",
             unit: "msg/s", samples: rates,
-            reference: .init(name: "raw-tcp-frames", value: Spread(rawRates).median, spread: Spread(rawRates)),
+            reference: rawReference,
             goal: .atLeast(450_000),
             note: "\(count) msgs/run; per msg: CPU sender \(formatNumber(Spread(senderCPU).median)) µs, receiver \(formatNumber(Spread(receiverCPU).median)) µs; "
                 + "write syscalls \(formatNumber(Spread(writes).median)), read syscalls \(formatNumber(Spread(reads).median))",
             details: ["messagesPerRun": Double(count), "senderCPUMicrosPerMessage": Spread(senderCPU).median,
                       "receiverCPUMicrosPerMessage": Spread(receiverCPU).median, "sendRetries": Double(session.retries),
-                      "senderWriteSyscallsPerMessage": Spread(writes).median, "receiverReadSyscallsPerMessage": Spread(reads).median])]
+                      "senderWriteSyscallsPerMessage": Spread(writes).median, "receiverReadSyscallsPerMessage": Spread(reads).median]),
+            Figure(
+                name: "oneway.small-binary", title: "one-way throughput, the same \(payload.count) bytes as a Data payload (no coder), two processes",
+                unit: "msg/s", samples: binaryRates, reference: rawReference,
+                note: "\(binaryCount) msgs/run; per msg: CPU sender \(formatNumber(Spread(binarySender).median)) µs, receiver \(formatNumber(Spread(binaryReceiver).median)) µs",
+                details: ["messagesPerRun": Double(binaryCount), "senderCPUMicrosPerMessage": Spread(binarySender).median,
+                          "receiverCPUMicrosPerMessage": Spread(binaryReceiver).median]),
+        ]
     }
 
     /// The JSON of the small message, as the raw reference sends it.
@@ -93,7 +117,7 @@ extension Harness {
         let peer = session.peers[0]
         let runs = plan.runs
         let count = plan.roundTrips
-        let (requests, pings, writes) = try runBlocking { () async throws -> ([[Double]], [[Double]], Double) in
+        let (requests, pings, writes, cpu) = try runBlocking { () async throws -> ([[Double]], [[Double]], Double, Double) in
             func request(_ seq: Int) async throws {
                 _ = try await transceiver.request(
                     Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer, as: Answer.self)
@@ -102,15 +126,18 @@ extension Harness {
             var requests: [[Double]] = []
             var pings: [[Double]] = []
             var writes: UInt64 = 0
+            var cpu: UInt64 = 0
             for _ in 0..<runs {
                 var times: [Double] = []
                 times.reserveCapacity(count)
                 let writesBefore = processSyscalls().writes
+                let cpuBefore = processCPUNanos()
                 for seq in 0..<count {
                     let start = nowNanos()
                     try await request(seq)
                     times.append(Double(nowNanos() - start) / 1000)
                 }
+                cpu += processCPUNanos() - cpuBefore
                 writes += processSyscalls().writes - writesBefore
                 requests.append(times)
                 var pingTimes: [Double] = []
@@ -121,7 +148,7 @@ extension Harness {
                 }
                 pings.append(pingTimes)
             }
-            return (requests, pings, Double(writes) / Double(runs * count))
+            return (requests, pings, Double(writes) / Double(runs * count), Double(cpu) / Double(runs * count) / 1000)
         }
         let payload = try smallPayload()
         _ = try raw.pingPong(count: 200, payload: payload)
@@ -137,9 +164,9 @@ extension Harness {
                 name: "roundtrip.request", title: "request/response round trip, small Codable messages, two processes",
                 unit: "µs", samples: medians, reference: rawReference, goal: .atMost(25),
                 note: "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: all))) µs, p99 \(formatNumber(Spread.quantile(0.99, of: all))) µs; "
-                    + "requester write syscalls per request \(formatNumber(writes))",
+                    + "requester per request: CPU \(formatNumber(cpu)) µs, write syscalls \(formatNumber(writes))",
                 details: ["requestsPerRun": Double(count), "p90": Spread.quantile(0.9, of: all), "p99": Spread.quantile(0.99, of: all),
-                          "requesterWriteSyscallsPerRequest": writes]),
+                          "requesterWriteSyscallsPerRequest": writes, "requesterCPUMicrosPerRequest": cpu]),
             Figure(
                 name: "roundtrip.ping", title: "Transceiver.ping round trip (protocol-level, no coder), two processes",
                 unit: "µs", samples: pings.map { Spread($0).median }, reference: rawReference,
@@ -176,3 +203,4 @@ extension Harness {
                       "receiverCPUMillisPerMiB": Spread(receiverCPU).median])]
     }
 }
+#endif

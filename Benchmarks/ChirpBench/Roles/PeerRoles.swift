@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOConcurrencyHelpers
 
+#if os(Linux)
 /// The roles the harness spawns this executable in. Each reports on standard output, one line at a time, and
 /// (except `join`, `noop` and `log-ref`, which exit by themselves) runs until its standard input closes.
 enum PeerRoles {
@@ -183,3 +184,4 @@ enum PeerRoles {
         }
     }
 }
+#endif

@@ -1,5 +1,6 @@
 import Foundation
 
+#if os(Linux)
 /// A child process started with `posix_spawn`, its output read line by line on threads of its own.
 ///
 /// Not Foundation's `Process`: its `waitUntilExit()` polls a run loop every 50 ms on Linux, far too coarse for
@@ -176,3 +177,4 @@ final class LineReader: @unchecked Sendable {
     /// Everything read so far, for error messages.
     var text: String { lines.current.lines.map(\.text).joined(separator: "\n") }
 }
+#endif

@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import NIOConcurrencyHelpers
 
+#if os(Linux)
 /// Monotonic time in nanoseconds.
 func nowNanos() -> UInt64 {
     var ts = timespec()
@@ -129,3 +130,4 @@ func freshServiceType() -> String {
 func sleepSeconds(_ seconds: Double) {
     usleep(useconds_t(max(0, seconds) * 1e6))
 }
+#endif

@@ -1,6 +1,7 @@
 import Chirp
 import Foundation
 
+#if os(Linux)
 /// The small message of the throughput figures: about 70 bytes of JSON.
 struct Small: Codable, Sendable, ChirpMessage {
     static let chirpTypeName = "bench.small"
@@ -65,3 +66,4 @@ extension Configuration {
         return configuration
     }
 }
+#endif

@@ -1,5 +1,6 @@
 import Foundation
 
+#if os(Linux)
 /// Plain blocking POSIX TCP sockets over loopback: the reference the Chirp figures are compared with.
 enum RawSocket {
     /// Listens on 127.0.0.1 on a free port; returns the socket and the port.
@@ -92,3 +93,4 @@ enum RawMode: UInt8 {
 
     static let headerSize = 9
 }
+#endif

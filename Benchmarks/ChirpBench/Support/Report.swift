@@ -1,5 +1,6 @@
 import Foundation
 
+#if os(Linux)
 /// One measured figure, as printed and as written to the JSON file.
 struct Figure: Codable {
     /// Where we want to be.
@@ -147,3 +148,4 @@ struct Results: Codable {
     var seconds: Double = 0
     var figures: [Figure] = []
 }
+#endif

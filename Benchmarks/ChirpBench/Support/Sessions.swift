@@ -1,6 +1,7 @@
 import Chirp
 import Foundation
 
+#if os(Linux)
 /// The harness's transceiver and `sinks` peer processes connected to it, on a fresh service type over loopback.
 ///
 /// The sinks connect with `connect(host:port:)`, so no figure waits on discovery; they still advertise and browse,
@@ -179,3 +180,4 @@ final class RawSession {
         child.stop()
     }
 }
+#endif

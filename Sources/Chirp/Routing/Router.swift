@@ -1,6 +1,7 @@
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOFoundationCompat
 
 /// Type name -> the handlers and the responder for that type. Registration can happen at any time, from any thread;
 /// lookups take a lock briefly and run handlers outside it.
@@ -96,7 +97,10 @@ enum PayloadCoding {
 
     static func decode<T: Decodable>(_ type: T.Type, from message: MessageBody, coder: any MessageCoder) throws -> T {
         if message.flags.contains(.binary) {
-            if let data = Data(message.payload.readableBytesView) as? T { return data }
+            // Large payloads share the received bytes instead of copying them (NIO's `.automatic`: copies up to 256 KiB).
+            let payload = message.payload
+            let bytes = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
+            if let data = bytes as? T { return data }
             throw PayloadError.binaryPayloadForNonData(typeName: message.typeName)
         }
         return try coder.decode(type, from: message.payload)

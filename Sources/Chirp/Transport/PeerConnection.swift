@@ -150,7 +150,16 @@ final class PeerConnection: @unchecked Sendable {
 
     // MARK: Event loop side
 
+    /// Frames up to this size are copied into one buffer when several wait, so that a burst of small messages goes
+    /// through the channel pipeline as one write instead of one per message.
+    static let coalescedFrameLimit = 4096
+    /// A buffer of coalesced frames is written once it holds this many bytes.
+    static let coalescedWriteSize = 64 * 1024
+
     /// Writes everything queued while the channel is writable, then flushes once.
+    ///
+    /// A frame alone is written as it is. Consecutive small frames are copied into one buffer first: a write through
+    /// the pipeline costs far more than copying a hundred bytes (the heartbeat's idle handler adds a promise to each).
     func drain() {
         eventLoop.preconditionInEventLoop()
         guard let context else {
@@ -158,6 +167,15 @@ final class PeerConnection: @unchecked Sendable {
             return
         }
         var wrote = false
+        // Small frames not yet written: one frame as it was queued, or several copied into one buffer.
+        var pending: ByteBuffer?
+        var pendingIsCopy = false
+        func writePending() {
+            guard let buffer = pending else { return }
+            pending = nil
+            context.write(NIOAny(buffer), promise: nil)
+            wrote = true
+        }
         while true {
             let next: ByteBuffer? = outbound.withLockedValue { state in
                 guard context.channel.isWritable, let frame = state.queue.popFirst() else {
@@ -168,9 +186,29 @@ final class PeerConnection: @unchecked Sendable {
                 return frame
             }
             guard let frame = next else { break }
-            context.write(NIOAny(frame), promise: nil)
-            wrote = true
+            guard frame.readableBytes <= Self.coalescedFrameLimit else {
+                writePending()
+                context.write(NIOAny(frame), promise: nil)
+                wrote = true
+                continue
+            }
+            guard var batch = pending else {
+                pending = frame
+                pendingIsCopy = false
+                continue
+            }
+            pending = nil  // so that `batch` is the only reference and grows in place
+            if !pendingIsCopy {
+                var copy = context.channel.allocator.buffer(capacity: 2 * Self.coalescedFrameLimit)
+                copy.writeImmutableBuffer(batch)
+                batch = copy
+                pendingIsCopy = true
+            }
+            batch.writeImmutableBuffer(frame)
+            pending = batch
+            if batch.readableBytes >= Self.coalescedWriteSize { writePending() }
         }
+        writePending()
         if wrote { context.flush() }
     }
 

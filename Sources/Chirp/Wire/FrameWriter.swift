@@ -125,11 +125,22 @@ enum FrameParser {
         guard let nameBytes = body.readSlice(length: Int(nameLength)) else {
             throw MalformedFrameError(kind: kind, problem: "type name runs past the end of the frame")
         }
-        guard let typeName = nameBytes.getString(at: nameBytes.readerIndex, length: nameBytes.readableBytes),
-              typeName.utf8.elementsEqual(nameBytes.readableBytesView)
-        else {
+        guard let typeName = validUTF8(nameBytes) else {
             throw MalformedFrameError(kind: kind, problem: "type name is not valid UTF-8")
         }
         return MessageBody(typeName: typeName, flags: PayloadFlags(rawValue: rawFlags), payload: body)
+    }
+
+    /// The readable bytes as a string, or `nil` when they are not valid UTF-8.
+    ///
+    /// Decoding repairs invalid sequences, so the bytes are valid exactly when the string's UTF-8 is the same bytes.
+    /// Compared over both contiguous buffers: a generic comparison with the buffer's view costs about 100 instructions
+    /// a byte, on every message received.
+    private static func validUTF8(_ bytes: ByteBuffer) -> String? {
+        guard var text = bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes) else { return nil }
+        let unchanged = text.withUTF8 { decoded in
+            bytes.withUnsafeReadableBytes { received in decoded.elementsEqual(received) }
+        }
+        return unchanged ? text : nil
     }
 }
