@@ -149,8 +149,14 @@ extension Transceiver {
     }
 
     func enqueue(_ frame: ByteBuffer, on connections: [PeerConnection], engine: Engine) {
-        for connection in connections where !connection.enqueue(frame) {
-            engine.report(.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit), logLevel: .warning)
+        for connection in connections {
+            var admission = connection.submit(frame)
+            if admission == .retired, let current = engine.connection(to: connection.remote.peerID), current !== connection {
+                admission = current.submit(frame)  // the connection that won the tie-break
+            }
+            if admission == .full {
+                engine.report(.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit), logLevel: .warning)
+            }
         }
     }
 
@@ -166,8 +172,14 @@ extension Transceiver {
     }
 
     func enqueue(_ frame: ByteBuffer, on connection: PeerConnection) throws {
-        guard connection.enqueue(frame) else {
-            throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
+        var admission = connection.submit(frame)
+        if admission == .retired, let current = currentEngine?.connection(to: connection.remote.peerID), current !== connection {
+            admission = current.submit(frame)  // the connection that won the tie-break
+        }
+        switch admission {
+        case .accepted: return
+        case .full: throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
+        case .closed, .retired: throw ChirpError.peerNotConnected(connection.peer)
         }
     }
 
@@ -190,13 +202,14 @@ extension Transceiver {
     public func request<Request: Encodable, Response: Decodable>(
         _ request: Request, to peer: Peer, as responseType: Response.Type = Response.self, timeout: Duration? = nil
     ) async throws -> Response {
-        let connection = try connection(to: peer)
         let typeName = MessageTypeName.of(Request.self)
-        let id = connection.makeRequestID()
-        let frame = try PayloadCoding.frame(
-            request, requestID: id, typeName: typeName, coder: configuration.coder, allocator: connection.channel.allocator,
-            limit: configuration.maximumMessageSize)
-        let response = try await exchange(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
+        let (response, connection) = try await retryingIfRetired(peer) { connection in
+            let id = connection.makeRequestID()
+            let frame = try PayloadCoding.frame(
+                request, requestID: id, typeName: typeName, coder: self.configuration.coder,
+                allocator: connection.channel.allocator, limit: self.configuration.maximumMessageSize)
+            return try await self.exchange(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
+        }
         do {
             return try PayloadCoding.decode(Response.self, from: response, coder: configuration.coder)
         } catch {
@@ -216,6 +229,8 @@ extension Transceiver {
             throw ChirpError.peerDisconnected(connection.peer)
         } catch is OutboundFullError {
             throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
+        } catch is ConnectionRetiredError {
+            throw ConnectionRetiredError()  // not sent: the caller tries the connection that won the tie-break
         }
         let payload = response.message.payload
         switch response.status {
@@ -232,17 +247,39 @@ extension Transceiver {
     /// Measures one round trip to `peer` at the protocol level (a ping frame and its pong).
     /// - Returns: the round-trip time.
     public func ping(_ peer: Peer, timeout: Duration = .seconds(5)) async throws -> Duration {
-        let connection = try connection(to: peer)
         let clock = ContinuousClock()
         let start = clock.now
-        do {
-            try await connection.ping(timeout: timeout.timeAmount).get()
-        } catch is RequestTimeoutError {
-            throw ChirpError.requestTimedOut(type: "ping", peer: connection.peer, seconds: timeout.seconds)
-        } catch {
-            throw ChirpError.peerDisconnected(connection.peer)
+        _ = try await retryingIfRetired(peer) { connection in
+            do {
+                try await connection.ping(timeout: timeout.timeAmount).get()
+            } catch is RequestTimeoutError {
+                throw ChirpError.requestTimedOut(type: "ping", peer: connection.peer, seconds: timeout.seconds)
+            } catch let error as ConnectionRetiredError {
+                throw error
+            } catch {
+                throw ChirpError.peerDisconnected(connection.peer)
+            }
         }
         return clock.now - start
+    }
+
+    /// Runs `exchange` on the connection to `peer`; when that connection lost the tie-break to another one between
+    /// the same two peers before anything was sent, runs it again on the winner. Returns the result and the
+    /// connection used.
+    func retryingIfRetired<T>(
+        _ peer: Peer, _ exchange: (PeerConnection) async throws -> T
+    ) async throws -> (T, PeerConnection) {
+        var connection = try connection(to: peer)
+        for _ in 0..<3 {
+            do {
+                return (try await exchange(connection), connection)
+            } catch is ConnectionRetiredError {
+                let next = try self.connection(to: peer)
+                if next === connection { break }
+                connection = next
+            }
+        }
+        throw ChirpError.peerNotConnected(peer)
     }
 
     func connection(to peer: Peer) throws -> PeerConnection {

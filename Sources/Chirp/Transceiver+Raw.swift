@@ -61,9 +61,12 @@ extension Transceiver {
 
     /// Sends a raw request to `peer` and returns its raw reply.
     public func request(_ message: RawMessage, to peer: Peer, timeout: Duration? = nil) async throws -> RawMessage {
-        let connection = try connection(to: peer)
-        let id = connection.makeRequestID()
-        let frame = try PayloadCoding.frame(message, requestID: id, allocator: connection.channel.allocator, limit: configuration.maximumMessageSize)
-        return RawMessage(try await exchange(frame, id: id, typeName: message.typeName, on: connection, timeout: timeout))
+        let (reply, _) = try await retryingIfRetired(peer) { connection in
+            let id = connection.makeRequestID()
+            let frame = try PayloadCoding.frame(
+                message, requestID: id, allocator: connection.channel.allocator, limit: self.configuration.maximumMessageSize)
+            return try await self.exchange(frame, id: id, typeName: message.typeName, on: connection, timeout: timeout)
+        }
+        return RawMessage(reply)
     }
 }

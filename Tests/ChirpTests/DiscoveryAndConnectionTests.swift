@@ -29,6 +29,36 @@ extension LiveTests {
         #expect(bobEvents.connectedNames() == ["alice"])
     }
 
+    @Test func aTransceiverThatDoesNotAdvertiseFindsAndDialsPeersButIsNeverAnnounced() async throws {
+        let type = uniqueServiceType()
+        let app = Transceiver(configuration: testConfiguration("app", serviceType: type))
+        app.respond(to: String.self) { text, _ in text.uppercased() }
+        let appEvents = EventRecorder(app)
+        var toolConfiguration = testConfiguration("tool", serviceType: type)
+        toolConfiguration.advertises = false
+        let tool = Transceiver(configuration: toolConfiguration)
+        let toolEvents = EventRecorder(tool)
+        try await app.resume()
+        try await appEvents.waitFor("the app advertised") { if case .advertised = $0 { true } else { false } }
+        try await tool.resume()
+
+        // The tool hears of the app's instance before it is resolved, then dials it.
+        try await toolEvents.waitFor("the app's instance") {
+            if case .instanceFound(let name) = $0 { name.hasPrefix("app [") } else { false }
+        }
+        let peers = try await tool.waitForConnectedPeers(1)
+        try await app.waitForConnectedPeers(1)
+        #expect(app.connectedPeers.map(\.name) == ["tool"])
+        let app0 = try #require(peers.first)
+        #expect(try await tool.request("hello", to: app0, as: String.self) == "HELLO")
+
+        // The tool was never announced: the app's browser never reported its instance.
+        #expect(!toolEvents.events.contains { if case .advertised = $0 { true } else { false } })
+        #expect(!appEvents.events.contains { if case .instanceFound = $0 { true } else { false } })
+        await tool.stop()
+        await app.stop()
+    }
+
     @Test func eightTransceiversFormAFullMeshWithOneConnectionPerPair() async throws {
         let type = uniqueServiceType()
         let names = (1...8).map { "peer\($0)" }

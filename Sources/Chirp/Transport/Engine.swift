@@ -602,8 +602,9 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         let allocator = connection.channel.allocator
         let coder = configuration.coder
         let typeName = request.message.typeName
+        connection.owesReply()
         guard let responder = router.responder(for: typeName) else {
-            connection.enqueue(PayloadCoding.failureFrame(
+            connection.sendReply(PayloadCoding.failureFrame(
                 id: request.requestID, status: .noResponder, typeName: typeName,
                 message: "no responder for \(typeName)", allocator: allocator))
             return
@@ -619,7 +620,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
                 let message = (error as? ChirpError).map { "\($0)" } ?? "\(error)"
                 frame = PayloadCoding.failureFrame(id: request.requestID, status: status, typeName: typeName, message: message, allocator: allocator)
             }
-            connection.enqueue(frame)
+            connection.sendReply(frame)
         }
         switch responder {
         case .sync(let body):

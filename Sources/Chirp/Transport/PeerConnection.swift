@@ -30,7 +30,23 @@ final class PeerConnection: @unchecked Sendable {
         var queuedBytes = 0
         var drainScheduled = false
         var closed = false
+        /// Lost the tie-break: no new messages or requests, but replies owed on it are still sent.
+        var retired = false
+        /// Requests received on this connection whose reply has not been queued yet.
+        var repliesOwed = 0
         var nextRequestID: UInt64 = 1
+    }
+
+    /// What became of a frame handed to ``submit(_:)``.
+    enum Admission: Equatable {
+        /// Queued; it will be written.
+        case accepted
+        /// Not queued: the queue is full (``Configuration/outboundLimit``).
+        case full
+        /// Not queued: the connection is closed.
+        case closed
+        /// Not queued: the connection lost the tie-break; the peer's other connection takes new frames.
+        case retired
     }
 
     private let outbound = NIOLockedValueBox(Outbound())
@@ -42,6 +58,8 @@ final class PeerConnection: @unchecked Sendable {
     private var context: ChannelHandlerContext?
     /// Set when this connection lost the tie-break to another connection with the same peer.
     private(set) var retired = false
+    /// Set when the peer retired this connection too (its `goodbye(duplicate)` arrived).
+    private var peerRetired = false
     /// Set when the peer said goodbye because it is stopping.
     private(set) var peerIsStopping = false
     /// Set when the peer refused the connection after we took it for established: its accept policy said no once it
@@ -61,23 +79,49 @@ final class PeerConnection: @unchecked Sendable {
 
     // MARK: Sending (any thread)
 
-    /// Queues a complete frame. Returns `false` when it was not queued: the connection is closed or its queue is full.
+    /// Queues a complete frame. Returns `false` when it was not queued: the connection is closed or retired, or its
+    /// queue is full.
     @discardableResult
     func enqueue(_ frame: ByteBuffer) -> Bool {
-        let (accepted, schedule) = outbound.withLockedValue { state -> (Bool, Bool) in
-            if state.closed { return (false, false) }
-            if state.queuedBytes > 0 && state.queuedBytes + frame.readableBytes > outboundLimit { return (false, false) }
+        submit(frame) == .accepted
+    }
+
+    /// Queues a complete message or request frame, and says what became of it.
+    func submit(_ frame: ByteBuffer) -> Admission {
+        admit(frame, isReply: false)
+    }
+
+    /// Notes that a request arrived on this connection: a retired connection stays open until its reply is sent.
+    func owesReply() {
+        outbound.withLockedValue { $0.repliesOwed += 1 }
+    }
+
+    /// Queues the reply to a request received on this connection (after ``owesReply()``); replies still go out on a
+    /// retired connection, where the requester waits for them.
+    func sendReply(_ frame: ByteBuffer) {
+        if admit(frame, isReply: true) != .accepted {
+            outbound.withLockedValue { $0.repliesOwed = max(0, $0.repliesOwed - 1) }
+        }
+        eventLoop.execute { self.closeIfRetiredAndIdle() }
+    }
+
+    private func admit(_ frame: ByteBuffer, isReply: Bool) -> Admission {
+        let (admission, schedule) = outbound.withLockedValue { state -> (Admission, Bool) in
+            if state.closed { return (.closed, false) }
+            if state.retired && !isReply { return (.retired, false) }
+            if state.queuedBytes > 0 && state.queuedBytes + frame.readableBytes > outboundLimit { return (.full, false) }
             state.queue.append(frame)
             state.queuedBytes += frame.readableBytes
-            if state.drainScheduled { return (true, false) }
+            if isReply { state.repliesOwed = max(0, state.repliesOwed - 1) }
+            if state.drainScheduled { return (.accepted, false) }
             state.drainScheduled = true
-            return (true, true)
+            return (.accepted, true)
         }
         if schedule {
             // Even on the event loop, defer to a task: frames queued in the same tick then share one flush.
             eventLoop.execute { self.drain() }
         }
-        return accepted
+        return admission
     }
 
     /// A new request id, unique on this connection.
@@ -91,21 +135,21 @@ final class PeerConnection: @unchecked Sendable {
     /// Sends a request frame (built with `id`) and completes with the response, a timeout, or a disconnect.
     func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
         let promise = eventLoop.makePromise(of: ResponseBody.self)
-        let register = {
-            if self.outbound.withLockedValue({ $0.closed }) {
-                promise.fail(ConnectionClosedError())
-                return
-            }
+        let register: @Sendable () -> Void = {
             self.pendingRequests[id] = promise
             let timer = self.eventLoop.scheduleTask(in: timeout) {
                 if let promise = self.pendingRequests.removeValue(forKey: id) { promise.fail(RequestTimeoutError()) }
             }
-            promise.futureResult.whenComplete { _ in timer.cancel() }
+            promise.futureResult.whenComplete { _ in
+                timer.cancel()
+                self.closeIfRetiredAndIdle()
+            }
         }
         if eventLoop.inEventLoop { register() } else { eventLoop.execute(register) }
-        if !enqueue(frame) {
+        let admission = submit(frame)
+        if admission != .accepted {
             eventLoop.execute {
-                if let promise = self.pendingRequests.removeValue(forKey: id) { promise.fail(OutboundFullError()) }
+                self.pendingRequests.removeValue(forKey: id)?.fail(Self.error(for: admission))
             }
         }
         return promise.futureResult
@@ -118,23 +162,36 @@ final class PeerConnection: @unchecked Sendable {
         var body = channel.allocator.buffer(capacity: 8)
         body.writeInteger(id)
         let frame = FrameWriter.frame(.ping, body: body, allocator: channel.allocator)
-        let register = {
+        let register: @Sendable () -> Void = {
             self.pendingPings[id] = promise
             let timer = self.eventLoop.scheduleTask(in: timeout) {
                 if let promise = self.pendingPings.removeValue(forKey: id) { promise.fail(RequestTimeoutError()) }
             }
-            promise.futureResult.whenComplete { _ in timer.cancel() }
+            promise.futureResult.whenComplete { _ in
+                timer.cancel()
+                self.closeIfRetiredAndIdle()
+            }
         }
         if eventLoop.inEventLoop { register() } else { eventLoop.execute(register) }
-        if !enqueue(frame) {
-            eventLoop.execute { self.pendingPings.removeValue(forKey: id)?.fail(OutboundFullError()) }
+        let admission = submit(frame)
+        if admission != .accepted {
+            eventLoop.execute { self.pendingPings.removeValue(forKey: id)?.fail(Self.error(for: admission)) }
         }
         return promise.futureResult
     }
 
+    /// The error a request or ping fails with when its frame was not queued.
+    private static func error(for admission: Admission) -> any Error {
+        switch admission {
+        case .full: return OutboundFullError()
+        case .retired: return ConnectionRetiredError()
+        case .closed, .accepted: return ConnectionClosedError()
+        }
+    }
+
     /// Says goodbye (why, as text) and closes once the goodbye is written.
     func close(goodbye reason: String?) {
-        let work = {
+        let work: @Sendable () -> Void = {
             guard let context = self.context else { return }
             if let reason {
                 self.drain()
@@ -212,23 +269,36 @@ final class PeerConnection: @unchecked Sendable {
         if wrote { context.flush() }
     }
 
-    /// Marks the connection as losing the tie-break: nothing new is queued on it, a goodbye tells the other side, and
-    /// the channel closes once the other side's goodbye arrives (so no frame it sent before is lost), or after 5 s.
+    /// Marks the connection as losing the tie-break: no new message or request is queued on it, a goodbye tells the
+    /// other side, and the channel closes once the other side's goodbye has arrived (so no frame it sent before is
+    /// lost) and every exchange in flight on it is over: our requests and pings answered, the replies we owe sent. Or
+    /// after 5 s, whatever happens.
     func retire() {
         eventLoop.execute {
             guard !self.retired, let context = self.context else { return }
             self.retired = true
-            self.outbound.withLockedValue { $0.closed = true }
+            self.outbound.withLockedValue { $0.retired = true }
             self.drain()
             let frame = FrameWriter.frame(.goodbye, text: GoodbyeReason.duplicate, allocator: self.channel.allocator)
             context.writeAndFlush(NIOAny(frame), promise: nil)
             let channel = self.channel
             self.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+            self.closeIfRetiredAndIdle()
         }
     }
 
     func completeRequest(_ response: ResponseBody) {
         pendingRequests.removeValue(forKey: response.requestID)?.succeed(response)
+    }
+
+    /// Closes a connection both sides retired once nothing is in flight on it (see ``retire()``).
+    private func closeIfRetiredAndIdle() {
+        eventLoop.preconditionInEventLoop()
+        guard retired, peerRetired, let context, pendingRequests.isEmpty, pendingPings.isEmpty,
+              outbound.withLockedValue({ $0.repliesOwed == 0 })
+        else { return }
+        drain()
+        context.close(promise: nil)
     }
 
     func completePing(_ body: ByteBuffer) {
@@ -238,15 +308,16 @@ final class PeerConnection: @unchecked Sendable {
 
     /// The peer said goodbye.
     ///
-    /// For a duplicate: if we retired this connection too, both sides are done with it: close. If we did not (the
-    /// connection that wins the tie-break has not completed on our side yet), keep using it until that connection
-    /// arrives: the engine then retires this one, which sends our goodbye and lets the peer close it. Otherwise the
-    /// peer is stopping: close now.
+    /// For a duplicate: if we retired this connection too, both sides are done with it: close once nothing is in
+    /// flight on it. If we did not (the connection that wins the tie-break has not completed on our side yet), keep
+    /// using it until that connection arrives: the engine then retires this one, which sends our goodbye. Otherwise
+    /// the peer is stopping: close now.
     func receivedGoodbye(reason: String) {
         eventLoop.preconditionInEventLoop()
         guard let context else { return }
         if reason == GoodbyeReason.duplicate {
-            if retired { context.close(promise: nil) }
+            peerRetired = true
+            closeIfRetiredAndIdle()
         } else {
             peerIsStopping = true
             context.close(promise: nil)
@@ -294,3 +365,5 @@ struct ConnectionClosedError: Error {}
 struct RequestTimeoutError: Error {}
 /// The outbound queue was full.
 struct OutboundFullError: Error {}
+/// The connection lost the tie-break before the frame was queued; the peer's other connection takes it.
+struct ConnectionRetiredError: Error {}
