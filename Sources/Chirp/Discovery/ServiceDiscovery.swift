@@ -69,9 +69,7 @@ final class ServiceDiscovery: @unchecked Sendable {
     private var registration: DNSServiceOperation<RegisterEvent>?
     private var browser: DNSServiceOperation<BrowseEvent>?
     private var instances: [String: Instance] = [:]
-    private var retryAttempt = 0
-    private var retryWork: DispatchWorkItem?
-    private var reportedUnavailable = false
+    private var retry = DaemonRetry()
     /// Bumped at each (re)start so stale timers do nothing.
     private var generation = 0
 
@@ -124,11 +122,9 @@ final class ServiceDiscovery: @unchecked Sendable {
             browser = try DNSService.browse(
                 type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: releases
             ) { [unowned self] event in self.handle(event) }
-            if reportedUnavailable {
+            if retry.succeeded() {
                 logger.notice("DNS-SD daemon answers again; advertising and browsing resumed", metadata: ["service": "\(serviceType)"])
             }
-            reportedUnavailable = false
-            retryAttempt = 0
         } catch let error as DNSSDError {
             fail(error)
         } catch {
@@ -140,23 +136,17 @@ final class ServiceDiscovery: @unchecked Sendable {
     private func fail(_ error: DNSSDError) {
         tearDown(reportLost: true)
         guard running else { return }
-        let delay = min(0.25 * Double(1 << min(retryAttempt, 5)), 5)
-        retryAttempt += 1
-        if !reportedUnavailable {
-            reportedUnavailable = true
+        let (delay, first) = retry.schedule(on: queue) { [weak self] in self?.attemptStart() }
+        if first {
             logger.error("\(error.description)", metadata: ["service": "\(serviceType)", "retry-in": "\(delay)s"])
             handler(.unavailable(error.description))
         } else {
             logger.debug("DNS-SD still unavailable; retrying", metadata: ["retry-in": "\(delay)s"])
         }
-        let work = DispatchWorkItem { [weak self] in self?.attemptStart() }
-        retryWork = work
-        queue.asyncAfter(deadline: .now() + delay, execute: work)
     }
 
     private func tearDown(reportLost: Bool) {
-        retryWork?.cancel()
-        retryWork = nil
+        retry.cancel()
         registration?.cancel()
         registration = nil
         browser?.cancel()

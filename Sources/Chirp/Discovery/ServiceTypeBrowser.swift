@@ -99,9 +99,7 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
     private var browser: DNSServiceOperation<BrowseEvent>?
     /// Every type seen, with the interfaces it is seen on.
     private var types: [DiscoveredServiceType: Set<UInt32>] = [:]
-    private var retryAttempt = 0
-    private var retryWork: DispatchWorkItem?
-    private var reportedUnavailable = false
+    private var retry = DaemonRetry()
 
     init(domain: String, interfaceIndex: UInt32, logger: Logger, handler: @escaping @Sendable (ServiceTypeBrowserEvent) -> Void) {
         self.domain = domain
@@ -131,8 +129,7 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
             browser = try DNSService.browse(
                 type: Self.metaQueryType, domain: domain, interfaceIndex: interfaceIndex, queue: queue
             ) { [unowned self] event in self.handle(event) }
-            reportedUnavailable = false
-            retryAttempt = 0
+            retry.succeeded()
         } catch let error as DNSSDError {
             fail(error)
         } catch {
@@ -143,21 +140,15 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
     private func fail(_ error: DNSSDError) {
         tearDown(reportLost: true)
         guard running else { return }
-        let delay = min(0.25 * Double(1 << min(retryAttempt, 5)), 5)
-        retryAttempt += 1
-        if !reportedUnavailable {
-            reportedUnavailable = true
+        let (delay, first) = retry.schedule(on: queue) { [weak self] in self?.attemptStart() }
+        if first {
             logger.error("\(error.description)", metadata: ["browse": "\(Self.metaQueryType)", "retry-in": "\(delay)s"])
             handler(.unavailable(error.description))
         }
-        let work = DispatchWorkItem { [weak self] in self?.attemptStart() }
-        retryWork = work
-        queue.asyncAfter(deadline: .now() + delay, execute: work)
     }
 
     private func tearDown(reportLost: Bool) {
-        retryWork?.cancel()
-        retryWork = nil
+        retry.cancel()
         browser?.cancel()
         browser = nil
         if reportLost { for type in types.keys { handler(.lost(type)) } }
