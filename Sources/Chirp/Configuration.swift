@@ -47,6 +47,11 @@ public struct Configuration: Sendable {
     public var metadata: [String: String] = [:]
     /// Where to advertise, browse and listen. Default: ``Interface/any``.
     public var interface: Interface = .any
+    /// Whether this transceiver advertises itself. With `false` it browses and dials the peers it finds but is not
+    /// announced, so no one discovers it or dials it: the mode for a command-line tool that talks to running apps
+    /// for a moment. It skips the daemon's registration (and its probing), dials every peer at once, and apps never
+    /// see it come and go in their discovery. Default: `true`.
+    public var advertises: Bool = true
     /// The TCP port to listen on; 0 picks a free one. Default: 0.
     public var port: Int = 0
     /// How often a quiet connection sends a heartbeat. Default: 0.5 s.
@@ -152,7 +157,7 @@ public struct Configuration: Sendable {
     var interfaceIndex: UInt32 {
         switch interface {
         case .any: return 0
-        case .loopback: return DNSSDEnvironment.interfaceIndex(named: "lo") ?? 0
+        case .loopback: return DNSSDEnvironment.loopbackIndex ?? 0
         case .named(let name): return DNSSDEnvironment.interfaceIndex(named: name) ?? 0
         }
     }

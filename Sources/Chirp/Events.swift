@@ -5,6 +5,10 @@ public enum TransceiverEvent: Sendable {
     case started(port: Int)
     /// The daemon confirmed the advertisement under this DNS-SD instance name.
     case advertised(instanceName: String)
+    /// DNS-SD reported an instance of the service type, not yet resolved. A ``peerAdded(_:)`` follows once it is
+    /// resolved, unless it is not a Chirp peer of this protocol version. Reported once per instance name; lets a tool
+    /// know how many peers to expect before they connect.
+    case instanceFound(instanceName: String)
     /// A peer was discovered (or connected to us before it was discovered).
     case peerAdded(Peer)
     /// A peer is neither advertised nor connected any more.

@@ -5,22 +5,20 @@ import Chirp
 ///
 /// The policy, and its trade-off:
 /// - `--peer NAME`: the first app of that name to connect, at once.
-/// - neither: the first app to connect, once the **settle window** has passed since the first app was discovered;
-///   if several apps connected by then, none is chosen (exit code 4). The DNS-SD daemon answers a browse from its
-///   cache in one burst, so apps it already knows are all reported within milliseconds of each other; an app it does
-///   not know yet (a host whose announcements it missed) can take a multicast round trip longer and be missed.
-///   The window is adaptive: as long as the first discovery took (at least 30 ms, at most 1 s), so it widens on
-///   its own on a slow, loaded machine or network. Measured here, apps known to the daemon are all found within a
-///   third of the time the first took, even with both cores busy. It is what makes "several apps" detectable at all, and its
-///   cost is paid on every command; a fixed window can be set instead.
+/// - neither: the first app to connect, once no other app can be coming; if several apps connected, none is chosen
+///   (exit code 4). The DNS-SD daemon answers a browse from its cache in one burst, so the apps it already knows are
+///   all reported (``TransceiverEvent/instanceFound(instanceName:)``) within a millisecond or so of each other. Once
+///   the burst has been quiet for ``burstQuiet`` and every instance reported has become a peer that connected (or
+///   refused), the decision is made at once: with one app running, that is the moment it connects.
+///   Otherwise (an instance that does not resolve, a stale advertisement) the **settle window** decides: the first
+///   app to connect once the window has passed since the first app was discovered. The window is adaptive: as long
+///   as the first discovery took (at least 30 ms, at most 1 s), so it widens on its own on a slow, loaded machine;
+///   a fixed window can be set instead, which also turns the early decision off. An app the daemon does not know yet
+///   (a host whose announcements it missed) takes a multicast round trip longer and can be missed either way.
 /// - `--all`: every app that connects, until discovery has been quiet for the settle window (at least 0.5 s) and
 ///   every reply is in.
 /// In every mode, an app discovered but not yet connected when the window closes is waited for up to 1 s more.
 ///
-/// Refusals (a shared secret missing or wrong, an accept policy that says no) end the wait early: once the window
-/// closes, apps that refused this CLI are not waited for, and when every app found refused it the decision is
-/// ``Decision/refused(_:)``, within about a second instead of at the timeout. A refusal that names no app (one
-/// reported by address) counts too once the grace second has passed with no app connected.
 struct AppFinder {
     /// Which apps a command goes to.
     enum Target: Sendable, Equatable {
@@ -54,6 +52,8 @@ struct AppFinder {
     static let maximumWindow: Duration = .seconds(1)
     static let minimumWindowForAll: Duration = .milliseconds(500)
     static let connectGrace: Duration = .seconds(1)
+    /// How long the daemon's burst of cached instances must have been quiet before it is taken as complete.
+    static let burstQuiet: Duration = .milliseconds(5)
 
     let target: Target
     let startedAt: ContinuousClock.Instant
@@ -69,6 +69,9 @@ struct AppFinder {
     private(set) var refusals: [Refusal] = []
     /// Peers seen that are CLIs, not apps: their refusals do not count.
     private var tools: [Peer] = []
+    /// Instance names the daemon reported, resolved or not.
+    private var sighted: Set<String> = []
+    private var lastSightedAt: ContinuousClock.Instant?
 
     init(target: Target, startedAt: ContinuousClock.Instant, fixedWindow: Duration? = nil) {
         self.target = target
@@ -82,6 +85,8 @@ struct AppFinder {
     @discardableResult
     mutating func observe(_ event: TransceiverEvent, at now: ContinuousClock.Instant) -> [Peer] {
         switch event {
+        case .instanceFound(let name):
+            if sighted.insert(name).inserted { lastSightedAt = now }
         case .peerAdded(let peer) where Self.isApp(peer):
             if discovered.updateValue(peer, forKey: peer.id) == nil { seen(at: now) }
         case .peerConnected(let peer) where Self.isApp(peer):
@@ -118,6 +123,17 @@ struct AppFinder {
         var window = min(max(firstDiscovery, Self.minimumWindow), Self.maximumWindow)
         if target == .every { window = max(window, Self.minimumWindowForAll) }
         return window
+    }
+
+    /// When the daemon's burst of cached instances counts as complete.
+    private var burstEnd: ContinuousClock.Instant? { lastSightedAt.map { $0 + Self.burstQuiet } }
+
+    /// Whether no other app can be coming before the settle window closes: the burst is over, every instance it
+    /// reported became a peer, and every app found has connected or refused. Only without a fixed window.
+    func isSettledEarly(at now: ContinuousClock.Instant) -> Bool {
+        guard fixedWindow == nil, target == .only, let burstEnd, now >= burstEnd else { return false }
+        guard discovered.count + tools.count >= sighted.count, stillComing.isEmpty else { return false }
+        return !connected.isEmpty || !appRefusals.isEmpty
     }
 
     /// When the settle window closes, once an app was seen.
@@ -167,7 +183,10 @@ struct AppFinder {
             return .wait(until: nil)
         }
         guard let windowEnd else { return .wait(until: nil) }
-        if now < windowEnd { return .wait(until: windowEnd) }
+        if now < windowEnd && !isSettledEarly(at: now) {
+            if let burstEnd, now < burstEnd, burstEnd < windowEnd { return .wait(until: burstEnd) }
+            return .wait(until: windowEnd)
+        }
         let graceEnd = windowEnd + Self.connectGrace
         if !stillComing.isEmpty && now < graceEnd { return .wait(until: graceEnd) }
         if let refused = refusedDecision(pastGrace: now >= graceEnd) { return refused }

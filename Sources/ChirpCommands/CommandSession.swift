@@ -35,7 +35,7 @@ final class CommandSession: Sendable {
         mutating func note(_ event: TransceiverEvent) {
             switch event {
             case .discoveryUnavailable(let message): unavailable = message
-            case .advertised: unavailable = nil
+            case .advertised, .instanceFound, .peerAdded: unavailable = nil
             case .connectionRefused(let peer, let reason):
                 let message = Refusal(peer: peer, reason: reason).message(for: nil)
                 if !refused.contains(message) { refused.append(message) }

@@ -17,9 +17,10 @@ import Logging
 /// its reply. A connection that drops while a command is in flight fails at once with
 /// ``CommandError/connectionLost(app:)``, not at the timeout.
 public struct CommandTransmitter: Sendable {
-    /// The transceiver settings: service type, interface, security (the shared secret), logger, message size limit. The peer name, id and a
-    /// `chirp-role=cli` metadata entry (which tells apps and other tools that this peer is not an app) are set for
-    /// each call.
+    /// The transceiver settings: service type, interface, security (the shared secret), logger, message size limit. The peer name, id, a
+    /// `chirp-role=cli` metadata entry (which tells apps and other tools that this peer is not an app) and
+    /// ``Configuration/advertises`` `= false` (a CLI only dials: it is never announced, so apps do not see it come
+    /// and go, and no registration costs the daemon's probing) are set for each call.
     public var configuration: Configuration
     /// The longest a call takes: to find the app(s) and to get the reply. Default: 10 s.
     public var timeout: Duration
@@ -82,6 +83,7 @@ public struct CommandTransmitter: Sendable {
             configuration.peerName = "\(tool)-\(ProcessInfo.processInfo.processIdentifier)"
         }
         configuration.metadata[AppFinder.roleKey] = AppFinder.cliRole
+        configuration.advertises = false
         let session = CommandSession(
             transceiver: Transceiver(configuration: configuration), timeout: timeout, settleWindow: settleWindow)
         do {

@@ -20,6 +20,57 @@ import Testing
         #expect(finder.decision(at: at(40)) == .chosen(app("a")))
     }
 
+    @Test func theOnlyAppIsChosenAsSoonAsItConnectsOnceTheDaemonsBurstIsOver() {
+        var finder = AppFinder(target: .only, startedAt: start)
+        finder.observe(.instanceFound(instanceName: "a [id-a]"), at: at(10))
+        finder.observe(.peerAdded(app("a")), at: at(12))
+        finder.observe(.peerConnected(app("a")), at: at(13))
+        // The burst may still bring another instance until 5 ms after the last one.
+        #expect(finder.decision(at: at(13)) == .wait(until: at(15)))
+        #expect(finder.decision(at: at(15)) == .chosen(app("a")))
+        // Well before the 30 ms settle window would have closed.
+        #expect(finder.windowEnd == at(42))
+    }
+
+    @Test func everyInstanceOfTheBurstIsWaitedForBeforeDeciding() {
+        var finder = AppFinder(target: .only, startedAt: start)
+        finder.observe(.instanceFound(instanceName: "a [id-a]"), at: at(10))
+        finder.observe(.instanceFound(instanceName: "b [id-b]"), at: at(11))
+        finder.observe(.peerAdded(app("a")), at: at(14))
+        finder.observe(.peerConnected(app("a")), at: at(16))
+        #expect(finder.decision(at: at(16)) == .wait(until: at(44)))
+        finder.observe(.peerAdded(app("b")), at: at(17))
+        #expect(finder.decision(at: at(17)) == .wait(until: at(44)))
+        finder.observe(.peerConnected(app("b")), at: at(19))
+        #expect(finder.decision(at: at(19)) == .several([app("a"), app("b")]))
+    }
+
+    @Test func anInstanceThatNeverResolvesFallsBackToTheSettleWindow() {
+        var finder = AppFinder(target: .only, startedAt: start)
+        finder.observe(.instanceFound(instanceName: "a [id-a]"), at: at(10))
+        finder.observe(.instanceFound(instanceName: "not a chirp peer"), at: at(10))
+        finder.observe(.peerConnected(app("a")), at: at(14))
+        #expect(finder.decision(at: at(20)) == .wait(until: at(44)))
+        #expect(finder.decision(at: at(44)) == .chosen(app("a")))
+    }
+
+    @Test func aToolInTheBurstCountsAsResolvedButNotAsAnApp() {
+        var finder = AppFinder(target: .only, startedAt: start)
+        finder.observe(.instanceFound(instanceName: "listrctl-1 [id-list]"), at: at(10))
+        finder.observe(.instanceFound(instanceName: "a [id-a]"), at: at(10))
+        finder.observe(.peerAdded(cli("listrctl-1")), at: at(12))
+        finder.observe(.peerConnected(app("a")), at: at(16))
+        #expect(finder.decision(at: at(16)) == .chosen(app("a")))
+    }
+
+    @Test func aFixedWindowIsAlwaysWaitedOut() {
+        var finder = AppFinder(target: .only, startedAt: start, fixedWindow: .milliseconds(200))
+        finder.observe(.instanceFound(instanceName: "a [id-a]"), at: at(10))
+        finder.observe(.peerConnected(app("a")), at: at(16))
+        #expect(finder.decision(at: at(16)) == .wait(until: at(216)))
+        #expect(finder.decision(at: at(216)) == .chosen(app("a")))
+    }
+
     @Test func twoAppsWithinTheWindowAreReportedSorted() {
         var finder = AppFinder(target: .only, startedAt: start)
         finder.observe(.peerConnected(app("zed")), at: at(10))

@@ -103,4 +103,7 @@ enum DNSSDEnvironment {
         let index = if_nametoindex(name)
         return index == 0 ? nil : index
     }
+
+    /// The interface index of the loopback interface (`lo` on Linux, `lo0` on macOS), if there is one.
+    static let loopbackIndex: UInt32? = interfaceIndex(named: "lo") ?? interfaceIndex(named: "lo0")
 }

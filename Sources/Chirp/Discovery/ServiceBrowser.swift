@@ -81,7 +81,7 @@ public struct ServiceBrowser: Sendable {
             case .found(let service): continuation.yield(.found(ServiceInstance(service)))
             case .lost(let name): continuation.yield(.lost(instanceName: name))
             case .unavailable(let message): continuation.yield(.unavailable(message))
-            case .advertised: break
+            case .advertised, .sighted: break
             }
         }
         continuation.onTermination = { _ in discovery.stop() }

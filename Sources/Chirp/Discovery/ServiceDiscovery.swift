@@ -21,6 +21,8 @@ struct DiscoveredService: Sendable, Equatable {
 enum DiscoveryEvent: Sendable {
     /// Our own registration is in place under this instance name.
     case advertised(instanceName: String)
+    /// An instance was reported by the browser (once per instance name); a `found` follows once it is resolved.
+    case sighted(instanceName: String)
     /// An instance was found and resolved.
     case found(DiscoveredService)
     /// An instance is no longer advertised on any interface.
@@ -118,6 +120,7 @@ final class ServiceDiscovery: @unchecked Sendable {
                     interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt, queue: queue, releases: releases
                 ) { [unowned self] event in self.handle(event) }
             }
+            logger.debug("browsing", metadata: ["type": "\(serviceType.registrationType)", "advertising": "\(advertisement != nil)"])
             browser = try DNSService.browse(
                 type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: releases
             ) { [unowned self] event in self.handle(event) }
@@ -186,7 +189,11 @@ final class ServiceDiscovery: @unchecked Sendable {
             let isNew = instance.interfaces.isEmpty
             instance.interfaces.insert(interface)
             instances[name] = instance
-            if isNew { startResolve(name: name, type: type, domain: domain, interface: interface) }
+            if isNew {
+                logger.debug("instance sighted", metadata: ["instance": "\(name)", "interface": "\(interface)"])
+                handler(.sighted(instanceName: name))
+                startResolve(name: name, type: type, domain: domain, interface: interface)
+            }
         case .removed(let name, _, _, let interface):
             guard var instance = instances[name] else { return }
             instance.interfaces.remove(interface)
@@ -238,10 +245,19 @@ final class ServiceDiscovery: @unchecked Sendable {
         guard var instance = instances[name] else { return }
         switch event {
         case .resolved(let host, let port, let txt, let interface):
+            logger.debug("instance resolved", metadata: ["instance": "\(name)", "host": "\(host)", "port": "\(port)"])
             instance.resolver?.cancel()
             instance.resolver = nil
             instance.pending = DiscoveredService(
                 instanceName: name, host: host, port: port, txt: txt, addresses: [], interfaceIndex: interface)
+            if interface != 0 && interface == DNSSDEnvironment.loopbackIndex {
+                // Found on the loopback interface: the instance is on this machine, where every Chirp listener takes
+                // IPv4 connections. No address query needed (it costs a daemon round trip).
+                instance.pending?.addresses = ["127.0.0.1"]
+                instances[name] = instance
+                report(name)
+                return
+            }
             // The compat layer has no DNSServiceGetAddrInfo: ask for A and AAAA records ourselves.
             do {
                 for ipv6 in [false, true] {

@@ -152,7 +152,9 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         for (key, value) in configuration.metadata.sorted(by: { $0.key < $1.key }) { txt.set(key, value) }
         let discovery = ServiceDiscovery(
             serviceType: serviceType, domain: configuration.domain, interfaceIndex: configuration.interfaceIndex,
-            advertisement: .init(instanceName: Self.instanceName(name: configuration.peerName, id: localID), port: UInt16(port), txt: txt),
+            advertisement: configuration.advertises
+                ? .init(instanceName: Self.instanceName(name: configuration.peerName, id: localID), port: UInt16(port), txt: txt)
+                : nil,
             logger: logger
         ) { [weak self] event in self?.handle(event) }
         let started = state.withLockedValue { state -> Bool in
@@ -284,6 +286,8 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         case .unavailable(let message):
             state.withLockedValue { $0.advertised = false }
             hub.emit(.discoveryUnavailable(message))
+        case .sighted(let name):
+            hub.emit(.instanceFound(instanceName: name))
         case .found(let service):
             found(service)
         case .lost(let instance):
