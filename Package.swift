@@ -67,6 +67,7 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 "ChirpLogs",
+                "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -4,10 +4,13 @@
 //
 //     logdemo --name shop            # in one terminal
 //     chirp logs shop                # in another, or on another host of the network
+//
+// With a shared secret (CHIRP_SECRET or --secret-file PATH), only viewers that hold the same one get the logs.
 import ArgumentParser
 import Chirp
 import ChirpLogs
 import Foundation
+import struct ChirpCommands.SecretOptions
 import Logging
 import NIOPosix
 
@@ -27,6 +30,7 @@ struct LogDemo: AsyncParsableCommand {
             EXAMPLES
               logdemo --name shop --rate 20
               logdemo --name shop --spool /tmp/shop-spool      records survive a crash until a viewer has them
+              logdemo --name shop --secret-file ~/.shop-secret  only viewers with the same secret get the logs
             """)
 
     @Option(help: "The app name viewers see.")
@@ -68,6 +72,9 @@ struct LogDemo: AsyncParsableCommand {
     @Flag(help: "Also print the logs on standard error.")
     var echo = false
 
+    /// `--secret-file PATH` or `CHIRP_SECRET`: viewers need the same secret. `--secret VALUE` is refused.
+    @OptionGroup(title: "Security") var secret: SecretOptions
+
     func run() async throws {
         var configuration = LogSourceConfiguration(appName: name)
         configuration.serviceType = service
@@ -77,6 +84,7 @@ struct LogDemo: AsyncParsableCommand {
         configuration.transceiver.port = port
         if let interface { configuration.transceiver.interface = interface == "lo" ? .loopback : .named(interface) }
         if let spool { configuration.spool = LogSpoolConfiguration(directory: spool) }
+        configuration.security = try secret.security()
         let logs = try LogSource(configuration: configuration)
         let echo = echo
         LoggingSystem.bootstrap { label in
@@ -91,7 +99,8 @@ struct LogDemo: AsyncParsableCommand {
         try await logs.start()
 
         let server = try await DemoHTTPServer.start(group: MultiThreadedEventLoopGroup.singleton)
-        let banner = "logdemo \(name): streaming logs on port \(logs.port ?? 0) (_\(service)._tcp), HTTP demo server on 127.0.0.1:\(server.port)\n"
+        let protection = secret.source().map { ", shared secret from \($0)" } ?? ""
+        let banner = "logdemo \(name): streaming logs on port \(logs.port ?? 0) (_\(service)._tcp\(protection)), HTTP demo server on 127.0.0.1:\(server.port)\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
 
         let session = URLSession(configuration: logs.capturingHTTP(.ephemeral))

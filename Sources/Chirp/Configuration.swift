@@ -17,7 +17,8 @@ public struct Configuration: Sendable {
     public enum Interface: Sendable, Hashable, CustomStringConvertible {
         /// Every interface the DNS-SD daemon serves; listen on all IPv4 addresses.
         case any
-        /// This machine only: advertise and browse on the loopback interface and listen on 127.0.0.1.
+        /// This machine only: advertise and browse on the loopback interface and listen on 127.0.0.1 and ::1 (the same
+        /// port on both; IPv4 only when the host has no ::1).
         case loopback
         /// One network interface by name (e.g. `eth0`); listen on all IPv4 addresses.
         case named(String)
@@ -170,6 +171,12 @@ public struct Configuration: Sendable {
     /// The address the listener binds.
     var listenHost: String {
         interface == .loopback ? "127.0.0.1" : "0.0.0.0"
+    }
+
+    /// A second address the listener binds, on the port of the first, when the host has it: `::1` in loopback-only
+    /// mode, none otherwise.
+    var secondaryListenHost: String? {
+        interface == .loopback ? "::1" : nil
     }
 }
 

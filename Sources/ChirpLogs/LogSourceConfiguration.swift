@@ -32,9 +32,21 @@ public struct LogSourceConfiguration: Sendable {
     /// What HTTP exchanges are recorded and how they are sanitized; can be changed later with
     /// ``LogSource/httpPolicy``.
     public var http = HTTPLogPolicy()
-    /// The transceiver's settings (interface, port, ...). Its service type, peer name, metadata and logger are set
-    /// from this configuration. Default: Chirp's defaults with an outbound limit of 16 MiB per viewer.
+    /// The transceiver's settings (interface, port, shared secret, ...). Its service type, peer name, metadata and
+    /// logger are set from this configuration. Default: Chirp's defaults with an outbound limit of 16 MiB per viewer.
     public var transceiver: Configuration
+    /// How viewers' connections are protected: the transceiver's ``Chirp/Configuration/security``. With a shared
+    /// secret, only viewers that hold the same one can connect, and everything they receive is encrypted; the
+    /// advertisement says a secret is required, and refused viewers are logged (never the secret). Default: `.none`
+    /// (any viewer that can reach the port can read the logs).
+    ///
+    /// ```swift
+    /// configuration.security = .sharedSecret(try SharedSecret.fromEnvironment() ?? SharedSecret(contentsOfFile: path))
+    /// ```
+    public var security: Configuration.Security {
+        get { transceiver.security }
+        set { transceiver.security = newValue }
+    }
     /// Where the source's own network messages (viewers connecting, errors) are logged. Default: `nil`, which logs
     /// them into this source itself (label `chirp.logs`, notice and above), so they show up in the viewers.
     public var networkLogger: Logger?

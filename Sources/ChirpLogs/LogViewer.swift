@@ -19,8 +19,21 @@ public struct LogViewerConfiguration: Sendable {
     public var discoveryTime: Duration = .seconds(3)
     /// With ``endpoint``: how long to wait between connection attempts. Default: 1 s.
     public var reconnectInterval: Duration = .seconds(1)
-    /// The transceiver's settings (interface, logger, ...); its service type and metadata are set by the viewer.
+    /// The transceiver's settings (interface, logger, shared secret, ...); its service type and metadata are set by
+    /// the viewer.
     public var transceiver = Configuration(serviceType: LogSourceConfiguration.defaultServiceType)
+
+    /// How connections to sources are protected: the transceiver's ``Chirp/Configuration/security``. Sources that
+    /// require a shared secret are followed only with the same one; the others are reported as
+    /// ``LogViewerEvent/refused(_:)``. Default: `.none` (open).
+    ///
+    /// ```swift
+    /// configuration.security = .sharedSecret(try SharedSecret(contentsOfFile: "/etc/orders/log-secret"))
+    /// ```
+    public var security: Configuration.Security {
+        get { transceiver.security }
+        set { transceiver.security = newValue }
+    }
 
     /// A configuration with every setting at its default.
     public init() {}
@@ -42,17 +55,23 @@ public enum LogViewerEvent: Sendable {
     case waiting(String)
     /// Something went wrong with one source (a refused subscription, an undecodable batch); others go on.
     case problem(String)
+    /// A selected source refused the connection (a shared secret missing or different, its accept policy): nothing
+    /// of it is received. Reported once per source and reason; the viewer goes on with the other sources.
+    case refused(LogSourceRefusal)
 }
 
 /// Errors that end ``LogViewer/run(_:)``.
 public enum LogViewerError: Error, Sendable, CustomStringConvertible {
     /// Without follow: no matching source was found within the discovery time.
     case noSourceFound(String)
+    /// Without follow: the matching sources found all refused the viewer (see ``LogSourceRefusal``).
+    case refused([LogSourceRefusal])
 
     /// What went wrong, for people.
     public var description: String {
         switch self {
         case .noSourceFound(let what): return "no log source found (\(what))"
+        case .refused(let refusals): return "refused: " + refusals.map(\.description).joined(separator: "; ")
         }
     }
 }
@@ -181,11 +200,17 @@ public final class LogViewer: Sendable {
                 if let info = state.end(subscription) { try await handler(.historyComplete(info)) }
             case .sourceLost(let peerID):
                 for info in state.drop(peerID: peerID) { try await handler(.sourceLost(info)) }
+            case .refused(let refusal):
+                try await handler(.refused(refusal))
             case .settled:
                 settled = true
             }
             if !configuration.follow && settled && state.isIdle {
-                if !state.foundAny { throw LogViewerError.noSourceFound(configuration.selector.description) }
+                if !state.foundAny {
+                    let refusals = state.refusals
+                    if !refusals.isEmpty { throw LogViewerError.refused(refusals) }
+                    throw LogViewerError.noSourceFound(configuration.selector.description)
+                }
                 return
             }
         }
@@ -205,10 +230,38 @@ public final class LogViewer: Sendable {
                     input.yield(.sourceLost(peer.id))
                 case .discoveryUnavailable(let message) where configuration.endpoint == nil:
                     input.yield(.problem(message))
+                case .connectionRefused(let peer, let reason):
+                    for refusal in refusals(peer: peer, reason: reason, transceiver: transceiver) where state.noteRefusal(refusal) {
+                        input.yield(.refused(refusal))
+                    }
                 default:
                     break
                 }
             }
+        }
+    }
+
+    /// The selected sources a refusal the core reported concerns. The core names a refused peer by its advertised
+    /// name (a refusal decided from its TXT record), as "NAME (ID8)" (a dial that failed), or by its address (an
+    /// inbound connection). Refusals of other viewers (they join the same service type) and of sources not selected
+    /// are left out, and so are inbound ones by address: every source is also dialed, which names it.
+    private func refusals(peer name: String, reason: String, transceiver: Transceiver) -> [LogSourceRefusal] {
+        let named = transceiver.availablePeers.filter { $0.name == name || $0.description == name }
+        if let endpoint = configuration.endpoint {
+            // With an endpoint: the dial to its address, or the advertised peer that listens on its port.
+            let suffix = ":\(endpoint.port)"
+            if name.hasSuffix(suffix) {
+                return [LogSourceRefusal(source: "\(endpoint.host):\(endpoint.port)", info: nil, reason: reason)]
+            }
+            // Named after the endpoint either way, so that the two reports of one refusal make one.
+            let concernsEndpoint = named.contains { peer in
+                LogSourceInfo(peer: peer) != nil && peer.addresses.contains { $0.hasSuffix(suffix) }
+            }
+            return concernsEndpoint ? [LogSourceRefusal(source: "\(endpoint.host):\(endpoint.port)", info: nil, reason: reason)] : []
+        }
+        return named.compactMap { peer in
+            guard let info = LogSourceInfo(peer: peer), configuration.selector.matches(info) else { return nil }
+            return LogSourceRefusal(source: name, info: info, reason: reason)
         }
     }
 
@@ -285,6 +338,7 @@ public final class LogViewer: Sendable {
         case lost(LogsLost)
         case end(UInt64)
         case sourceLost(String)
+        case refused(LogSourceRefusal)
         case settled
     }
 }

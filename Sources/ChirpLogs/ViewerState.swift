@@ -15,6 +15,7 @@ final class ViewerState: Sendable {
         var lastSequence: [String: UInt64] = [:]
         var foundAny = false
         var direct: Set<String> = []
+        var refusals: [LogSourceRefusal] = []
     }
 
     private let state = NIOLockedValueBox(State())
@@ -131,4 +132,16 @@ final class ViewerState: Sendable {
     var isIdle: Bool { state.withLockedValue { $0.subscriptions.values.allSatisfy(\.ended) } }
     /// Whether any source was subscribed to.
     var foundAny: Bool { state.withLockedValue { $0.foundAny } }
+
+    /// Notes a refusal; `false` when the same source was already reported refused for the same reason.
+    func noteRefusal(_ refusal: LogSourceRefusal) -> Bool {
+        state.withLockedValue { state in
+            guard !state.refusals.contains(where: { $0.source == refusal.source && $0.kind == refusal.kind }) else { return false }
+            state.refusals.append(refusal)
+            return true
+        }
+    }
+
+    /// Every refusal noted, in order.
+    var refusals: [LogSourceRefusal] { state.withLockedValue { $0.refusals } }
 }

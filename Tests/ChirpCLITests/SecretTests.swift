@@ -143,7 +143,7 @@ extension ChirpCLITests {
         }
 
         @Test func helpOffersTheSecretFileButNeverTheCommandLineOption() async throws {
-            for arguments in [["send", "--help"], ["listen", "--help"], ["ping", "--help"], ["--help"]] {
+            for arguments in [["send", "--help"], ["listen", "--help"], ["ping", "--help"], ["logs", "--help"], ["--help"]] {
                 let (status, process) = try await runChirp(arguments, environment: ["CHIRP_SECRET": "never-in-help-1234"])
                 #expect(status == 0, "\(process.transcript)")
                 #expect(process.stdout.contains("CHIRP_SECRET"), "\(arguments): \(process.stdout)")

@@ -15,7 +15,8 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         var running = true
         var advertised = false
         var listenPort: Int?
-        var serverChannel: (any Channel)?
+        /// The listening sockets: 127.0.0.1 (or 0.0.0.0), and ::1 in loopback-only mode when the host has it.
+        var serverChannels: [any Channel] = []
         var discovery: ServiceDiscovery?
         var peers: [String: PeerEntry] = [:]
         var instanceOwners: [String: String] = [:]
@@ -81,7 +82,32 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
 
     /// Opens the listener, then starts advertising and browsing. Completes with the port once listening.
     func start() -> EventLoopFuture<Int> {
-        let bootstrap = ServerBootstrap(group: group)
+        makeServerBootstrap().bind(host: configuration.listenHost, port: configuration.port).flatMap { primary in
+            guard let port = primary.localAddress?.port else {
+                primary.close(promise: nil)
+                return primary.eventLoop.makeFailedFuture(ChirpError.listenFailed("no local port"))
+            }
+            guard let secondaryHost = self.configuration.secondaryListenHost else {
+                return primary.eventLoop.makeCompletedFuture { try self.listening(on: [primary], port: port) }
+            }
+            // The same port on the second address (::1 for loopback-only); without it, IPv4 is enough.
+            return self.makeServerBootstrap().bind(host: secondaryHost, port: port)
+                .map { Optional($0) }
+                .recover { error in
+                    self.logger.debug("not listening on \(secondaryHost); continuing on \(self.configuration.listenHost) only", metadata: [
+                        "port": "\(port)", "reason": "\(error)"])
+                    return nil
+                }
+                .flatMapThrowing { secondary in try self.listening(on: [primary] + (secondary.map { [$0] } ?? []), port: port) }
+        }.flatMapErrorThrowing { error in
+            if let error = error as? ChirpError { throw error }
+            throw ChirpError.listenFailed("\(error)")
+        }
+    }
+
+    /// A listener whose accepted connections get Chirp's pipeline.
+    private func makeServerBootstrap() -> ServerBootstrap {
+        ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
@@ -94,26 +120,27 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
                         dialedPeerID: nil, host: nil, established: nil)
                 }
             }
-        return bootstrap.bind(host: configuration.listenHost, port: configuration.port).flatMapThrowing { channel in
-            guard let port = channel.localAddress?.port else { throw ChirpError.listenFailed("no local port") }
-            let keep = self.state.withLockedValue { state -> Bool in
-                guard state.running else { return false }
-                state.serverChannel = channel
-                state.listenPort = port
-                return true
-            }
-            guard keep else {
-                channel.close(promise: nil)
-                throw ChirpError.notRunning
-            }
-            self.startDiscovery(port: port)
-            self.hub.emit(.started(port: port))
-            self.logger.info("listening", metadata: ["port": "\(port)", "service": "\(self.serviceType.registrationType)", "peer": "\(self.configuration.peerName)"])
-            return port
-        }.flatMapErrorThrowing { error in
-            if let error = error as? ChirpError { throw error }
-            throw ChirpError.listenFailed("\(error)")
+    }
+
+    /// Keeps the listening channels (or closes them when stopped meanwhile), then starts discovery.
+    private func listening(on channels: [any Channel], port: Int) throws -> Int {
+        let keep = state.withLockedValue { state -> Bool in
+            guard state.running else { return false }
+            state.serverChannels = channels
+            state.listenPort = port
+            return true
         }
+        guard keep else {
+            for channel in channels { channel.close(promise: nil) }
+            throw ChirpError.notRunning
+        }
+        startDiscovery(port: port)
+        hub.emit(.started(port: port))
+        let addresses = channels.compactMap { $0.localAddress?.ipAddress }.joined(separator: ", ")
+        logger.info("listening", metadata: [
+            "port": "\(port)", "addresses": "\(addresses)", "service": "\(serviceType.registrationType)",
+            "peer": "\(configuration.peerName)"])
+        return port
     }
 
     private func startDiscovery(port: Int) {
@@ -148,15 +175,15 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
 
     /// Says goodbye to every peer, closes every socket and DNS-SD reference. Completes when all are released.
     func stop() -> EventLoopFuture<Void> {
-        let (server, discovery, entries, channels) = state.withLockedValue { state in
+        let (servers, discovery, entries, channels) = state.withLockedValue { state in
             state.running = false
             defer {
                 state.peers = [:]
                 state.instanceOwners = [:]
-                state.serverChannel = nil
+                state.serverChannels = []
                 state.discovery = nil
             }
-            return (state.serverChannel, state.discovery, Array(state.peers.values), Array(state.openChannels.values))
+            return (state.serverChannels, state.discovery, Array(state.peers.values), Array(state.openChannels.values))
         }
         let loop = group.any()
         var futures: [EventLoopFuture<Void>] = []
@@ -170,7 +197,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             if !entries.contains(where: { $0.connection?.channel === channel }) { channel.close(promise: nil) }
             channel.eventLoop.scheduleTask(in: .seconds(2)) { channel.close(promise: nil) }
         }
-        if let server {
+        for server in servers {
             futures.append(server.close())
         }
         if let discovery {

@@ -60,6 +60,32 @@ public enum LogJSON {
         return json.text
     }
 
+    /// `{"event":"refused","source":..,"kind":..,"message":..}` (with `app`, `host`, `pid` when the source's
+    /// advertisement was seen), for a source that refused the viewer.
+    public static func refusal(_ refusal: LogSourceRefusal) -> String {
+        var json = JSONWriter()
+        json.open()
+        json.field("event", "refused")
+        json.field("source", refusal.source)
+        if let info = refusal.info {
+            json.field("app", info.appName)
+            json.field("host", info.host)
+            json.field("pid", Int64(info.processID))
+        }
+        let kind: String
+        switch refusal.kind {
+        case .secretRequired: kind = "secret-required"
+        case .secretMismatch: kind = "secret-mismatch"
+        case .sourceHasNoSecret: kind = "source-has-no-secret"
+        case .notAccepted: kind = "not-accepted"
+        case .other: kind = "other"
+        }
+        json.field("kind", kind)
+        json.field("message", refusal.description)
+        json.close()
+        return json.text
+    }
+
     static func exchange(_ exchange: HTTPExchange, into json: inout JSONWriter) {
         json.open()
         json.field("method", exchange.method)

@@ -3,6 +3,7 @@ import Chirp
 import ChirpLogs
 import Foundation
 import Logging
+import struct ChirpCommands.SecretOptions
 
 /// `chirp logs`: follow the logs (and HTTP calls) of apps that use ChirpLogs, live, from any nearby host.
 struct LogsCommand: AsyncParsableCommand {
@@ -14,6 +15,11 @@ struct LogsCommand: AsyncParsableCommand {
             them all (or the one named), prints their recent history and then every new record as it is logged, in \
             order, with nothing repeated or silently skipped: records a source could not keep are announced as lost. \
             A source that goes away is announced, and followed again when it comes back.
+
+            Apps that require a shared secret (chirp browse chirp-logs shows "required") are followed with the \
+            same secret, from the CHIRP_SECRET environment variable or --secret-file PATH; never on the command \
+            line (--secret VALUE is refused). Without it, or with another one, nothing of the app is received: \
+            chirp logs says why and, when no other source is being followed, exits with status 4.
 
             Colours (levels: trace/debug dim, warning yellow, error red; HTTP: request cyan, success green, \
             failure red) are used only when standard output is a terminal and NO_COLOR is not set, unless \
@@ -28,12 +34,19 @@ struct LogsCommand: AsyncParsableCommand {
               chirp logs --json | jq 'select(.level == "error")'
               chirp logs orders --no-follow > o.log   the history, then exit
               chirp logs --connect 10.0.0.7:50123     skip discovery
+              CHIRP_SECRET="$(cat ~/.orders-secret)" chirp logs orders
+              chirp logs orders --secret-file ~/.orders-secret
 
             EXIT STATUS
               0   done (--no-follow), or interrupted while following
               2   --no-follow found no matching source in time
+              4   refused: the app requires a shared secret and none was given,
+                  or the shared secret does not match (or the app uses none),
+                  or its accept policy refused chirp; and no other source is
+                  being followed
               64  bad input: an unknown level, an invalid regular expression,
-                  a malformed HOST:PORT
+                  a malformed HOST:PORT, a secret on the command line or an
+                  unreadable --secret-file
             """)
 
     @Argument(help: "Only this app (its advertised name).")
@@ -87,6 +100,9 @@ struct LogsCommand: AsyncParsableCommand {
     @Flag(help: "Show what chirp itself does (connections, discovery) on standard error.")
     var verbose = false
 
+    /// `--secret-file PATH` or `CHIRP_SECRET`; `--secret VALUE` is refused.
+    @OptionGroup var secret: SecretOptions
+
     func validate() throws {
         if let level, Logger.Level(rawValue: level.lowercased()) == nil {
             throw ValidationError("unknown level '\(level)': use trace, debug, info, notice, warning, error or critical")
@@ -122,6 +138,12 @@ struct LogsCommand: AsyncParsableCommand {
         if let interface {
             configuration.transceiver.interface = interface == "lo" ? .loopback : .named(interface)
         }
+        do {
+            configuration.security = try secret.security()
+        } catch {
+            LogsOutput.error("\(error)")  // checked by validate() already; the file changed since
+            throw ExitCode(ExitStatus.badInput.rawValue)
+        }
 
         var filter = LogFilter()
         filter.minimumLevel = level.flatMap { Logger.Level(rawValue: $0.lowercased()) }
@@ -132,11 +154,30 @@ struct LogsCommand: AsyncParsableCommand {
         let formatter = LogFormatter(useColor: useColor, highlight: filter.pattern, showHost: true, localHost: Configuration.defaultPeerName)
         let printer = LogsPrinter(formatter: formatter, filter: filter, mode: json ? .json : http ? (detail ? .httpDetail : .http) : .text, follow: follow)
 
+        let gate = RefusalGate()
+        let viewer = LogViewer(configuration: configuration)
         do {
-            try await LogViewer(configuration: configuration).run { event in printer.handle(event) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try await viewer.run { event in
+                        gate.observe(event)
+                        printer.handle(event)
+                    }
+                }
+                group.addTask { try await gate.failWhenRefusedWithNothingFollowed(grace: Self.refusalGrace) }
+                _ = try await group.next()
+                group.cancelAll()
+            }
+        } catch is RefusalGate.Refused {
+            LogsOutput.error("nothing to follow: the matching log sources refused this viewer (see above)")
+            throw ExitCode(ExitStatus.refused.rawValue)
+        } catch LogViewerError.refused {
+            // Each refusal was printed as it came.
+            LogsOutput.error("nothing to follow: the matching log sources refused this viewer (see above)")
+            throw ExitCode(ExitStatus.refused.rawValue)
         } catch let error as LogViewerError {
             LogsOutput.error("\(error)", hint: "is the app running with ChirpLogs, on a network this host can reach? Try `avahi-browse -rt _\(service)._tcp`, or --connect HOST:PORT")
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.nothingFound.rawValue)
         } catch let error as ChirpError {
             LogsOutput.error("\(error)")
             throw ExitCode(Self.isBadInput(error) ? 64 : 1)
@@ -159,7 +200,46 @@ struct LogsEndpoint {
     }
 }
 
+/// Ends `chirp logs` with status 4 when sources refused it (a shared secret missing or different, an accept policy)
+/// and, a moment after the refusal, no source is being followed.
+final class RefusalGate: @unchecked Sendable {
+    // @unchecked: `followed` is only touched under `lock`; the stream and its continuation are Sendable.
+    /// Thrown by ``failWhenRefusedWithNothingFollowed(grace:)``.
+    struct Refused: Error {}
+
+    private let lock = NSLock()
+    private var followed: Set<String> = []
+    private let refusals: AsyncStream<Void>
+    private let sink: AsyncStream<Void>.Continuation
+
+    init() {
+        (refusals, sink) = AsyncStream.makeStream(of: Void.self)
+    }
+
+    /// Keeps track of the sources followed, and of refusals.
+    func observe(_ event: LogViewerEvent) {
+        switch event {
+        case .following(let source, _): lock.withLock { _ = followed.insert(source.peerID) }
+        case .sourceLost(let source): lock.withLock { _ = followed.remove(source.peerID) }
+        case .refused: sink.yield()
+        default: break
+        }
+    }
+
+    /// Throws ``Refused`` when, `grace` after a refusal (other sources may still connect meanwhile), no source is
+    /// being followed; runs until cancelled otherwise.
+    func failWhenRefusedWithNothingFollowed(grace: Duration) async throws {
+        for await _ in refusals {
+            try await Task.sleep(for: grace)
+            if lock.withLock({ followed.isEmpty }) { throw Refused() }
+        }
+    }
+}
+
 extension LogsCommand {
+    /// How long a refused `chirp logs` still waits for another source before it exits with status 4.
+    static let refusalGrace: Duration = .milliseconds(1500)
+
     /// Whether the error is the user's input (a bad service type or setting).
     static func isBadInput(_ error: ChirpError) -> Bool {
         switch error {

@@ -1,5 +1,6 @@
 import ChirpLogs
 import Foundation
+import struct ChirpCommands.SecretOptions
 
 #if canImport(Glibc)
 import Glibc
@@ -66,6 +67,27 @@ struct LogsPrinter: Sendable {
             LogsOutput.status(text)
         case .problem(let text):
             LogsOutput.error(text)
+        case .refused(let refusal):
+            if mode == .json {
+                LogsOutput.stdout(LogJSON.refusal(refusal) + "\n")
+            }
+            LogsOutput.error("refused: \(refusal)", hint: Self.hint(for: refusal.kind))
+        }
+    }
+
+    /// What the user can do about a refusal.
+    static func hint(for kind: LogSourceRefusal.Kind) -> String? {
+        let variable = SecretOptions.environmentVariable
+        switch kind {
+        case .secretRequired:
+            return "give the app's shared secret with the \(variable) environment variable or --secret-file PATH "
+                + "(not on the command line); see Docs/Security.md"
+        case .secretMismatch:
+            return "check \(variable) or --secret-file: it must hold the same secret as the app"
+        case .sourceHasNoSecret:
+            return "unset \(variable) and drop --secret-file to follow this app, or give it the same secret"
+        case .notAccepted, .other:
+            return nil
         }
     }
 }

@@ -1,0 +1,235 @@
+import Chirp
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import Testing
+
+@testable import ChirpLogs
+
+/// The log channel with a shared secret: `logdemo`, in-process sources, `chirp logs` as a real process and in-process
+/// viewers, over the real avahi-daemon (loopback). The right secret streams; a missing or wrong one gets nothing, a
+/// clear message and exit status 4; the secret never shows in any output or log.
+@Suite(.serialized)
+struct SecretTests {
+    let chirp = TestSupport.binary("chirp")
+    let logdemo = TestSupport.binary("logdemo")
+
+    static func randomSecret() -> String { "s3cret-" + UUID().uuidString }
+
+    /// A file holding `secret`, readable by its owner only.
+    static func secretFile(_ secret: String) throws -> String {
+        let path = NSTemporaryDirectory() + "chirp-logs-secret-" + UUID().uuidString
+        #expect(FileManager.default.createFile(atPath: path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600]))
+        return path
+    }
+
+    /// An in-process source on loopback logging `confidential N` records, its own network messages going to `capture`.
+    func startSource(_ service: String, secret: String?, capture: LogCapture) async throws -> LogSource {
+        var configuration = LogSourceConfiguration(appName: "vault")
+        configuration.serviceType = service
+        configuration.transceiver.interface = .loopback
+        configuration.networkLogger = capture.logger("vault.network")
+        if let secret { configuration.security = .sharedSecret(try SharedSecret(secret)) }
+        let logs = try LogSource(configuration: configuration)
+        let logger = Logger(label: "vault.app") { logs.handler(label: $0) }
+        for n in 1...20 { logger.info("confidential \(n)") }
+        try await logs.start()
+        return logs
+    }
+
+    /// `chirp logs` on `service` (loopback), with `environment` (CHIRP_SECRET is empty unless given).
+    func viewer(_ service: String, _ arguments: [String], environment: [String: String] = [:]) throws -> TestProcess {
+        try TestProcess(
+            chirp, ["logs", "--service", service, "--interface", "lo"] + arguments,
+            environment: ["CHIRP_SECRET": ""].merging(environment) { $1 })
+    }
+
+    @Test("the right secret: logdemo (CHIRP_SECRET) streams to chirp logs (--secret-file, or CHIRP_SECRET)")
+    func rightSecretStreamsEndToEnd() async throws {
+        let service = TestSupport.uniqueServiceType()
+        let secret = Self.randomSecret()
+        let file = try Self.secretFile(secret)
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let demo = try TestProcess(
+            logdemo, ["--service", service, "--interface", "lo", "--name", "vault", "--plain", "--rate", "50"],
+            environment: ["CHIRP_SECRET": secret])
+        #expect(await demo.waitFor { $0.contains { $0.contains("streaming logs on port") } }, "logdemo: \(demo.errorText)")
+        #expect(demo.lines.first?.contains("shared secret from CHIRP_SECRET") == true, "\(demo.lines)")
+
+        // Following, the secret from a file.
+        let view = try viewer(service, ["--json", "--secret-file", file])
+        #expect(await view.waitFor { TestSupport.sequences($0).count >= 50 }, "viewer stderr: \(view.errorText)")
+        let seqs = TestSupport.sequences(view.lines)
+        let first = try #require(seqs.first)
+        #expect(seqs == Array(first..<(first + seqs.count)), "contiguous, each record once")
+        #expect(!view.lines.contains { $0.contains(#""event":"refused""#) })
+        #expect(!view.errorText.contains("refused"), "\(view.errorText)")
+
+        // The history, then exit, the secret from the environment.
+        let once = try viewer(service, ["--no-follow", "--wait", "2", "vault"], environment: ["CHIRP_SECRET": secret])
+        let status = await once.waitForExit(seconds: 30)
+        #expect(status == 0, "chirp logs --no-follow exited \(String(describing: status)): \(once.errorText)")
+        #expect(once.lines.contains { $0.contains("vault[") && $0.contains("tick ") }, "\(once.lines.prefix(3))")
+
+        await view.stop()
+        await demo.stop()
+        for process in [demo, view, once] {
+            #expect(!process.lines.joined().contains(secret) && !process.errorText.contains(secret), "\(process.name) showed the secret")
+        }
+    }
+
+    @Test("without the secret chirp logs gets nothing, says the app requires one, and exits 4 (following or not)")
+    func missingSecretIsRefusedWithStatus4() async throws {
+        let service = TestSupport.uniqueServiceType()
+        let secret = Self.randomSecret()
+        let capture = LogCapture()
+        let logs = try await startSource(service, secret: secret, capture: capture)
+
+        for arguments in [["--json"], ["--no-follow", "--wait", "10"], ["vault", "--http"]] {
+            let view = try viewer(service, arguments)
+            let status = await view.waitForExit(seconds: 30)
+            #expect(status == 4, "chirp logs \(arguments) exited \(String(describing: status)): \(view.errorText)")
+            #expect(view.errorText.contains("this app (vault["), "\(view.errorText)")
+            #expect(view.errorText.contains("requires a shared secret"), "\(view.errorText)")
+            #expect(view.errorText.contains("CHIRP_SECRET") && view.errorText.contains("--secret-file"), "\(view.errorText)")
+            #expect(!view.lines.contains { $0.contains(#""event":"record""#) || $0.contains("confidential") }, "\(view.lines)")
+            if arguments == ["--json"] {
+                let notice = TestSupport.objects(view.lines).first { $0["event"] as? String == "refused" }
+                #expect(notice?["kind"] as? String == "secret-required", "\(view.lines)")
+                #expect(notice?["app"] as? String == "vault")
+            }
+            #expect(!view.lines.joined().contains(secret) && !view.errorText.contains(secret))
+        }
+        await logs.stop()
+        #expect(!capture.text.contains(secret))
+    }
+
+    @Test("with a wrong secret chirp logs gets nothing, says the secret does not match, and exits 4; the app logs why")
+    func wrongSecretIsRefusedWithStatus4() async throws {
+        let service = TestSupport.uniqueServiceType()
+        let secret = Self.randomSecret()
+        let wrong = Self.randomSecret()
+        let capture = LogCapture()
+        let logs = try await startSource(service, secret: secret, capture: capture)
+        let port = try #require(logs.port)
+
+        for arguments in [["--json"], ["--connect", "127.0.0.1:\(port)"], ["--connect", "[::1]:\(port)"]] {
+            let view = try viewer(service, arguments, environment: ["CHIRP_SECRET": wrong])
+            let status = await view.waitForExit(seconds: 30)
+            #expect(status == 4, "chirp logs \(arguments) exited \(String(describing: status)): \(view.errorText)")
+            #expect(view.errorText.contains("shared secret does not match"), "\(view.errorText)")
+            #expect(view.errorText.contains("CHIRP_SECRET"), "\(view.errorText)")
+            #expect(!view.lines.contains { $0.contains(#""event":"record""#) || $0.contains("confidential") }, "\(view.lines)")
+            for text in [view.lines.joined(), view.errorText] {
+                #expect(!text.contains(secret) && !text.contains(wrong))
+            }
+        }
+        // The app said why it refused the viewers, and never the secrets.
+        #expect(await capture.waitForLine(containing: "refused: shared secret does not match"), "\(capture.lines.suffix(10))")
+        await logs.stop()
+        #expect(!capture.text.contains(secret) && !capture.text.contains(wrong))
+        #expect(logs.statistics.viewers == 0)
+    }
+
+    @Test("a viewer with a secret and an app without one: refused with status 4, and told to drop the secret")
+    func secretAgainstAnOpenAppIsRefused() async throws {
+        let service = TestSupport.uniqueServiceType()
+        let capture = LogCapture()
+        let logs = try await startSource(service, secret: nil, capture: capture)
+        let view = try viewer(service, [], environment: ["CHIRP_SECRET": Self.randomSecret()])
+        let status = await view.waitForExit(seconds: 30)
+        #expect(status == 4, "exited \(String(describing: status)): \(view.errorText)")
+        #expect(view.errorText.contains("does not use a shared secret"), "\(view.errorText)")
+        #expect(view.lines.isEmpty, "\(view.lines)")
+        await logs.stop()
+    }
+
+    @Test("LogViewer without the secret: a refusal event, no record, LogViewerError.refused; the source logs the refusal")
+    func inProcessViewerIsToldWhy() async throws {
+        let service = TestSupport.uniqueServiceType()
+        let secret = Self.randomSecret()
+        let capture = LogCapture()
+        let logs = try await startSource(service, secret: secret, capture: capture)
+
+        var configuration = LogViewerConfiguration()
+        configuration.serviceType = service
+        configuration.transceiver.interface = .loopback
+        configuration.transceiver.peerName = "snoop"
+        let events = ViewerEvents()
+        let following = LogViewer(configuration: configuration)
+        let refused = try await withThrowingTaskGroup(of: LogSourceRefusal?.self) { group in
+            group.addTask {
+                try await following.run { event in events.append(event) }
+                return nil
+            }
+            group.addTask { await events.waitForRefusal(seconds: 30) }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+        let refusal = try #require(refused, "no refusal reported")
+        #expect(refusal.kind == .secretRequired)
+        #expect(refusal.info?.appName == "vault")
+        #expect(refusal.description.contains("requires a shared secret"))
+        #expect(events.recordCount == 0)
+        // The source saw the viewer advertise itself without a secret, and logged why it does not connect to it.
+        #expect(await capture.waitForLine(containing: "snoop does not use a shared secret"), "\(capture.lines.suffix(10))")
+
+        // Without follow, the run ends with the refusal rather than "no log source found".
+        configuration.follow = false
+        configuration.discoveryTime = .seconds(3)
+        await #expect {
+            try await LogViewer(configuration: configuration).run { _ in }
+        } throws: { error in
+            guard case LogViewerError.refused(let refusals) = error else { return false }
+            return refusals.map(\.kind) == [.secretRequired]
+        }
+
+        // With the secret, the same viewer gets the records.
+        configuration.security = .sharedSecret(try SharedSecret(secret))
+        let collected = Collected()
+        try await LogViewer(configuration: configuration).run { event in
+            if case .records(let records, _) = event { collected.append(records.map(\.sequence)) }
+        }
+        #expect(collected.values.count >= 20)
+        await logs.stop()
+        #expect(!capture.text.contains(secret))
+    }
+
+    @Test(arguments: ["chirp", "logdemo"])
+    func aSecretOnTheCommandLineIsRefused(_ tool: String) async throws {
+        let secret = Self.randomSecret()
+        let arguments = tool == "chirp" ? ["logs", "--secret", secret] : ["--secret=\(secret)"]
+        let process = try TestProcess(TestSupport.binary(tool), arguments)
+        let status = await process.waitForExit(seconds: 30)
+        #expect(status == 64, "\(tool) exited \(String(describing: status)): \(process.errorText)")
+        #expect(process.errorText.contains("process list"), "\(process.errorText)")
+        #expect(!process.errorText.contains(secret) && !process.lines.joined().contains(secret))
+    }
+}
+
+/// What an in-process viewer reported.
+final class ViewerEvents: Sendable {
+    private let box = NIOLockedValueBox<(refusals: [LogSourceRefusal], records: Int)>(([], 0))
+
+    func append(_ event: LogViewerEvent) {
+        box.withLockedValue { state in
+            switch event {
+            case .refused(let refusal): state.refusals.append(refusal)
+            case .records(let records, _): state.records += records.count
+            default: break
+            }
+        }
+    }
+
+    var recordCount: Int { box.withLockedValue { $0.records } }
+
+    /// The first refusal, once reported; `nil` at the deadline.
+    func waitForRefusal(seconds: Double) async -> LogSourceRefusal? {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if let first = box.withLockedValue({ $0.refusals.first }) { return first }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+        return box.withLockedValue { $0.refusals.first }
+    }
+}
