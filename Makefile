@@ -24,8 +24,13 @@ test: deps
 		echo "==> swift test: $$target"; \
 		AVAHI_COMPAT_NOWARN=1 $(SWIFT) test --skip-build --filter "^$$target\." $(TEST_FLAGS); \
 	done
-# Further test steps (e.g. the network-namespace multi-host harness) go here, below
-# the swift test line, one recipe line each, in the order they should run.
+	@set -e; for step in $(TEST_STEPS); do echo "==> make $$step"; $(MAKE) --no-print-directory $$step; done
+
+# Further parts of the project (fuzzing, the multi-host harness, load runs) each keep their targets in a file of
+# their own under mk/. A part that belongs in `make test` adds its target to TEST_STEPS there; they run after the
+# swift tests, in file-name order.
+TEST_STEPS :=
+include $(sort $(wildcard mk/*.mk))
 
 # The same tests under the thread sanitizer (a separate build folder).
 tsan: deps
