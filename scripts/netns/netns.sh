@@ -188,7 +188,11 @@ make_host() {
 
     # A private mount namespace that outlives this command: bound to a file in the runtime folder.
     : >"$dir/mntns"
+    # Inside it: no copies of the namespace files of other hosts or harnesses (they would keep those namespaces
+    # alive until this one goes), and private tmpfs mounts for the daemons' runtime files.
     unshare --mount="$dir/mntns" --propagation private sh -c '
+        awk '\''$2 ~ "^/run/(netns|chirp-netns)(/|$)" { print $2 }'\'' /proc/self/mounts | sort -r |
+            while read -r m; do umount -l "$m" 2>/dev/null || true; done
         mkdir -p /run/dbus /run/avahi-daemon &&
         mount -t tmpfs -o mode=0755,size=4m chirp-netns /run/dbus &&
         mount -t tmpfs -o mode=0755,size=4m chirp-netns /run/avahi-daemon' ||
