@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "logdemo", targets: ["logdemo"]),
         .executable(name: "logbench", targets: ["logbench"]),
         .executable(name: "chirp-bench", targets: ["chirp-bench"]),
+        .executable(name: "chirp-probe", targets: ["chirp-probe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -151,6 +152,25 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/ChirpBench"
+        ),
+        // A Chirp peer driven through stdin/stdout (JSON lines), for the multi-host fault tests (Docs/Reliability.md).
+        .executableTarget(
+            name: "chirp-probe",
+            dependencies: [
+                "Chirp",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            path: "Examples/Probe"
+        ),
+        // Faults between hosts made of network namespaces (scripts/netns/netns.sh); skipped unless CHIRP_NETNS=1.
+        .testTarget(
+            name: "ChirpReliabilityTests",
+            dependencies: [
+                "Chirp",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "ChirpCommandsTests",

@@ -1,0 +1,174 @@
+import Foundation
+import Testing
+
+/// Hosts of the multi-host harness (scripts/netns/netns.sh) for one test: a fresh `NETNS_PREFIX`, `up` on creation,
+/// `down` on ``tearDown()`` (call it in a `defer`; a harness that is never torn down is removed by `mk/netns.mk`,
+/// which reads the prefixes from `CHIRP_NETNS_PREFIX_LOG`).
+final class Harness: Sendable {
+    /// The prefix of every namespace and folder of this harness: `cr` + 4 random characters.
+    let prefix: String
+    /// Host names, `h1`...
+    let hosts: [String]
+
+    /// Creates `count` hosts. Throws (after removing what was made) when `up` fails.
+    init(hosts count: Int) throws {
+        let letters = "abcdefghijklmnopqrstuvwxyz0123456789"
+        prefix = "cr" + String((0..<4).map { _ in letters.randomElement() ?? "x" })
+        hosts = (1...count).map { "h\($0)" }
+        if let log = ProcessInfo.processInfo.environment["CHIRP_NETNS_PREFIX_LOG"], !log.isEmpty,
+           let handle = FileHandle(forWritingAtPath: log) ?? (FileManager.default.createFile(atPath: log, contents: nil) ? FileHandle(forWritingAtPath: log) : nil) {
+            handle.seekToEndOfFile()
+            handle.write(Data((prefix + "\n").utf8))
+            try? handle.close()
+        }
+        let result = Harness.script(["up", String(count)], prefix: prefix)
+        guard result.status == 0 else {
+            _ = Harness.script(["down"], prefix: prefix)
+            throw HarnessError(message: "netns.sh up \(count) failed (\(result.status)): \(result.output)")
+        }
+    }
+
+    /// Removes every namespace, daemon and process of this harness.
+    func tearDown() {
+        _ = Harness.script(["down"], prefix: prefix)
+    }
+
+    /// Runs `netns.sh ARGS` for this harness and waits for it; throws when it fails.
+    @discardableResult
+    func run(_ arguments: [String]) throws -> String {
+        let result = Harness.script(arguments, prefix: prefix)
+        guard result.status == 0 else {
+            throw HarnessError(message: "netns.sh \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)")
+        }
+        return result.output
+    }
+
+    /// The IPv4 address of `host`.
+    func address(_ host: String) throws -> String {
+        try run(["address", host]).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Starts `chirp-probe` on `host`.
+    func probe(on host: String, name: String, service: String, _ options: [String] = []) throws -> ProbeProcess {
+        try ProbeProcess(harness: self, host: host, name: name, arguments: ["--service", service, "--name", name] + options)
+    }
+
+    /// Starts any command on `host` (through `netns.sh exec`); the process's PID is the command's own.
+    func start(on host: String, _ command: [String], name: String) throws -> HostProcess {
+        try HostProcess(Harness.scriptPath, ["exec", host] + command, name: name, environment: ["NETNS_PREFIX": prefix])
+    }
+
+    // MARK: - The script
+
+    /// scripts/netns/netns.sh of this checkout.
+    static let scriptPath: String = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<4 { url.deleteLastPathComponent() }  // Support, ChirpReliabilityTests, Tests, (root)
+        return url.appendingPathComponent("scripts/netns/netns.sh").path
+    }()
+
+    /// Runs the script synchronously; its stdout and stderr together.
+    static func script(_ arguments: [String], prefix: String? = nil) -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/bash")
+        process.arguments = [scriptPath] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["NETNS_QUIET"] = "1"
+        if let prefix { environment["NETNS_PREFIX"] = prefix }
+        process.environment = environment
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        process.standardInput = FileHandle.nullDevice
+        do { try process.run() } catch { return (127, "cannot run \(scriptPath): \(error)") }
+        let data = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+
+    /// Why these tests do not run here, or `nil` when they do: they need `CHIRP_NETNS=1` and a harness that works.
+    static let skipReason: String? = {
+        guard ProcessInfo.processInfo.environment["CHIRP_NETNS"] == "1" else {
+            return "multi-host fault tests need CHIRP_NETNS=1 (run `make netns-test`)"
+        }
+        let result = script(["available"])
+        guard result.status == 0 else {
+            let reason = result.output.split(separator: "\n").first.map(String.init) ?? "netns.sh available failed"
+            return reason
+        }
+        return nil
+    }()
+
+    /// Whether the tests run (for `.enabled(if:)`).
+    static var isEnabled: Bool { skipReason == nil }
+}
+
+/// The harness script failed.
+struct HarnessError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// A service type no other run uses: `prefix` + random hex digits, 12 characters in all.
+func uniqueServiceType(_ prefix: String = "f") -> String {
+    let hex = "0123456789abcdef"
+    return prefix + String((0..<(12 - prefix.count)).map { _ in hex.randomElement() ?? "0" })
+}
+
+/// Where `swift build` put the executables: next to the test bundle (`make netns-test` builds them first).
+func binaryPath(_ name: String) -> String {
+    var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent(name).path
+        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+        directory.deleteLastPathComponent()
+    }
+    return FileManager.default.currentDirectoryPath + "/.build/debug/\(name)"
+}
+
+/// Milliseconds since 1970, the clock of the probes' "ms" field.
+func nowMs() -> Int { Int((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+struct TimeoutError: Error, CustomStringConvertible {
+    var what: String
+    var seconds: Double
+    var description: String { "timed out after \(seconds) s waiting for \(what)" }
+}
+
+/// Runs `body`, failing with `TimeoutError` after `seconds`.
+func withTimeout<T: Sendable>(_ seconds: Double, _ what: @autoclosure @escaping @Sendable () -> String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T.self) { group in
+        group.addTask { try await body() }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            throw TimeoutError(what: what(), seconds: seconds)
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next() else { throw TimeoutError(what: what(), seconds: seconds) }
+        return first
+    }
+}
+
+/// The multi-host fault tests run one at a time: each builds its own hosts, and the machine has few cores.
+@Suite(.serialized) enum FaultTests {}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only with `CHIRP_NETNS=1` on a machine where the harness works; otherwise the test is skipped
+    /// with the reason, on one line.
+    static var netns: Self { .enabled(if: Harness.isEnabled, Comment(rawValue: Harness.skipReason ?? "")) }
+}
+
+/// Prints a measured figure as `measure KEY VALUE UNIT` (the figures in Docs/Reliability.md, "Faults", come from these
+/// lines), and appends it to the file named by `CHIRP_NETNS_MEASURE_LOG` if set.
+func measure(_ key: String, _ value: Int, _ unit: String = "ms") {
+    let line = "measure \(key) \(value) \(unit)\n"
+    FileHandle.standardError.write(Data(line.utf8))
+    if let log = ProcessInfo.processInfo.environment["CHIRP_NETNS_MEASURE_LOG"], !log.isEmpty {
+        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+        if let handle = FileHandle(forWritingAtPath: log) {
+            handle.seekToEndOfFile()
+            handle.write(Data(line.utf8))
+            try? handle.close()
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+
+/// One line of `chirp-probe` output (see Examples/Probe/Probe.swift); fields absent from a line are `nil`.
+struct ProbeEvent: Decodable, Sendable {
+    var event: String
+    var ms: Int
+    var name: String?
+    var id: String?
+    var instance: String?
+    var port: Int?
+    var from: String?
+    var seq: Int?
+    var names: [String]?
+    var connected: [String]?
+    var peer: String?
+    var reason: String?
+    var kind: String?
+    var message: String?
+    var count: Int?
+    var bytes: Int?
+    var accepted: Int?
+    var full: Int?
+    var notConnected: Int?
+    var rssStart: Int?
+    var rssMax: Int?
+    var firstSeq: Int?
+    var lastSeq: Int?
+    var firstFullAfterMs: Int?
+
+    static func parse(_ line: String) -> ProbeEvent? {
+        try? JSONDecoder().decode(ProbeEvent.self, from: Data(line.utf8))
+    }
+
+    func `is`(_ event: String, name: String? = nil) -> Bool {
+        self.event == event && (name == nil || self.name == name)
+    }
+}
+
+/// `chirp-probe` running on a harness host.
+final class ProbeProcess: Sendable {
+    let host: String
+    let name: String
+    let process: HostProcess
+
+    init(harness: Harness, host: String, name: String, arguments: [String]) throws {
+        self.host = host
+        self.name = name
+        process = try harness.start(on: host, [binaryPath("chirp-probe"), "--log-level", "info"] + arguments, name: "\(name)@\(host)")
+    }
+
+    var events: [ProbeEvent] { process.lines.compactMap(ProbeEvent.parse) }
+    /// Where the output is now: pass it to ``waitFor(from:timeout:_:where:)`` to look only at what comes after.
+    var mark: Int { process.lineCount }
+    var pid: Int32 { process.pid }
+    var standardError: String { process.standardError }
+
+    func command(_ line: String) { process.send(line) }
+    func signal(_ signal: Int32) { process.signal(signal) }
+    func terminate() { process.terminate() }
+
+    /// Waits for an event from line `from` on that satisfies `predicate`.
+    @discardableResult
+    func waitFor(from start: Int = 0, timeout: Double = 30, _ what: String, where predicate: @escaping @Sendable (ProbeEvent) -> Bool) async throws -> ProbeEvent {
+        let (line, _) = try await process.waitForLine(from: start, timeout: timeout, what) { line in
+            ProbeEvent.parse(line).map(predicate) ?? false
+        }
+        guard let event = ProbeEvent.parse(line) else { throw HarnessError(message: "unparsable line \(line)") }
+        return event
+    }
+
+    /// Waits until it listens; returns its port.
+    @discardableResult
+    func waitReady(timeout: Double = 30) async throws -> Int {
+        try await waitFor(timeout: timeout, "ready") { $0.event == "ready" }.port ?? 0
+    }
+
+    /// Waits until it is connected to every one of `names` (from line `from` on, or at present).
+    func waitConnected(to names: [String], from start: Int = 0, timeout: Double = 30) async throws {
+        let wanted = Set(names)
+        _ = try await waitFor(from: start, timeout: timeout, "connected to \(names.sorted())") { event in
+            event.event == "availablePeers" && wanted.isSubset(of: Set(event.connected ?? []))
+        }
+    }
+
+    /// The names in the last `availablePeers` line, and whether any line ever listed one name twice.
+    var sawDuplicatePeer: Bool {
+        events.contains { event in
+            guard event.event == "availablePeers", let names = event.names else { return false }
+            return Set(names).count != names.count
+        }
+    }
+
+    /// Sequence numbers of the messages received from `sender`, in arrival order.
+    func receivedSeqs(from sender: String) -> [Int] {
+        events.filter { $0.event == "message" && $0.from == sender }.compactMap(\.seq)
+    }
+}
