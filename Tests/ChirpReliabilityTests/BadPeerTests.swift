@@ -41,11 +41,12 @@ extension FaultTests {
         return server
     }
 
-    /// Accept times (ms) printed by a bad server.
-    static func accepts(_ server: HostProcess) -> [Int] {
+    /// Accept times (ms) printed by a bad server, of connections from `address`.
+    static func accepts(_ server: HostProcess, from address: String) -> [Int] {
         server.lines.compactMap { line -> Int? in
             guard line.contains("\"accept\""), let data = line.data(using: .utf8),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+                  object["from"] as? String == address else { return nil }
             return object["ms"] as? Int
         }
     }
@@ -109,14 +110,18 @@ extension FaultTests {
                 "no reason logged for the silent peer: \(silentLines.suffix(10))")
 
         // Backoff: the gaps between dials of the garbage server grow; only a handful of dials in ~20 s.
-        let garbageDials = Self.accepts(garbage).filter { $0 >= startedA }
+        // Dials from a only (b dials them too).
+        let aAddress = try harness.address("h1")
+        let garbageDials = Self.accepts(garbage, from: aAddress).filter { $0 >= startedA }
         let gaps = zip(garbageDials.dropFirst(), garbageDials).map { $0 - $1 }
         measure("bad.garbage-dials", garbageDials.count, "dials")
         if let last = gaps.last { measure("bad.garbage-last-gap", last) }
+        measure("bad.garbage-gaps", gaps.count)
+        FileHandle.standardError.write(Data("garbage dial gaps (ms): \(gaps)\n".utf8))
         #expect(garbageDials.count >= 3, "the garbage peer was not retried: \(garbageDials)")
         #expect(garbageDials.count <= 20, "the garbage peer was retried without backoff: \(garbageDials.count) dials")
         if gaps.count >= 3 { #expect(gaps.last ?? 0 > gaps.first ?? 0, "gaps between dials do not grow: \(gaps)") }
-        let silentDials = Self.accepts(silent).filter { $0 >= startedA }
+        let silentDials = Self.accepts(silent, from: aAddress).filter { $0 >= startedA }
         measure("bad.silent-dials", silentDials.count, "dials")
         #expect(silentDials.count >= 1 && silentDials.count <= 20, "silent peer dials: \(silentDials)")
 
