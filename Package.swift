@@ -15,6 +15,7 @@ let package = Package(
         .executable(name: "logdemo", targets: ["logdemo"]),
         .executable(name: "logbench", targets: ["logbench"]),
         .executable(name: "chirp-bench", targets: ["chirp-bench"]),
+        .executable(name: "chirp-load", targets: ["chirp-load"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -151,6 +152,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Benchmarks/ChirpBench"
+        ),
+        // Load runs behind `make load` / `make load-many` (scripts/load/run.sh): one sender broadcasting to many
+        // receivers with sequence checks, and many peers in one service (Docs/Reliability.md, "Load").
+        .executableTarget(
+            name: "chirp-load",
+            dependencies: [
+                "Chirp",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/Load"
         ),
         .testTarget(
             name: "ChirpCommandsTests",
