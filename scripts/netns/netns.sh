@@ -1,0 +1,345 @@
+#!/usr/bin/env bash
+# Chirp's multi-host harness: N "hosts" on one machine, each a network namespace with its own
+# dbus-daemon and avahi-daemon, joined by a bridge that lives in a namespace of its own.
+# Nothing leaves the machine: no interface is added to (or used in) the root network namespace,
+# and every avahi-daemon is confined to its host's veth (allow-interfaces=).
+#
+# Usage (as root):
+#   netns.sh available            exit 0 if the harness can run here, else ONE line with the reason, exit 1
+#   netns.sh up N                 build hosts h1..hN (fails if any of them already exists)
+#   netns.sh exec HOST CMD [ARG...]
+#                                 run CMD on HOST (its network + mount namespace) with DBUS_SYSTEM_BUS_ADDRESS
+#                                 set to HOST's bus and AVAHI_COMPAT_NOWARN=1. The script exec's itself into
+#                                 nsenter, then env, then CMD: the PID the caller started IS CMD's PID, so
+#                                 signals sent to it reach CMD; stdio and the exit status pass through.
+#   netns.sh link-down HOST       cut HOST's link (its bridge port goes down; HOST's veth sees no carrier)
+#   netns.sh link-up HOST         restore it
+#   netns.sh restart-avahi HOST   kill HOST's avahi-daemon, start it again, wait until it answers
+#   netns.sh address HOST         print HOST's IPv4 address
+#   netns.sh hosts                print the names of the hosts that exist (one a line)
+#   netns.sh down                 remove everything (processes in the hosts, namespaces, bridge, runtime folder),
+#                                 also after a partial `up`
+#
+# Environment:
+#   NETNS_PREFIX (default chirp; letters, digits and '-', at most 12 characters) prefixes every namespace
+#   (${NETNS_PREFIX}-hK, ${NETNS_PREFIX}-br), avahi host name and the runtime folder /run/chirp-netns/${NETNS_PREFIX}.
+#   Two runs with different prefixes never share anything. Interfaces live only inside those namespaces
+#   (br0 in ${NETNS_PREFIX}-br with ports hK; eth0 in each host), so their names cannot collide either.
+#
+# Layout of host hK: address 10.213.X.(10+K)/24 on eth0, where X is 1 for the default prefix and derived from
+# the prefix otherwise. Its mount namespace (bound to /run/chirp-netns/PREFIX/hK/mntns) has private tmpfs
+# mounts on /run/dbus and /run/avahi-daemon: there its dbus-daemon keeps socket + pid, avahi-daemon its pid.
+set -euo pipefail
+
+PATH="$PATH:/usr/sbin:/sbin"
+PREFIX="${NETNS_PREFIX:-chirp}"
+RUN_BASE=/run/chirp-netns
+RUN_DIR="$RUN_BASE/$PREFIX"
+BR_NS="$PREFIX-br"
+BUS_ADDRESS="unix:path=/run/dbus/system_bus_socket"
+WAIT_SECONDS=20
+
+die() { printf 'netns.sh: %s\n' "$*" >&2; exit 1; }
+log() { [[ -n ${NETNS_QUIET:-} ]] || printf 'netns.sh: %s\n' "$*" >&2; }
+
+[[ $PREFIX =~ ^[a-z0-9][a-z0-9-]{0,11}$ ]] || die "NETNS_PREFIX '$PREFIX' must be 1-12 of [a-z0-9-], starting with a letter or digit"
+
+# Third octet of the subnet: 1 for the default prefix, else from a checksum of the prefix (2..250).
+subnet_octet() {
+    if [[ $PREFIX == chirp ]]; then echo 1; return; fi
+    local sum
+    sum=$(printf '%s' "$PREFIX" | cksum | cut -d' ' -f1)
+    echo $((sum % 249 + 2))
+}
+SUBNET="10.213.$(subnet_octet)"
+
+host_ns()   { echo "$PREFIX-$1"; }
+host_dir()  { echo "$RUN_DIR/$1"; }
+host_num()  { [[ $1 =~ ^h([1-9][0-9]*)$ ]] || die "bad host name '$1' (want h1, h2, ...)"; echo "${BASH_REMATCH[1]}"; }
+host_addr() { echo "$SUBNET.$((10 + $(host_num "$1")))"; }
+
+host_exists() {
+    local h=$1
+    host_num "$h" >/dev/null
+    [[ -e /run/netns/$(host_ns "$h") && -e $(host_dir "$h")/mntns ]] || die "host $h does not exist (NETNS_PREFIX=$PREFIX; run 'netns.sh up N' first)"
+}
+
+# Run "$@" in host $1's network + mount namespace with its bus (no exec).
+in_host() {
+    local h=$1; shift
+    nsenter --mount="$(host_dir "$h")/mntns" --net="/run/netns/$(host_ns "$h")" --wd=/ -- \
+        env DBUS_SYSTEM_BUS_ADDRESS="$BUS_ADDRESS" AVAHI_COMPAT_NOWARN=1 "$@"
+}
+
+# Like in_host, with stdin from /dev/null and every fd above 2 closed, so a daemon it forks keeps no pipe of ours.
+in_host_detached() {
+    (
+        for fd in /proc/self/fd/*; do
+            fd=${fd##*/}
+            if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+        done
+        in_host "$@" </dev/null
+    )
+}
+
+# ------------------------------------------------------------------------------------------------ available
+cmd_available() {
+    local tool
+    [[ $EUID -eq 0 ]] || { echo "netns harness unavailable: needs root"; return 1; }
+    for tool in ip unshare nsenter avahi-daemon dbus-daemon dbus-send; do
+        command -v "$tool" >/dev/null 2>&1 || { echo "netns harness unavailable: $tool not found"; return 1; }
+    done
+    ip netns list >/dev/null 2>&1 || { echo "netns harness unavailable: 'ip netns' does not work here"; return 1; }
+    unshare --net --mount true >/dev/null 2>&1 || { echo "netns harness unavailable: cannot create network/mount namespaces (unshare --net --mount failed)"; return 1; }
+    return 0
+}
+
+# ------------------------------------------------------------------------------------------------ up
+write_dbus_conf() {
+    cat >"$1" <<'CONF'
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<!-- Written by Chirp's scripts/netns/netns.sh: the system bus of one harness host.
+     It lives in the host's private mount namespace (tmpfs on /run/dbus). -->
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=/run/dbus/system_bus_socket</listen>
+  <pidfile>/run/dbus/pid</pidfile>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+  </policy>
+</busconfig>
+CONF
+}
+
+write_avahi_conf() {
+    local file=$1 h=$2
+    cat >"$file" <<CONF
+# Written by Chirp's scripts/netns/netns.sh for host $h of harness '$PREFIX'.
+# avahi only uses this host's veth (eth0 inside network namespace $(host_ns "$h")).
+[server]
+host-name=$PREFIX-$h
+use-ipv4=yes
+use-ipv6=no
+allow-interfaces=eth0
+deny-interfaces=lo
+disallow-other-stacks=no
+enable-dbus=yes
+ratelimit-interval-usec=1000000
+ratelimit-burst=1000
+
+[wide-area]
+enable-wide-area=no
+
+[publish]
+publish-hinfo=no
+publish-workstation=no
+publish-addresses=yes
+
+[reflector]
+enable-reflector=no
+CONF
+}
+
+dbus_answers() {
+    in_host "$1" timeout 5 dbus-send --system --dest=org.freedesktop.DBus --type=method_call \
+        --print-reply / org.freedesktop.DBus.ListNames >/dev/null 2>&1
+}
+
+# avahi answers on the bus and reports state 2 (AVAHI_SERVER_RUNNING: host name established).
+avahi_answers() {
+    in_host "$1" timeout 5 dbus-send --system --dest=org.freedesktop.Avahi --type=method_call \
+        --print-reply / org.freedesktop.Avahi.Server.GetState 2>/dev/null | grep -q 'int32 2'
+}
+
+wait_for() {
+    local what=$1 h=$2 deadline=$((SECONDS + WAIT_SECONDS))
+    until "$what" "$h"; do
+        ((SECONDS < deadline)) || return 1
+        sleep 0.1
+    done
+}
+
+start_avahi() {
+    local h=$1 dir
+    dir=$(host_dir "$h")
+    in_host "$h" rm -f /run/avahi-daemon/pid
+    in_host_detached "$h" avahi-daemon -D --no-drop-root --no-chroot --no-rlimits --no-proc-title \
+        -f "$dir/avahi-daemon.conf" >>"$dir/avahi.log" 2>&1 || die "$h: avahi-daemon failed to start (see $dir/avahi.log)"
+    wait_for avahi_answers "$h" || die "$h: avahi-daemon does not answer after ${WAIT_SECONDS}s (see $dir/avahi.log)"
+}
+
+make_host() {
+    local h=$1 ns dir
+    ns=$(host_ns "$h")
+    dir=$(host_dir "$h")
+    mkdir -p "$dir"
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    ip link add name eth0 netns "$ns" type veth peer name "$h" netns "$BR_NS"
+    ip -n "$BR_NS" link set "$h" master br0
+    ip -n "$BR_NS" link set "$h" up
+    ip -n "$ns" addr add "$(host_addr "$h")/24" dev eth0
+    ip -n "$ns" link set eth0 up
+
+    # A private mount namespace that outlives this command: bound to a file in the runtime folder.
+    : >"$dir/mntns"
+    # Inside it: no copies of the namespace files of other hosts or harnesses (they would keep those namespaces
+    # alive until this one goes), and private tmpfs mounts for the daemons' runtime files.
+    unshare --mount="$dir/mntns" --propagation private sh -c '
+        awk '\''$2 ~ "^/run/(netns|chirp-netns)(/|$)" { print $2 }'\'' /proc/self/mounts | sort -r |
+            while read -r m; do umount -l "$m" 2>/dev/null || true; done
+        mkdir -p /run/dbus /run/avahi-daemon &&
+        mount -t tmpfs -o mode=0755,size=4m chirp-netns /run/dbus &&
+        mount -t tmpfs -o mode=0755,size=4m chirp-netns /run/avahi-daemon' ||
+        die "$h: could not make its mount namespace"
+
+    write_dbus_conf "$dir/dbus.conf"
+    write_avahi_conf "$dir/avahi-daemon.conf" "$h"
+    in_host_detached "$h" dbus-daemon --config-file="$dir/dbus.conf" --fork >>"$dir/dbus.log" 2>&1 ||
+        die "$h: dbus-daemon failed to start (see $dir/dbus.log)"
+    wait_for dbus_answers "$h" || die "$h: its dbus-daemon does not answer after ${WAIT_SECONDS}s"
+    start_avahi "$h"
+}
+
+cmd_up() {
+    local n=${1:-}
+    [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 200)) || die "usage: netns.sh up N (1..200)"
+    local reason
+    reason=$(cmd_available) || die "$reason"
+    [[ ! -e /run/netns/$BR_NS && ! -e $RUN_DIR ]] ||
+        die "harness '$PREFIX' already exists (/run/netns/$BR_NS or $RUN_DIR); run 'NETNS_PREFIX=$PREFIX netns.sh down' first"
+
+    # The runtime folder is a private bind mount of itself: unshare --mount=FILE needs a parent mount
+    # whose propagation is private.
+    mkdir -p "$RUN_DIR"
+    mount --bind "$RUN_DIR" "$RUN_DIR"
+    mount --make-private "$RUN_DIR"
+
+    ip netns add "$BR_NS"
+    ip -n "$BR_NS" link set lo up
+    ip -n "$BR_NS" link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0
+    ip -n "$BR_NS" link set br0 up
+
+    local k
+    for ((k = 1; k <= n; k++)); do
+        make_host "h$k"
+        log "h$k up: $(host_addr "h$k") (namespace $(host_ns "h$k"), avahi host name $PREFIX-h$k)"
+    done
+}
+
+# ------------------------------------------------------------------------------------------------ exec
+cmd_exec() {
+    local h=${1:-}
+    [[ $# -ge 2 ]] || die "usage: netns.sh exec HOST CMD [ARGS...]"
+    shift
+    host_exists "$h"
+    exec nsenter --mount="$(host_dir "$h")/mntns" --net="/run/netns/$(host_ns "$h")" --wd="$PWD" -- \
+        env DBUS_SYSTEM_BUS_ADDRESS="$BUS_ADDRESS" AVAHI_COMPAT_NOWARN=1 "$@"
+}
+
+# ------------------------------------------------------------------------------------------------ faults
+cmd_link() {
+    local state=$1 h=${2:-}
+    [[ -n $h ]] || die "usage: netns.sh link-$state HOST"
+    host_exists "$h"
+    ip -n "$BR_NS" link set "$h" "$state"
+}
+
+cmd_restart_avahi() {
+    local h=${1:-}
+    [[ -n $h ]] || die "usage: netns.sh restart-avahi HOST"
+    host_exists "$h"
+    local pid
+    pid=$(in_host "$h" cat /run/avahi-daemon/pid 2>/dev/null || true)
+    if [[ -n $pid ]]; then
+        kill "$pid" 2>/dev/null || true
+        local deadline=$((SECONDS + WAIT_SECONDS))
+        while kill -0 "$pid" 2>/dev/null; do
+            ((SECONDS < deadline)) || { kill -KILL "$pid" 2>/dev/null || true; break; }
+            sleep 0.05
+        done
+    fi
+    start_avahi "$h"
+    log "$h: avahi-daemon restarted (pid $(in_host "$h" cat /run/avahi-daemon/pid 2>/dev/null || echo '?'))"
+}
+
+cmd_address() {
+    local h=${1:-}
+    [[ -n $h ]] || die "usage: netns.sh address HOST"
+    host_num "$h" >/dev/null
+    host_addr "$h"
+}
+
+cmd_hosts() {
+    local f
+    for f in /run/netns/"$PREFIX"-h*; do
+        [[ -e $f ]] || continue
+        f=${f##*/}
+        echo "${f#"$PREFIX"-}"
+    done | sort -V
+}
+
+# ------------------------------------------------------------------------------------------------ down
+kill_ns_processes() {
+    local ns=$1 pids i
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    [[ -n $pids ]] || return 0
+    kill $pids 2>/dev/null || true
+    for ((i = 0; i < 30; i++)); do
+        pids=$(ip netns pids "$ns" 2>/dev/null || true)
+        [[ -n $pids ]] || return 0
+        sleep 0.1
+    done
+    kill -KILL $pids 2>/dev/null || true
+}
+
+cmd_down() {
+    local f ns h
+    for f in /run/netns/"$PREFIX"-h*; do
+        [[ -e $f ]] || continue
+        ns=${f##*/}
+        kill_ns_processes "$ns"
+    done
+    for f in /run/netns/"$PREFIX"-h*; do
+        [[ -e $f ]] || continue
+        ns=${f##*/}
+        h=${ns#"$PREFIX"-}
+        ip netns del "$ns" 2>/dev/null || true
+    done
+    if [[ -d $RUN_DIR ]]; then
+        for f in "$RUN_DIR"/h*/mntns; do
+            [[ -e $f ]] || continue
+            umount "$f" 2>/dev/null || umount -l "$f" 2>/dev/null || true
+        done
+    fi
+    if [[ -e /run/netns/$BR_NS ]]; then
+        kill_ns_processes "$BR_NS"
+        ip netns del "$BR_NS" 2>/dev/null || true
+    fi
+    if [[ -d $RUN_DIR ]]; then
+        while mountpoint -q "$RUN_DIR"; do umount "$RUN_DIR" 2>/dev/null || umount -l "$RUN_DIR" || break; done
+        rm -rf "$RUN_DIR"
+    fi
+    rmdir "$RUN_BASE" 2>/dev/null || true
+}
+
+# ------------------------------------------------------------------------------------------------ main
+command=${1:-}
+shift || true
+case $command in
+    available)     cmd_available ;;
+    up)            cmd_up "$@" ;;
+    exec)          cmd_exec "$@" ;;
+    link-down)     cmd_link down "$@" ;;
+    link-up)       cmd_link up "$@" ;;
+    restart-avahi) cmd_restart_avahi "$@" ;;
+    address)       cmd_address "$@" ;;
+    hosts)         cmd_hosts ;;
+    down)          cmd_down ;;
+    *)             die "usage: netns.sh available | up N | exec HOST CMD [ARGS...] | link-down HOST | link-up HOST | restart-avahi HOST | address HOST | hosts | down" ;;
+esac
