@@ -23,7 +23,7 @@ enum ProcessStats {
     private static func field(_ name: String, in path: String) -> Int {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
         for line in text.split(separator: "\n") where line.hasPrefix(name) {
-            let number = line.dropFirst(name.count).split(separator: " ").first.flatMap { Int($0) }
+            let number = line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
             return number ?? 0
         }
         return 0

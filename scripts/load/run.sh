@@ -149,7 +149,7 @@ done
 deadline=$(( $(date +%s) + timeout ))
 full=0
 while (( $(date +%s) < deadline )); do
-    full=$(grep -l '"type":"full"' "$OUT"/mesh-*.json 2>/dev/null | wc -l)
+    full=$( (grep -l '"type":"full"' "$OUT"/mesh-*.json 2>/dev/null || true) | wc -l)
     ((full == processes)) && break
     sleep 1
 done
