@@ -5,7 +5,7 @@
 #       One sender broadcasts as fast as its acknowledgement window lets it, for --seconds, to --peers receiver
 #       processes spread over --hosts simulated hosts (network namespaces, scripts/netns/netns.sh). Prints per-peer
 #       and aggregate figures; exits non-zero on any lost, duplicated, reordered or skipped delivery.
-#   run.sh many [--peers 64] [--per-process 1] [--timeout 180] [--hold 5]
+#   run.sh many [--peers 64] [--per-process 1] [--timeout 180] [--hold 5] [--netns 0|1]
 #       --peers transceivers in one service on one host (--per-process of them in each process), until each has
 #       --peers - 1 connected peers. Prints the time to full mesh and memory per peer; exits non-zero unless all connect.
 #
@@ -25,7 +25,7 @@ die() { printf '==> ERROR: %s\n' "$*" >&2; exit 2; }
 mode="${1:-}"
 [[ "$mode" == broadcast || "$mode" == many ]] || die "usage: run.sh broadcast|many [options] (see the header of $0)"
 shift
-hosts=3 peers="" seconds=60 window=4096 per_process=1 timeout=180 hold=5
+hosts=3 peers="" seconds=60 window=4096 per_process=1 timeout=180 hold=5 many_netns=0
 while (($#)); do
     case "$1" in
         --hosts) hosts="$2" ;;
@@ -35,6 +35,7 @@ while (($#)); do
         --per-process) per_process="$2" ;;
         --timeout) timeout="$2" ;;
         --hold) hold="$2" ;;
+        --netns) many_netns="$2" ;;  # many: 1 = run the peers on one namespace host (its own dbus + avahi)
         *) die "unknown option $1" ;;
     esac
     shift 2
@@ -60,7 +61,8 @@ fi
 # A host is a command prefix: empty for this machine's loopback avahi, `netns.sh exec hK` for a namespace host.
 use_netns=0
 netns_up=0
-if [[ $mode == broadcast && "${LOAD_NETNS:-1}" != 0 && $hosts -gt 1 ]]; then
+if [[ $mode == many ]]; then hosts=1; fi
+if [[ "${LOAD_NETNS:-1}" != 0 && ( ($mode == broadcast && $hosts -gt 1) || ($mode == many && $many_netns == 1) ) ]]; then
     if [[ -x "$NETNS_SH" ]]; then
         if reason="$("$NETNS_SH" available 2>&1)"; then
             use_netns=1
@@ -140,7 +142,7 @@ fi
 # ------------------------------------------------------------------ many
 processes=$(( (peers + per_process - 1) / per_process ))
 ((processes * per_process == peers)) || die "--peers must be a multiple of --per-process"
-say "many: $peers peers in $processes process(es) of $per_process, one host (loopback avahi), service _$service._tcp, logs in $OUT"
+say "many: $peers peers in $processes process(es) of $per_process, one host ($( ((use_netns)) && echo "namespace host h1" || echo "loopback avahi")), service _$service._tcp, logs in $OUT"
 started_at=$(date +%s.%N)
 for ((i = 1; i <= processes; i++)); do
     start "mesh-$i" 1 mesh --service "$service" --name "p$i" --count "$per_process" --expect $((peers - 1)) \
