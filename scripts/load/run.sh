@@ -74,7 +74,7 @@ if [[ "${LOAD_NETNS:-1}" != 0 && ( ($mode == broadcast && $hosts -gt 1) || ($mod
     fi
 fi
 if ((use_netns == 0)); then
-    if [[ $mode == broadcast && $hosts -gt 1 ]]; then hosts_used=1; else hosts_used=1; fi
+    hosts_used=1
     "$ROOT/scripts/avahi-up.sh" >"$OUT/avahi-up.log" 2>&1 || { cat "$OUT/avahi-up.log"; die "avahi-up.sh failed"; }
     interface=lo
 else
