@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "logbench", targets: ["logbench"]),
         .executable(name: "chirp-bench", targets: ["chirp-bench"]),
         .executable(name: "chirp-probe", targets: ["chirp-probe"]),
+        .executable(name: "chirp-load", targets: ["chirp-load"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -171,6 +172,17 @@ let package = Package(
                 "Chirp",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
+        ),
+        // Load runs behind `make load` / `make load-many` (scripts/load/run.sh): one sender broadcasting to many
+        // receivers with sequence checks, and many peers in one service (Docs/Reliability.md, "Load").
+        .executableTarget(
+            name: "chirp-load",
+            dependencies: [
+                "Chirp",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Examples/Load"
         ),
         .testTarget(
             name: "ChirpCommandsTests",

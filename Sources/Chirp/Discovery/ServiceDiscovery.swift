@@ -51,6 +51,9 @@ final class ServiceDiscovery: @unchecked Sendable {
         var pending: DiscoveredService?
         var reported = false
         var resolveAttempts = 0
+        /// The type and domain the browser reported it under, for resolving it again.
+        var type = ""
+        var domain = ""
     }
 
     private let queue: DispatchQueue
@@ -203,6 +206,8 @@ final class ServiceDiscovery: @unchecked Sendable {
     private func startResolve(name: String, type: String, domain: String, interface: UInt32) {
         guard var instance = instances[name] else { return }
         instance.resolveAttempts += 1
+        instance.type = type
+        instance.domain = domain
         let attempt = instance.resolveAttempts
         do {
             instance.resolver = try DNSService.resolve(
@@ -210,7 +215,9 @@ final class ServiceDiscovery: @unchecked Sendable {
             ) { [unowned self] event in self.handleResolve(event, name: name) }
             instances[name] = instance
         } catch let error as DNSSDError {
-            fail(error)
+            if error.daemonUnavailable { fail(error); return }
+            instances[name] = instance
+            retryRefusedResolve(name: name, type: type, domain: domain, interface: interface, error: error)
             return
         } catch {
             return
@@ -227,6 +234,29 @@ final class ServiceDiscovery: @unchecked Sendable {
             instance.addressQueries.forEach { $0.cancel() }
             instance.addressQueries = []
             self.instances[name] = instance
+            self.startResolve(name: name, type: type, domain: domain, interface: interface)
+        }
+    }
+
+    /// The daemon answers but would not start a resolve or address query for `name` (with Avahi, every DNS-SD
+    /// reference is a system-bus connection, and the bus allows 256 per user by default, shared by every process):
+    /// only this instance is tried again, after a backoff with jitter, so that one refusal never tears down the
+    /// advertisement and the browser of a busy machine.
+    private func retryRefusedResolve(name: String, type: String, domain: String, interface: UInt32, error: DNSSDError) {
+        guard var instance = instances[name] else { return }
+        instance.resolver?.cancel()
+        instance.resolver = nil
+        instance.addressQueries.forEach { $0.cancel() }
+        instance.addressQueries = []
+        instances[name] = instance
+        let attempt = instance.resolveAttempts
+        let delay = min(0.25 * Double(1 << min(attempt - 1, 5)), 5) * Double.random(in: 0.5...1.5)
+        logger.debug("resolve not started; retrying", metadata: ["instance": "\(name)", "error": "\(error)", "retry-in": "\(delay)s"])
+        let generation = self.generation
+        queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self, self.generation == generation, let instance = self.instances[name], !instance.reported,
+                  instance.resolveAttempts == attempt
+            else { return }
             self.startResolve(name: name, type: type, domain: domain, interface: interface)
         }
     }
@@ -258,7 +288,8 @@ final class ServiceDiscovery: @unchecked Sendable {
                 instances[name] = instance
             } catch let error as DNSSDError {
                 instances[name] = instance
-                fail(error)
+                if error.daemonUnavailable { fail(error); return }
+                retryRefusedResolve(name: name, type: instance.type, domain: instance.domain, interface: interface, error: error)
             } catch {}
         case .failed(let error):
             if error.daemonUnavailable { fail(error); return }
