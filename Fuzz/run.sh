@@ -17,6 +17,8 @@ TARGETS=("$@")
 BIN="${FUZZ_BIN:-.build-fuzz/release}"
 TMP="${FUZZ_TMP:-fuzz-corpus-tmp}"
 NICE="${FUZZ_NICE:-nice -n 10}"
+# No allocation stacks (the crash's own stack is still printed): recording one per malloc costs ~15% of the speed.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-malloc_context_size=0}"
 mkdir -p "$TMP/artifacts" "$TMP/logs"
 
 failed=0

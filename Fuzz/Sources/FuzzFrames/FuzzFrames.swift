@@ -3,7 +3,8 @@
 // Input layout (so the fuzzer chooses limits and read boundaries as well as bytes):
 //   byte 0       limits: bits 0-2 pick maxFrameSize, bits 3-4 pick maxHelloSize (tables below)
 //   byte 1       n = byte % 9: how many chunk sizes follow (0: the stream arrives in one read)
-//   n bytes      chunk sizes, used in turn until the stream is fed (0: everything that is left)
+//   n bytes      chunk sizes, used in turn until the stream is fed (0: everything that is left; the 64th read
+//                takes everything that is left too)
 //   the rest     the byte stream a peer sends, then the connection closes
 //
 // The stream goes through the real FrameDecoder inside NIO's ByteToMessageHandler in an EmbeddedChannel, one
@@ -20,6 +21,8 @@ import NIOEmbedded
 
 let maxFrameSizes = [1, 5, 64, 1024, WireFormat.maxHelloSize, WireFormat.maxHelloSize + 1, 1 << 20, 64 << 20]
 let maxHelloSizes = [WireFormat.maxHelloSize, 1, 6, 300]
+/// The most reads one input is fed in.
+let maxReads = 64
 
 func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError("invariant violated: \(message())") }
@@ -130,7 +133,10 @@ public func fuzzFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var offset = 0
     var turn = 0
     while offset < stream.count {
-        let size = sizes.isEmpty || sizes[turn % sizes.count] == 0 ? stream.count - offset : min(sizes[turn % sizes.count], stream.count - offset)
+        // At most maxReads reads, the last one taking the rest: each read costs a trip through the pipeline, and
+        // byte-by-byte reads of a 4 KiB input would spend the fuzzer's time on NIO rather than on new inputs.
+        let whole = sizes.isEmpty || sizes[turn % sizes.count] == 0 || turn == maxReads - 1
+        let size = whole ? stream.count - offset : min(sizes[turn % sizes.count], stream.count - offset)
         chunks.append(stream[offset..<offset + size])
         offset += size
         turn += 1
