@@ -1,0 +1,54 @@
+// swift-tools-version: 6.1
+// libFuzzer targets for Chirp's parsers of untrusted bytes (see Docs/Reliability.md, "Fuzzing").
+//
+// Each target compiles the shipped parser sources from Sources/Chirp through symlinks in its own folder, so the code
+// fuzzed is the code shipped, not a copy. Built and run by `make fuzz` / `make fuzz-ci` (mk/fuzz.mk) with its own
+// scratch path; the main package does not know about this one.
+import PackageDescription
+
+/// Coverage-guided fuzzing with address sanitizer; `-parse-as-library` because libFuzzer supplies `main`.
+let fuzzerFlags: [SwiftSetting] = [.unsafeFlags(["-sanitize=fuzzer,address", "-parse-as-library"])]
+let fuzzerLinkFlags: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"])]
+
+let package = Package(
+    name: "ChirpFuzz",
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+    ],
+    targets: [
+        // Calls libFuzzer's driver from each target's entry point (SwiftPM names it <Module>_main, not main).
+        .target(name: "CFuzzerDriver"),
+        // The frame decoder (FrameDecoder inside NIO's ByteToMessageHandler, fed in input-chosen chunks) and the
+        // frame body parsers (FrameParser).
+        .executableTarget(
+            name: "FuzzFrames",
+            dependencies: [
+                "CFuzzerDriver",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            swiftSettings: fuzzerFlags,
+            linkerSettings: fuzzerLinkFlags
+        ),
+        // The handshake parser: the first frame through FrameDecoder, then Hello.parse and Hello.refusal(of:).
+        .executableTarget(
+            name: "FuzzHello",
+            dependencies: [
+                "CFuzzerDriver",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: fuzzerFlags,
+            linkerSettings: fuzzerLinkFlags
+        ),
+        // DNS-SD TXT records as browsed peers advertise them (TXTRecord.init(bytes:)).
+        .executableTarget(
+            name: "FuzzTXT",
+            dependencies: ["CFuzzerDriver"],
+            swiftSettings: fuzzerFlags,
+            linkerSettings: fuzzerLinkFlags
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+../../../Sources/Chirp/Discovery/TXTRecord.swift
