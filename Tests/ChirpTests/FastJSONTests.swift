@@ -249,12 +249,12 @@ import Testing
                                                uint32: 0, uint64: 0, double: value, float: Float(value).isFinite ? Float(value) : 1))
         }
         struct D: Codable, Equatable { var a: Double }
-        for json in [#"{"a":1}"#, #"{"a":-0}"#, #"{"a":1E+2}"#, #"{"a":1e-400}"#, #"{"a":1e400}"#, #"{"a":.5}"#, #"{"a":5.}"#,
+        for json in [#"{"a":1}"#, #"{"a":-0}"#, #"{"a":1E+2}"#, #"{"a":1e-400}"#, #"{"a":0.0e-400}"#, #"{"a":0e5}"#, #"{"a":-0E1}"#, #"{"a":0.5e1}"#, #"{"a":1e400}"#, #"{"a":.5}"#, #"{"a":5.}"#,
                      #"{"a":NaN}"#, #"{"a":Infinity}"#, #"{"a":0x10}"#, #"{"a":"1.5"}"#] {
             expectDecodesLikeFoundation(D.self, json)
         }
         struct F: Codable, Equatable { var a: Float }
-        for json in [#"{"a":0.1}"#, #"{"a":3.4e38}"#, #"{"a":3.5e38}"#, #"{"a":16777217}"#] {
+        for json in [#"{"a":0.1}"#, #"{"a":3.4e38}"#, #"{"a":3.5e38}"#, #"{"a":16777217}"#, #"{"a":1e-50}"#, #"{"a":0e5}"#, #"{"a":-0.0}"#] {
             expectDecodesLikeFoundation(F.self, json)
         }
     }
@@ -348,9 +348,14 @@ import Testing
         #expect(throws: FastJSONFallback.self) { try FastJSONEncoder().encode(many) }
         #expect(try foundationDecode([String: Int].self, chirpBytes(many)) == many)
         #expect(try chirpDecode([String: Int].self, foundationBytes(many)) == many)
-        let few = ["a": 1, "b/c": 2, "é": 3]
+        let few = ["a": 1, "bc": 2, "é": 3]
         #expect(try foundationDecode([String: Int].self, FastJSONEncoder().encode(few)) == few)
         #expect(try FastJSONDecoder(bytes: foundationBytes(few)).decode([String: Int].self) == few)
+        // An escaped key ("b\/c" as Foundation writes "b/c") is Foundation's to read.
+        let escaped = ["b/c": 1, "d\"e": 2]
+        #expect(throws: FastJSONFallback.self) { try FastJSONDecoder(bytes: foundationBytes(escaped)).decode([String: Int].self) }
+        #expect(try chirpDecode([String: Int].self, foundationBytes(escaped)) == escaped)
+        #expect(try foundationDecode([String: Int].self, chirpBytes(escaped)) == escaped)
     }
 
     @Test func malformedInputFailsAsInFoundation() {

@@ -31,6 +31,11 @@ final class FastJSONDecoder {
     /// Decodes `type` from the whole document, or throws ``FastJSONFallback``.
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         if isFoundationSpecialJSONType(T.self) { throw FastJSONFallback() }
+        // Foundation refuses a document with invalid UTF-8 anywhere (an ignored key included).
+        if bytes.contains(where: { $0 >= 0x80 }),
+           bytes.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) == nil {
+            throw FastJSONFallback()
+        }
         nodes.reserveCapacity(16)
         var position = 0
         skipWhitespace(&position)
@@ -161,6 +166,8 @@ final class FastJSONDecoder {
         guard index < bytes.count else { throw FastJSONFallback() }
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
+            // "0e5" is valid JSON that Foundation refuses: leave it to Foundation.
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") { throw FastJSONFallback() }
         } else if digits() == 0 {
             throw FastJSONFallback()
         }
@@ -292,20 +299,34 @@ final class FastJSONDecoder {
         return result
     }
 
+    /// A number that fits a `Double`: not one that overflows to infinity, nor one that underflows to zero (Foundation
+    /// refuses both).
     fileprivate func double(_ index: Int) throws -> Double {
         let node = nodes[index]
         guard node.kind == .integer || node.kind == .number,
-              let value = Double(String(decoding: bytes[node.start..<node.end], as: UTF8.self)), value.isFinite
+              let value = Double(String(decoding: bytes[node.start..<node.end], as: UTF8.self)), value.isFinite,
+              value != 0 || !hasNonZeroMantissa(node)
         else { throw FastJSONFallback() }
         return value
     }
 
+    /// As ``double(_:)``, for a `Float`.
     fileprivate func float(_ index: Int) throws -> Float {
         let node = nodes[index]
         guard node.kind == .integer || node.kind == .number,
-              let value = Float(String(decoding: bytes[node.start..<node.end], as: UTF8.self)), value.isFinite
+              let value = Float(String(decoding: bytes[node.start..<node.end], as: UTF8.self)), value.isFinite,
+              value != 0 || !hasNonZeroMantissa(node)
         else { throw FastJSONFallback() }
         return value
+    }
+
+    /// Whether a number node has a non-zero digit before its exponent (so that a zero result is an underflow).
+    private func hasNonZeroMantissa(_ node: Node) -> Bool {
+        for byte in bytes[node.start..<node.end] {
+            if byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") { return false }
+            if byte >= UInt8(ascii: "1"), byte <= UInt8(ascii: "9") { return true }
+        }
+        return false
     }
 
     /// Whether the bytes of string node `index` (unescaped) equal `key`.
