@@ -44,20 +44,6 @@ demo: deps
 	$(SWIFT) build
 	SWIFT="$(SWIFT)" scripts/demo.sh
 
-# Benchmarks (Benchmarks/ChirpBench): a release build, then every benchmark; one line per figure and
-# bench-results/latest.json. QUICK=1 for a short smoke run; BENCH_FLAGS="--only oneway,roundtrip" for some of them.
-QUICK ?=
-BENCH_FLAGS ?=
-BENCH_JSON ?= bench-results/latest.json
-
-bench: deps
-	$(SWIFT) build -c release --product chirp-bench
-	$(SWIFT) build -c release --product listr
-	$(SWIFT) build -c release --product listrctl
-	AVAHI_COMPAT_NOWARN=1 "$$($(SWIFT) build -c release --show-bin-path)/chirp-bench" \
-		$(if $(filter-out 0,$(QUICK)),--quick) --json $(BENCH_JSON) \
-		--label "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet 2>/dev/null || echo +changes)" $(BENCH_FLAGS)
-
 clean:
 	$(SWIFT) package clean
 	rm -rf .build-tsan

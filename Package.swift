@@ -13,7 +13,6 @@ let package = Package(
         .executable(name: "listrctl", targets: ["listrctl"]),
         .library(name: "ChirpLogs", targets: ["ChirpLogs"]),
         .executable(name: "logdemo", targets: ["logdemo"]),
-        .executable(name: "logbench", targets: ["logbench"]),
         .executable(name: "chirp-bench", targets: ["chirp-bench"]),
         .executable(name: "chirp-probe", targets: ["chirp-probe"]),
         .executable(name: "chirp-load", targets: ["chirp-load"]),
@@ -78,15 +77,6 @@ let package = Package(
             ],
             path: "Examples/LogDemo"
         ),
-        .executableTarget(
-            name: "logbench",
-            dependencies: [
-                "Chirp",
-                "ChirpLogs",
-                .product(name: "Logging", package: "swift-log"),
-            ],
-            path: "Benchmarks/LogBench"
-        ),
         // The `chirp` command-line tool: browse, listen, send, ping, logs (Sources/chirp/Logs/).
         .executableTarget(
             name: "chirp",
@@ -133,22 +123,14 @@ let package = Package(
             ],
             path: "Examples/Listr/listrctl"
         ),
-        // Messages per second over loopback without and with a shared secret (Docs/Security.md, "Cost").
-        .executableTarget(
-            name: "securebench",
-            dependencies: [
-                "Chirp",
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
-            path: "Examples/SecureBench"
-        ),
         // The benchmarks behind `make bench`: one release executable that spawns itself as peers.
         .executableTarget(
             name: "chirp-bench",
             dependencies: [
                 "Chirp",
+                "ChirpLogs",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -15,11 +15,17 @@ extension Harness {
         if options.wants("oneway") { figures += try oneWay(session, raw) }
         if options.wants("roundtrip") { figures += try roundTrip(session, raw) }
         if options.wants("bulk") { figures += try bulk(session, raw) }
+        if options.wants("oneway") || options.wants("bulk") {
+            // The same with a shared secret (TLS 1.2, pre-shared key): the cost of `Configuration.security`.
+            let secure = try ChirpSession(executable: executable, sinks: 1, secure: true)
+            defer { secure.close() }
+            figures += try secretFigures(secure, plain: figures)
+        }
         return figures
     }
 
     /// A burst of `count` messages made by `make`, timed from the first send to the sink's ack.
-    private func burst<T: Encodable>(_ session: ChirpSession, count: Int, _ make: (Int) -> T) throws -> Burst {
+    func burst<T: Encodable>(_ session: ChirpSession, count: Int, _ make: (Int) -> T) throws -> Burst {
         let peer = session.peers[0]
         session.resetAcks()
         try session.send(Start(count: count), to: peer)
@@ -33,7 +39,7 @@ extension Harness {
                      senderWrites: Double(processSyscalls().writes - writes), ack: ack)
     }
 
-    private struct Burst {
+    struct Burst {
         var seconds: Double
         /// Nanoseconds.
         var senderCPU: Double

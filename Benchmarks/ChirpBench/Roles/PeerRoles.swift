@@ -13,9 +13,12 @@ enum PeerRoles {
             return value
         }
         switch role {
-        case "sink": try sink(service: try option("--service"), port: Int(try option("--port")) ?? 0, name: try option("--name"))
+        case "sink":
+            try sink(service: try option("--service"), port: Int(try option("--port")) ?? 0, name: try option("--name"),
+                     secure: arguments.contains("--secure"))
         case "raw-sink": try rawSink()
-        case "join": try join(service: try option("--service"))
+        case "join": try join(service: try option("--service"), advertises: true)
+        case "join-cli": try join(service: try option("--service"), advertises: false)
         case "noop": say("connected 0")
         case "log-ref": logReference(count: Int(try option("--count")) ?? 10_000, batches: Int(try option("--batches")) ?? 5)
         default: throw BenchError("unknown role \(role)")
@@ -52,8 +55,8 @@ enum PeerRoles {
 
     /// A Chirp peer that connects to the harness at `port`, counts bursts of messages and acknowledges each burst,
     /// and answers ``Query`` requests.
-    static func sink(service: String, port: Int, name: String) throws {
-        let configuration = Configuration.bench(serviceType: service, name: name)
+    static func sink(service: String, port: Int, name: String, secure: Bool) throws {
+        let configuration = try Configuration.bench(serviceType: service, name: name, secure: secure)
         let transceiver = Transceiver(configuration: configuration)
         let state = NIOLockedValueBox(SinkState())
 
@@ -89,10 +92,12 @@ enum PeerRoles {
 
     // MARK: - join
 
-    /// Joins `service` as a fresh process, reports how long it took once connected to a peer, and exits.
-    static func join(service: String) throws {
+    /// Joins `service` as a fresh process, reports how long it took once connected to a peer, and exits. With
+    /// `advertises` false it only browses and dials, as the command-line tools do (`Configuration.advertises`).
+    static func join(service: String, advertises: Bool) throws {
         let start = nowNanos()
-        let configuration = Configuration.bench(serviceType: service, name: "bench-join")
+        var configuration = try Configuration.bench(serviceType: service, name: advertises ? "bench-join" : "bench-cli")
+        configuration.advertises = advertises
         let transceiver = Transceiver(configuration: configuration)
         let connected = Watched(false)
         transceiver.peerConnected = { _ in connected.update { $0 = true } }

@@ -10,6 +10,14 @@ func nowNanos() -> UInt64 {
     return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
 }
 
+/// CPU time the calling thread has used, in nanoseconds: what a one-thread measurement costs, whatever the load of
+/// other processes on the machine.
+func threadCPUNanos() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
 /// CPU time (user + system, all threads) this process has used, in nanoseconds.
 func processCPUNanos() -> UInt64 {
     var usage = rusage()

@@ -47,15 +47,21 @@ struct Ack: Codable, Sendable, ChirpMessage {
     var readSyscalls: UInt64
 }
 
+/// The shared secret of the `-secret` figures (a benchmark's own, on a fresh service type over loopback).
+let benchSecret = "chirp-bench: a shared secret for the benchmarks"
+
 extension Configuration {
     /// The configuration every benchmark transceiver uses: loopback, logging off. With `CHIRP_BENCH_PROFILE=1`
     /// (set when running under valgrind, which slows everything down some 50 times) the timers are relaxed so that
     /// heartbeats and handshakes do not time out.
-    static func bench(serviceType: String, name: String) -> Configuration {
+    ///
+    /// With `secure`, the peers share ``benchSecret`` (TLS 1.2 with a pre-shared key, as `Docs/Security.md` describes).
+    static func bench(serviceType: String, name: String, secure: Bool = false) throws -> Configuration {
         var configuration = Configuration(serviceType: serviceType)
         configuration.interface = .loopback
         configuration.peerName = name
         configuration.logger = PeerRoles.quietLogger
+        if secure { configuration.security = .sharedSecret(try SharedSecret(benchSecret)) }
         if ProcessInfo.processInfo.environment["CHIRP_BENCH_PROFILE"] == "1" {
             configuration.heartbeatInterval = .seconds(5)
             configuration.heartbeatTimeout = .seconds(120)

@@ -15,9 +15,10 @@ final class ChirpSession {
     /// Times a send found the peer's outbound queue full and was retried.
     private(set) var retries = 0
 
-    init(executable: String, sinks: Int) throws {
+    /// Starts `sinks` sink processes; with `secure`, every peer holds the same shared secret.
+    init(executable: String, sinks: Int, secure: Bool = false) throws {
         serviceType = freshServiceType()
-        let configuration = Configuration.bench(serviceType: serviceType, name: "bench-main")
+        let configuration = try Configuration.bench(serviceType: serviceType, name: "bench-main", secure: secure)
         let transceiver = Transceiver(configuration: configuration)
         self.transceiver = transceiver
         transceiver.receive(Ack.self) { [acks] ack, _ in acks.update { $0.append(ack) } }
@@ -30,7 +31,8 @@ final class ChirpSession {
         do {
             for index in 0..<sinks {
                 children.append(try Child(executable, [
-                    "--role", "sink", "--service", serviceType, "--port", "\(port)", "--name", "sink-\(index)"],
+                    "--role", "sink", "--service", serviceType, "--port", "\(port)", "--name", "sink-\(index)"]
+                    + (secure ? ["--secure"] : []),
                     prefix: Self.peerWrapper))
             }
             for child in children where child.stdout?.next(timeout: 60, where: { $0 == "connected" }) == nil {

@@ -16,7 +16,10 @@ public protocol MessageCoder: Sendable {
     func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T
 }
 
-/// The default ``MessageCoder``: JSON via Foundation's `JSONEncoder` / `JSONDecoder`, created once and reused.
+/// The default ``MessageCoder``: JSON. Small flat structs go through a fast path that writes and reads the bytes
+/// directly; everything else (dates, data, URLs, decimals, nested containers, ...) through Foundation's
+/// `JSONEncoder` / `JSONDecoder`, created once and reused. Either way the JSON is the same and Foundation decodes it
+/// identically.
 ///
 /// ```swift
 /// var configuration = Configuration(serviceType: "chat")
@@ -51,11 +54,22 @@ public struct JSONMessageCoder: MessageCoder {
         self.decoder = decoder
     }
 
+    /// Encodes small structs of strings, numbers, booleans, optionals and arrays directly (``FastJSONEncoder``);
+    /// anything else, and any value the fast path declines, with Foundation's `JSONEncoder`. Both write the same JSON.
     public func encode<T: Encodable>(_ value: T, into buffer: inout ByteBuffer) throws {
+        if let bytes = try? FastJSONEncoder().encode(value) {
+            buffer.writeBytes(bytes)
+            return
+        }
         try buffer.writeJSONEncodable(value, encoder: encoder)
     }
 
+    /// Decodes with the fast path (``FastJSONDecoder``) and, when it declines (an unsupported type or shape, or any
+    /// error), again with Foundation's `JSONDecoder`, whose result or error is then the answer.
     public func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
-        try decoder.decode(type, from: buffer)
+        if let value = try? FastJSONDecoder(bytes: Array(buffer.readableBytesView)).decode(type) {
+            return value
+        }
+        return try decoder.decode(type, from: buffer)
     }
 }

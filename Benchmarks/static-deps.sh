@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Debian packages a release build with --static-swift-stdlib links against (make bench): the static Foundation
+# brings FoundationNetworking (URLSession, used by ChirpLogs' HTTP capture), which links libcurl, and FoundationXML,
+# which links libxml2. The runtime libraries come with Debian; the link needs their development packages.
+# Idempotent: installs (apt-get, as root or through sudo) only what is missing, as scripts/avahi-up.sh does for Avahi.
+set -euo pipefail
+
+PACKAGES=(libcurl4-openssl-dev libxml2-dev)
+
+missing=()
+for package in "${PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+((${#missing[@]} == 0)) && exit 0
+
+as_root() {
+    if [[ $EUID -eq 0 ]]; then
+        "$@"
+    elif command -v sudo >/dev/null 2>&1; then
+        sudo "$@"
+    else
+        printf '==> ERROR: need root to install %s (not root, and no sudo found)\n' "${missing[*]}" >&2
+        exit 1
+    fi
+}
+
+printf '==> installing %s (for --static-swift-stdlib)\n' "${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+if ! as_root apt-get install -y --no-install-recommends "${missing[@]}"; then
+    as_root apt-get update
+    as_root apt-get install -y --no-install-recommends "${missing[@]}"
+fi
