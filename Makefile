@@ -46,4 +46,4 @@ demo: deps
 
 clean:
 	$(SWIFT) package clean
-	rm -rf .build-tsan
+	rm -rf .build-tsan .build-fuzz

@@ -68,13 +68,14 @@ struct MeshRole {
         let service = try options.string("service")
         let rssBefore = ProcessStats.rssKiB()
         let start = ContinuousClock.now
+        let logLevel = try options.logLevel(default: .warning)
 
         let transceivers = (0..<count).map { index in
             var configuration = Configuration(serviceType: service)
             configuration.peerName = count == 1 ? process : "\(process)-\(index)"
             configuration.interface = options.interface
             configuration.logger = Logger(label: "chirp-load")
-            configuration.logger.logLevel = .warning
+            configuration.logger.logLevel = logLevel
             return Transceiver(configuration: configuration)
         }
         let found = NIOLockedValueBox([Int](repeating: 0, count: count))

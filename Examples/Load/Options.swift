@@ -1,5 +1,6 @@
 import Chirp
 import Foundation
+import Logging
 
 /// The command line of `chirp-load`: a role, then `--flag value` pairs.
 struct Options {
@@ -13,6 +14,8 @@ struct Options {
           chirp-load receiver --service T [--name recv-1] [--ack-every 256] [--timeout 600] [--interface ...] [--label TEXT]
           chirp-load mesh     --service T --expect N [--count 1] [--name peer-1] [--timeout 600] [--interface ...]
                               [--label TEXT]
+        Every role also takes --log-level (trace|debug|info|notice|warning|error|critical; the library's own logs, on
+        stderr; the default is the role's own, or the CHIRP_LOAD_LOG_LEVEL environment variable when set).
         Every process prints a human summary on stderr and one JSON summary line on stdout when it ends;
         the mesh role also prints a JSON status line each second. SIGTERM or SIGINT ends a role early (with its summary).
         """
@@ -50,6 +53,16 @@ struct Options {
         guard let text = values[key] else { return fallback }
         guard let value = Double(text), value > 0 else { throw LoadError("--\(key) needs a positive number, not '\(text)'") }
         return value
+    }
+
+    /// The level of the library's logs: `--log-level`, else `CHIRP_LOAD_LOG_LEVEL`, else the role's `fallback`.
+    func logLevel(default fallback: Logger.Level) throws -> Logger.Level {
+        guard let text = values["log-level"] ?? ProcessInfo.processInfo.environment["CHIRP_LOAD_LOG_LEVEL"],
+              !text.isEmpty else { return fallback }
+        guard let level = Logger.Level(rawValue: text) else {
+            throw LoadError("--log-level needs one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
+        }
+        return level
     }
 
     /// `lo` (the default: loopback only), `any`, or an interface name.

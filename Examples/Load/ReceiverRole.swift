@@ -50,7 +50,7 @@ struct ReceiverRole {
         configuration.interface = options.interface
         configuration.metadata = ["load-role": "receiver"]
         configuration.logger = Logger(label: "chirp-load")
-        configuration.logger.logLevel = .warning
+        configuration.logger.logLevel = try options.logLevel(default: .warning)
         let transceiver = Transceiver(configuration: configuration)
 
         let streams = NIOLockedValueBox<[String: Stream]>([:])

@@ -56,7 +56,7 @@ struct SenderRole {
         configuration.interface = options.interface
         configuration.metadata = ["load-role": "sender"]
         configuration.logger = Logger(label: "chirp-load")
-        configuration.logger.logLevel = .error  // a skipped delivery is counted from its event, not logged per tick
+        configuration.logger.logLevel = try options.logLevel(default: .error)  // a skipped delivery is counted from its event, not logged per tick
         let transceiver = Transceiver(configuration: configuration)
 
         let tally = NIOLockedValueBox(Tally())

@@ -243,7 +243,7 @@ import Testing
     }
 
     @Test func doublesMatchFoundation() throws {
-        for value in [0.0, -0.0, 1.0, -1.5, 0.1, 1.0 / 3.0, 1e300, -1e-300, 5e-324, Double.greatestFiniteMagnitude,
+        for value in [0.0, -0.0, 1.0, -1.5, 0.1, 1.0 / 3.0, 1e300, -1e-300, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude,
                       Double.leastNormalMagnitude, 123_456_789.0, 1e16, 1e-5, 4.35, Double(Int64.max)] {
             try expectFastAndIdentical(Numbers(int: 0, int8: 0, int16: 0, int32: 0, int64: 0, uint: 0, uint8: 0, uint16: 0,
                                                uint32: 0, uint64: 0, double: value, float: Float(value).isFinite ? Float(value) : 1))

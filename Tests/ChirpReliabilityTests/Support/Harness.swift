@@ -164,7 +164,7 @@ func measure(_ key: String, _ value: Int, _ unit: String = "ms") {
     let line = "measure \(key) \(value) \(unit)\n"
     FileHandle.standardError.write(Data(line.utf8))
     if let log = ProcessInfo.processInfo.environment["CHIRP_NETNS_MEASURE_LOG"], !log.isEmpty {
-        if !FileManager.default.fileExists(atPath: log) { FileManager.default.createFile(atPath: log, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
         if let handle = FileHandle(forWritingAtPath: log) {
             handle.seekToEndOfFile()
             handle.write(Data(line.utf8))
