@@ -16,14 +16,12 @@ build: deps
 
 # Test targets (one per directory under Tests/). Each runs in a process of its own, one after the other: they talk to
 # the real avahi-daemon, start processes and count this process's file descriptors, so they must not share a process.
+# scripts/run-tests.sh keeps each target's output in .build/test-logs/ and repeats what failed at the end.
 TEST_TARGETS := $(notdir $(wildcard Tests/*Tests))
 
 test: deps
 	$(SWIFT) build --build-tests
-	@set -e; for target in $(TEST_TARGETS); do \
-		echo "==> swift test: $$target"; \
-		AVAHI_COMPAT_NOWARN=1 $(SWIFT) test --skip-build --filter "^$$target\." $(TEST_FLAGS); \
-	done
+	@SWIFT="$(SWIFT)" TEST_FLAGS="$(TEST_FLAGS)" scripts/run-tests.sh $(TEST_TARGETS)
 	@set -e; for step in $(TEST_STEPS); do echo "==> make $$step"; $(MAKE) --no-print-directory $$step; done
 
 # Further parts of the project (fuzzing, the multi-host harness, load runs) each keep their targets in a file of

@@ -478,6 +478,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     func connectionEstablished(_ connection: PeerConnection) {
         let id = connection.remote.peerID
         var retire: PeerConnection?
+        var hold: (winner: PeerConnection, loser: PeerConnection)?
         state.withLockedValue { state in
             state.pendingInbound.remove(ObjectIdentifier(connection.channel))
             guard state.running else {
@@ -498,6 +499,11 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
                 } else {
                     retire = connection
                 }
+                // Both dialed at once: what the peer sent on the loser comes first. (A second connection from the
+                // same dialer replaces a stale one, whose remaining frames are not waited for.)
+                if existing.dialerID != connection.dialerID, let loser = retire {
+                    hold = (loser === existing ? connection : existing, loser)
+                }
                 state.peers[id] = entry
                 return
             }
@@ -510,6 +516,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             hub.emit(.peerConnected(entry.snapshot))
             emitPeersChanged(state)
         }
+        if let hold { hold.winner.holdInbound(until: hold.loser) }
         if let retire {
             logger.debug("two connections to one peer; keeping one", metadata: ["peer": "\(connection.peer)"])
             retire.retire()

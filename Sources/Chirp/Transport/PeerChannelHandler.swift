@@ -21,6 +21,12 @@ final class PeerChannelHandler: ChannelInboundHandler {
     private var remoteDescription = "unknown"
     /// Completed once the handshake is done (or failed if the channel closes before).
     private let established: EventLoopPromise<PeerConnection>?
+    /// Frames held while the connection waits for another one with the same peer (``PeerConnection/holdInbound(until:)``).
+    private var held = CircularBuffer<Frame>()
+    private var heldBytes = 0
+    /// Past this many held bytes the hold ends early: the connection is never starved of reads, since the
+    /// heartbeat would close it, at the price of the order across the switch.
+    static let maximumHeldBytes = 8 << 20
 
     init(
         delegate: any ConnectionDelegate, role: ConnectionRole, localID: String, dialedPeerID: String?, host: String?,
@@ -49,6 +55,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 context: context, role: role, remote: completed.remote, localID: localID, addresses: addresses,
                 host: host, outboundLimit: outboundLimit)
             self.connection = connection
+            connection.inboundReleased = { [weak self] in self?.deliverHeld(context: context) }
             delegate.connectionEstablished(connection)
             established?.succeed(connection)
             return
@@ -76,6 +83,29 @@ final class PeerChannelHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let connection else { return }  // nothing passes the handshake handler before the handshake
         let frame = unwrapInboundIn(data)
+        if connection.holdsInbound, frame.knownKind != .ping, frame.knownKind != .pong {
+            held.append(frame)
+            heldBytes += frame.body.readableBytes
+            if heldBytes > Self.maximumHeldBytes {
+                logger.notice("delivering before the peer's other connection is done: too much waits", metadata: [
+                    "peer": "\(connection.peer)", "bytes": "\(heldBytes)"])
+                connection.releaseInbound()
+            }
+            return
+        }
+        handle(frame, on: connection, context: context)
+    }
+
+    /// Delivers, in order, the frames held while the connection waited for the peer's other connection.
+    private func deliverHeld(context: ChannelHandlerContext) {
+        guard let connection else { return }
+        while let frame = held.popFirst() {
+            handle(frame, on: connection, context: context)
+        }
+        heldBytes = 0
+    }
+
+    private func handle(_ frame: Frame, on connection: PeerConnection, context: ChannelHandlerContext) {
         do {
             switch frame.knownKind {
             case .message:
@@ -113,6 +143,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
+            // What arrived before the close is delivered, even if the hold has not ended.
+            deliverHeld(context: context)
             connection.closed()
             delegate.connectionClosed(connection)
             self.connection = nil

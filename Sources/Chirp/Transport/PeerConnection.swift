@@ -62,6 +62,15 @@ final class PeerConnection: @unchecked Sendable {
     private var peerRetired = false
     /// Set when the peer said goodbye because it is stopping.
     private(set) var peerIsStopping = false
+    /// Set once the peer can send nothing more on this connection: its `goodbye(duplicate)` arrived or the channel
+    /// closed. Then `inboundFinishedCallbacks` ran.
+    private var inboundFinished = false
+    private var inboundFinishedCallbacks: [@Sendable () -> Void] = []
+    /// Set while frames the peer sends on this connection wait for another connection with the same peer to deliver
+    /// what the peer sent on it first (see ``holdInbound(until:)``).
+    private(set) var holdsInbound = false
+    /// Called on the event loop when the hold ends; the channel handler delivers the frames it held.
+    var inboundReleased: (() -> Void)?
     /// Set when the peer refused the connection after we took it for established: its accept policy said no once it
     /// had our hello (we dialed it, and it decides after answering). The reason it gave.
     private(set) var refusal: String?
@@ -287,6 +296,46 @@ final class PeerConnection: @unchecked Sendable {
         }
     }
 
+    /// Holds what the peer sends on this connection until `predecessor` has delivered everything the peer sent on it.
+    ///
+    /// When both peers dial at once, a peer may send on the connection that loses the tie-break before it switches to
+    /// the one that wins. The two connections are read independently, so without the hold the first messages sent
+    /// on the winner could be handled before the last ones sent on the loser, or at the same time. The peer sends
+    /// its `goodbye(duplicate)` on the loser after the last frame it queued there, so the hold ends when that
+    /// goodbye arrives, or when the loser closes (at most 5 s after it was retired).
+    func holdInbound(until predecessor: PeerConnection) {
+        let hold: @Sendable () -> Void = {
+            guard !self.holdsInbound, self.context != nil else { return }
+            self.holdsInbound = true
+            predecessor.whenInboundFinished { self.eventLoop.execute { self.releaseInbound() } }
+        }
+        if eventLoop.inEventLoop { hold() } else { eventLoop.execute(hold) }
+    }
+
+    /// Ends a hold started by ``holdInbound(until:)``: the channel handler delivers what it held, in order.
+    func releaseInbound() {
+        eventLoop.preconditionInEventLoop()
+        guard holdsInbound else { return }
+        holdsInbound = false
+        inboundReleased?()
+    }
+
+    /// Runs `callback` (on this connection's event loop) once the peer can send nothing more on this connection.
+    private func whenInboundFinished(_ callback: @escaping @Sendable () -> Void) {
+        eventLoop.execute {
+            if self.inboundFinished { callback() } else { self.inboundFinishedCallbacks.append(callback) }
+        }
+    }
+
+    private func finishInbound() {
+        eventLoop.preconditionInEventLoop()
+        guard !inboundFinished else { return }
+        inboundFinished = true
+        let callbacks = inboundFinishedCallbacks
+        inboundFinishedCallbacks = []
+        callbacks.forEach { $0() }
+    }
+
     func completeRequest(_ response: ResponseBody) {
         pendingRequests.removeValue(forKey: response.requestID)?.succeed(response)
     }
@@ -317,6 +366,7 @@ final class PeerConnection: @unchecked Sendable {
         guard let context else { return }
         if reason == GoodbyeReason.duplicate {
             peerRetired = true
+            finishInbound()
             closeIfRetiredAndIdle()
         } else {
             peerIsStopping = true
@@ -342,6 +392,8 @@ final class PeerConnection: @unchecked Sendable {
             state.queuedBytes = 0
         }
         context = nil
+        inboundReleased = nil
+        finishInbound()
         let requests = pendingRequests
         pendingRequests = [:]
         requests.values.forEach { $0.fail(ConnectionClosedError()) }

@@ -1,0 +1,218 @@
+@testable import Chirp
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import Testing
+
+/// When two peers dial each other at once, both keep the connection dialed by the lower id (the tie-break), and a
+/// peer that already sent on the other one switches. These tests play that peer by hand ("bob": a DNS-SD
+/// advertisement, a listening socket and frames written byte for byte) against a real transceiver, so that they
+/// decide what is late on which connection.
+extension LiveTests {
+@Suite struct ConnectionSwitchTests {
+    @Test func messagesSentBeforeAndAfterASwitchOfConnectionArriveInTheOrderTheyWereSent() async throws {
+        let type = uniqueServiceType()
+        var configuration = testConfiguration("alice", serviceType: type)
+        configuration.heartbeatInterval = .seconds(1)
+        configuration.heartbeatTimeout = .seconds(60)  // bob never answers pings
+        let alice = Transceiver(configuration: configuration)
+        let aliceEvents = EventRecorder(alice)
+        let received = Collected<String>()
+        alice.receive(Marker.self) { marker in received.append(marker.text) }
+        try await alice.resume()
+        let alicePort = try #require(alice.port)
+
+        // Bob's id sorts before alice's: the connection bob dials wins the tie-break.
+        let bob = try await HandWrittenPeer(id: "00000000-0000-4000-8000-" + String(UUID().uuidString.suffix(12)), serviceType: type)
+        defer { bob.stop() }
+
+        // Alice finds bob and dials him: the connection that will lose the tie-break.
+        let loser = try await bob.nextAcceptedConnection()
+        try await loser.write(bob.hello())
+        try await aliceEvents.waitFor("alice connected to bob") { event in
+            if case .peerConnected(let peer) = event { return peer.id == bob.id }
+            return false
+        }
+
+        // Bob dials alice too and at once sends messages 50-99 on that connection. On the wire, messages 0-49 are
+        // still on their way over the first connection (bob writes them below, once alice retired it).
+        let winner = try await RawConnection.dial(port: alicePort)
+        try await winner.write(bob.hello() + (50..<100).map { bob.message("message \($0)") })
+        try await loser.waitFor(text: GoodbyeReason.duplicate)
+        try await loser.write((0..<50).map { bob.message("message \($0)") } + [bob.goodbye(GoodbyeReason.duplicate)])
+
+        try await received.waitForCount(100)
+        #expect(received.values == (0..<100).map { "message \($0)" })
+
+        // Once the first connection is done, the one kept delivers at once, and it is the only one left.
+        try await winner.write([bob.message("message 100")])
+        try await received.waitForCount(101)
+        #expect(received.values.last == "message 100")
+        try await loser.waitForClose()
+        #expect(alice.connectedPeers.map(\.id) == [bob.id])
+
+        winner.close()
+        await alice.stop()
+    }
+
+    @Test func aSwitchDoesNotWaitForAConnectionThatClosesWithoutAGoodbye() async throws {
+        let type = uniqueServiceType()
+        var configuration = testConfiguration("alice", serviceType: type)
+        configuration.heartbeatInterval = .seconds(1)
+        configuration.heartbeatTimeout = .seconds(60)
+        let alice = Transceiver(configuration: configuration)
+        let aliceEvents = EventRecorder(alice)
+        let received = Collected<String>()
+        alice.receive(Marker.self) { marker in received.append(marker.text) }
+        try await alice.resume()
+        let alicePort = try #require(alice.port)
+
+        let bob = try await HandWrittenPeer(id: "00000000-0000-4000-8000-" + String(UUID().uuidString.suffix(12)), serviceType: type)
+        defer { bob.stop() }
+        let loser = try await bob.nextAcceptedConnection()
+        try await loser.write(bob.hello())
+        try await aliceEvents.waitFor("alice connected to bob") { event in
+            if case .peerConnected(let peer) = event { return peer.id == bob.id }
+            return false
+        }
+        let winner = try await RawConnection.dial(port: alicePort)
+        try await winner.write(bob.hello() + [bob.message("after the switch")])
+        try await loser.waitFor(text: GoodbyeReason.duplicate)
+        // The first connection breaks instead of ending with a goodbye: what waited on the other is delivered.
+        try await loser.write([bob.message("last on the first connection")])
+        loser.close()
+        try await received.waitForCount(2)
+        #expect(received.values == ["last on the first connection", "after the switch"])
+
+        winner.close()
+        await alice.stop()
+    }
+}
+}
+
+/// A Chirp peer played by hand: advertised over DNS-SD with the TXT record a transceiver publishes, listening on
+/// loopback, and writing frames built by the test.
+final class HandWrittenPeer: Sendable {
+    let id: String
+    let serviceType: String
+    private let server: any Channel
+    private let accepted: AsyncStream<RawConnection>
+    private let advertisement: DNSServiceOperation<RegisterEvent>
+    private let queue: DispatchQueue
+
+    init(id: String, serviceType: String) async throws {
+        self.id = id
+        self.serviceType = serviceType
+        let (accepted, acceptedContinuation) = AsyncStream<RawConnection>.makeStream()
+        self.accepted = accepted
+        server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let connection = try RawConnection(channel: channel)
+                    acceptedContinuation.yield(connection)
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = try #require(server.localAddress?.port)
+        var txt = TXTRecord()
+        txt.set(TXTRecord.ReservedKey.peerID, id)
+        txt.set(TXTRecord.ReservedKey.name, "bob")
+        txt.set(TXTRecord.ReservedKey.protocolVersion, String(Hello.currentProtocolVersion))
+        let type = try ServiceType(serviceType)
+        let queue = DispatchQueue(label: "bob's advertisement")
+        self.queue = queue
+        advertisement = try queue.sync {
+            try DNSService.register(
+                name: "bob-\(id.suffix(6))", type: type.registrationType, domain: nil,
+                interfaceIndex: DNSSDEnvironment.loopbackIndex ?? 0, port: UInt16(port), txt: txt, queue: queue) { _ in }
+        }
+    }
+
+    /// The next connection dialed to bob.
+    func nextAcceptedConnection() async throws -> RawConnection {
+        try await withTimeout(20, "a connection to bob") {
+            for await connection in self.accepted { return connection }
+            throw TimeoutError(what: "a connection to bob", seconds: 20)
+        }
+    }
+
+    func hello() -> [ByteBuffer] {
+        let hello = Hello(peerID: id, name: "bob", service: serviceType, metadata: [:])
+        return [(try? hello.frame(allocator: ByteBufferAllocator())) ?? ByteBuffer()]
+    }
+
+    func message(_ text: String) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        FrameWriter.write(.message, into: &buffer) { body in
+            FrameWriter.writeMessageHeader(typeName: Marker.chirpTypeName, flags: [], into: &body)
+            body.writeBytes((try? JSONEncoder().encode(Marker(text: text))) ?? Data())
+        }
+        return buffer
+    }
+
+    func goodbye(_ reason: String) -> ByteBuffer {
+        FrameWriter.frame(.goodbye, text: reason, allocator: ByteBufferAllocator())
+    }
+
+    func stop() {
+        queue.sync { advertisement.cancel() }
+        server.close(promise: nil)
+    }
+}
+
+/// One TCP connection written to by hand, keeping everything it reads.
+final class RawConnection: Sendable {
+    let channel: any Channel
+    private let received = NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>(([], false))
+
+    /// Dials `127.0.0.1:port`.
+    static func dial(port: Int) async throws -> RawConnection {
+        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port).get()
+        return try await channel.eventLoop.submit { try RawConnection(channel: channel) }.get()
+    }
+
+    /// Wraps an active channel; call on its event loop.
+    init(channel: any Channel) throws {
+        self.channel = channel
+        try channel.pipeline.syncOperations.addHandler(Recorder(received: received))
+    }
+
+    func write(_ frames: [ByteBuffer]) async throws {
+        var all = ByteBuffer()
+        for var frame in frames { all.writeBuffer(&frame) }
+        try await channel.writeAndFlush(all)
+    }
+
+    /// Waits until the bytes read so far contain `text`.
+    func waitFor(text: String) async throws {
+        let needle = Array(text.utf8)
+        try await withTimeout(20, "\"\(text)\" on a raw connection") {
+            while !self.received.withLockedValue({ $0.bytes.contains(needle) }) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+
+    /// Waits until the other side closed the connection.
+    func waitForClose() async throws {
+        try await withTimeout(20, "the other side to close a raw connection") {
+            while !self.received.withLockedValue({ $0.closed }) { try await Task.sleep(for: .milliseconds(10)) }
+        }
+    }
+
+    func close() { channel.close(promise: nil) }
+
+    private final class Recorder: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+        let received: NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>
+        init(received: NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>) { self.received = received }
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            let bytes = Array(buffer: unwrapInboundIn(data))
+            received.withLockedValue { $0.bytes += bytes }
+        }
+        func channelInactive(context: ChannelHandlerContext) {
+            received.withLockedValue { $0.closed = true }
+            context.fireChannelInactive()
+        }
+    }
+}
