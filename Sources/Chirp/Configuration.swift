@@ -57,7 +57,8 @@ public struct Configuration: Sendable {
     /// How often a quiet connection sends a heartbeat. Default: 0.5 s.
     public var heartbeatInterval: Duration = .milliseconds(500)
     /// A connection that receives nothing (not even a heartbeat) for this long is closed and its peer reported
-    /// disconnected. Default: 2.5 s.
+    /// disconnected. Default: 2.5 s. On Linux, a connection whose peer's data reached this host in the first half
+    /// of that time, but was not read yet (this side's event loop is busy), is kept.
     public var heartbeatTimeout: Duration = .milliseconds(2500)
     /// Time allowed for a new connection to complete the handshake. Default: 5 s.
     public var handshakeTimeout: Duration = .seconds(5)
