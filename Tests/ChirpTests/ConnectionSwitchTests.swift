@@ -11,33 +11,48 @@ import Testing
 /// decide what is late on which connection.
 extension LiveTests {
 @Suite struct ConnectionSwitchTests {
-    @Test func messagesSentBeforeAndAfterASwitchOfConnectionArriveInTheOrderTheyWereSent() async throws {
-        let type = uniqueServiceType()
-        var configuration = testConfiguration("alice", serviceType: type)
-        configuration.heartbeatInterval = .seconds(1)
-        configuration.heartbeatTimeout = .seconds(60)  // bob never answers pings
-        let alice = Transceiver(configuration: configuration)
-        let aliceEvents = EventRecorder(alice)
+    /// Alice, a real transceiver, connected to bob over the connection she dialed: the one that will lose the
+    /// tie-break, since bob's id sorts before hers.
+    struct AliceConnectedToBob {
+        let alice: Transceiver
+        let alicePort: Int
+        /// The texts of the markers alice received, in the order her handler saw them.
         let received = Collected<String>()
-        alice.receive(Marker.self) { marker in received.append(marker.text) }
-        try await alice.resume()
-        let alicePort = try #require(alice.port)
+        let bob: HandWrittenPeer
+        let loser: RawConnection
 
-        // Bob's id sorts before alice's: the connection bob dials wins the tie-break.
-        let bob = try await HandWrittenPeer(id: "00000000-0000-4000-8000-" + String(UUID().uuidString.suffix(12)), serviceType: type)
-        defer { bob.stop() }
+        init() async throws {
+            let type = uniqueServiceType()
+            var configuration = testConfiguration("alice", serviceType: type)
+            configuration.heartbeatInterval = .seconds(1)
+            configuration.heartbeatTimeout = .seconds(60)  // bob never answers pings
+            alice = Transceiver(configuration: configuration)
+            let aliceEvents = EventRecorder(alice)
+            let received = self.received
+            alice.receive(Marker.self) { marker in received.append(marker.text) }
+            try await alice.resume()
+            alicePort = try #require(alice.port)
 
-        // Alice finds bob and dials him: the connection that will lose the tie-break.
-        let loser = try await bob.nextAcceptedConnection()
-        try await loser.write(bob.hello())
-        try await aliceEvents.waitFor("alice connected to bob") { event in
-            if case .peerConnected(let peer) = event { return peer.id == bob.id }
-            return false
+            bob = try await HandWrittenPeer(id: "00000000-0000-4000-8000-" + String(UUID().uuidString.suffix(12)), serviceType: type)
+            // Alice finds bob and dials him.
+            loser = try await bob.nextAcceptedConnection()
+            try await loser.write(bob.hello())
+            let bobID = bob.id
+            try await aliceEvents.waitFor("alice connected to bob") { event in
+                if case .peerConnected(let peer) = event { return peer.id == bobID }
+                return false
+            }
         }
+    }
+
+    @Test func messagesSentBeforeAndAfterASwitchOfConnectionArriveInTheOrderTheyWereSent() async throws {
+        let scene = try await AliceConnectedToBob()
+        let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
+        defer { bob.stop() }
 
         // Bob dials alice too and at once sends messages 50-99 on that connection. On the wire, messages 0-49 are
         // still on their way over the first connection (bob writes them below, once alice retired it).
-        let winner = try await RawConnection.dial(port: alicePort)
+        let winner = try await RawConnection.dial(port: scene.alicePort)
         try await winner.write(bob.hello() + (50..<100).map { bob.message("message \($0)") })
         try await loser.waitFor(text: GoodbyeReason.duplicate)
         try await loser.write((0..<50).map { bob.message("message \($0)") } + [bob.goodbye(GoodbyeReason.duplicate)])
@@ -57,26 +72,11 @@ extension LiveTests {
     }
 
     @Test func aSwitchDoesNotWaitForAConnectionThatClosesWithoutAGoodbye() async throws {
-        let type = uniqueServiceType()
-        var configuration = testConfiguration("alice", serviceType: type)
-        configuration.heartbeatInterval = .seconds(1)
-        configuration.heartbeatTimeout = .seconds(60)
-        let alice = Transceiver(configuration: configuration)
-        let aliceEvents = EventRecorder(alice)
-        let received = Collected<String>()
-        alice.receive(Marker.self) { marker in received.append(marker.text) }
-        try await alice.resume()
-        let alicePort = try #require(alice.port)
-
-        let bob = try await HandWrittenPeer(id: "00000000-0000-4000-8000-" + String(UUID().uuidString.suffix(12)), serviceType: type)
+        let scene = try await AliceConnectedToBob()
+        let (bob, loser, received) = (scene.bob, scene.loser, scene.received)
         defer { bob.stop() }
-        let loser = try await bob.nextAcceptedConnection()
-        try await loser.write(bob.hello())
-        try await aliceEvents.waitFor("alice connected to bob") { event in
-            if case .peerConnected(let peer) = event { return peer.id == bob.id }
-            return false
-        }
-        let winner = try await RawConnection.dial(port: alicePort)
+
+        let winner = try await RawConnection.dial(port: scene.alicePort)
         try await winner.write(bob.hello() + [bob.message("after the switch")])
         try await loser.waitFor(text: GoodbyeReason.duplicate)
         // The first connection breaks instead of ending with a goodbye: what waited on the other is delivered.
@@ -86,7 +86,7 @@ extension LiveTests {
         #expect(received.values == ["last on the first connection", "after the switch"])
 
         winner.close()
-        await alice.stop()
+        await scene.alice.stop()
     }
 }
 }
