@@ -33,6 +33,17 @@ cleanup() {
     rm -rf "$WORK"
     avahi-daemon -k 2>/dev/null || true
     [ -f /run/dbus/pid ] && kill "$(cat /run/dbus/pid)" 2>/dev/null || true
+    # Every other process in this private network namespace was started by this script. `avahi-daemon -k` goes by
+    # the pid file, which a daemon stopped and started again in quick succession can leave pointing at the old one.
+    # (Only when the namespace is the private one `unshare --net` made: nothing but `lo` in it.)
+    [ "$(ip -o link show | wc -l)" = 1 ] || return 0
+    local ours pid
+    ours=$(readlink /proc/self/ns/net)
+    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+        [ "$pid" = $$ ] && continue
+        [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$ours" ] && kill "$pid" 2>/dev/null
+    done
+    return 0
 }
 trap cleanup EXIT
 
