@@ -51,9 +51,14 @@ final class ServiceDiscovery: @unchecked Sendable {
         var pending: DiscoveredService?
         var reported = false
         var resolveAttempts = 0
-        /// The type and domain the browser reported it under, for resolving it again.
+        /// The type, domain and interface the browser first reported it under, for resolving it.
         var type = ""
         var domain = ""
+        var interface: UInt32 = 0
+        /// Not resolved because its peer is connected already (see ``connected(instanceName:)``).
+        var parked = false
+        /// When the current resolve attempt started, for the log.
+        var resolveStarted: DispatchTime?
     }
 
     private let queue: DispatchQueue
@@ -62,6 +67,7 @@ final class ServiceDiscovery: @unchecked Sendable {
     private let interfaceIndex: UInt32
     private let advertisement: Advertisement?
     private let resolveTimeout: Double
+    private let resolveLater: (@Sendable (String) -> Bool)?
     private let logger: Logger
     private let handler: @Sendable (DiscoveryEvent) -> Void
     /// Entered by every DNS-SD reference while it exists; `stop` completes once all are released.
@@ -73,12 +79,14 @@ final class ServiceDiscovery: @unchecked Sendable {
     private var browser: DNSServiceOperation<BrowseEvent>?
     private var instances: [String: Instance] = [:]
     private var retry = DaemonRetry()
+    private var resolves: ResolveScheduler
     /// Bumped at each (re)start so stale timers do nothing.
     private var generation = 0
 
     init(
         serviceType: ServiceType, domain: String?, interfaceIndex: UInt32, advertisement: Advertisement?,
-        resolveTimeout: Double = 5, logger: Logger, handler: @escaping @Sendable (DiscoveryEvent) -> Void
+        resolveTimeout: Double = 5, maxConcurrentResolves: Int = 2, resolveLater: (@Sendable (String) -> Bool)? = nil,
+        logger: Logger, handler: @escaping @Sendable (DiscoveryEvent) -> Void
     ) {
         self.queue = DispatchQueue(label: "chirp.discovery.\(serviceType.name)")
         self.serviceType = serviceType
@@ -86,6 +94,8 @@ final class ServiceDiscovery: @unchecked Sendable {
         self.interfaceIndex = interfaceIndex
         self.advertisement = advertisement
         self.resolveTimeout = resolveTimeout
+        self.resolveLater = resolveLater
+        self.resolves = ResolveScheduler(maximum: maxConcurrentResolves)
         self.logger = logger
         self.handler = handler
     }
@@ -106,6 +116,33 @@ final class ServiceDiscovery: @unchecked Sendable {
             self.tearDown(reportLost: false)
             // Deallocation happens in the sources' cancel handlers; complete once every reference is released.
             self.releases.notify(queue: self.queue) { completion?() }
+        }
+    }
+
+    /// The peer advertised as `instanceName` is connected (it dialed us): its instance need not be resolved, and
+    /// leaves the line (a resolve under way is cancelled) until ``disconnected(instanceName:)``.
+    func connected(instanceName: String) {
+        queue.async {
+            guard var instance = self.instances[instanceName], !instance.reported, self.resolves.contains(instanceName)
+            else { return }
+            instance.parked = true
+            self.instances[instanceName] = instance
+            self.stopResolving(instanceName)
+            self.resolves.remove(instanceName)
+            self.logger.debug("peer connected before its instance was resolved; not resolving it", metadata: ["instance": "\(instanceName)"])
+            self.startResolves()
+        }
+    }
+
+    /// The connection to the peer advertised as `instanceName` is gone: if its instance was left unresolved
+    /// because of that connection, it is resolved now.
+    func disconnected(instanceName: String) {
+        queue.async {
+            guard var instance = self.instances[instanceName], instance.parked else { return }
+            instance.parked = false
+            self.instances[instanceName] = instance
+            self.resolves.enqueue(instanceName)
+            self.startResolves()
         }
     }
 
@@ -160,6 +197,7 @@ final class ServiceDiscovery: @unchecked Sendable {
             if reportLost && instance.reported { handler(.lost(instanceName: name)) }
         }
         instances = [:]
+        resolves.reset()
     }
 
     // MARK: - Events (on queue)
@@ -181,11 +219,17 @@ final class ServiceDiscovery: @unchecked Sendable {
             var instance = instances[name] ?? Instance()
             let isNew = instance.interfaces.isEmpty
             instance.interfaces.insert(interface)
+            if isNew {
+                instance.type = type
+                instance.domain = domain
+                instance.interface = interface
+            }
             instances[name] = instance
             if isNew {
                 logger.debug("instance sighted", metadata: ["instance": "\(name)", "interface": "\(interface)"])
                 handler(.sighted(instanceName: name))
-                startResolve(name: name, type: type, domain: domain, interface: interface)
+                resolves.enqueue(name, later: resolveLater?(name) ?? false)
+                startResolves()
             }
         case .removed(let name, _, _, let interface):
             guard var instance = instances[name] else { return }
@@ -194,7 +238,9 @@ final class ServiceDiscovery: @unchecked Sendable {
                 instance.resolver?.cancel()
                 instance.addressQueries.forEach { $0.cancel() }
                 instances[name] = nil
+                resolves.remove(name)
                 if instance.reported { handler(.lost(instanceName: name)) }
+                startResolves()
             } else {
                 instances[name] = instance
             }
@@ -203,61 +249,82 @@ final class ServiceDiscovery: @unchecked Sendable {
         }
     }
 
-    private func startResolve(name: String, type: String, domain: String, interface: UInt32) {
-        guard var instance = instances[name] else { return }
-        instance.resolveAttempts += 1
-        instance.type = type
-        instance.domain = domain
-        let attempt = instance.resolveAttempts
-        do {
-            instance.resolver = try DNSService.resolve(
-                name: name, type: type, domain: domain, interfaceIndex: interface, queue: queue, releases: releases
-            ) { [unowned self] event in self.handleResolve(event, name: name) }
-            instances[name] = instance
-        } catch let error as DNSSDError {
-            if error.daemonUnavailable { fail(error); return }
-            instances[name] = instance
-            retryRefusedResolve(name: name, type: type, domain: domain, interface: interface, error: error)
-            return
-        } catch {
-            return
-        }
-        // A resolve (or its address query) that has not finished in time is started again, with backoff.
-        let generation = self.generation
-        queue.asyncAfter(deadline: .now() + resolveTimeout * Double(min(attempt, 4))) { [weak self] in
-            guard let self, self.generation == generation, var instance = self.instances[name], !instance.reported,
-                  instance.resolveAttempts == attempt
-            else { return }
-            self.logger.debug("resolve timed out; retrying", metadata: ["instance": "\(name)"])
-            instance.resolver?.cancel()
-            instance.resolver = nil
-            instance.addressQueries.forEach { $0.cancel() }
-            instance.addressQueries = []
-            self.instances[name] = instance
-            self.startResolve(name: name, type: type, domain: domain, interface: interface)
+    /// Starts the resolves that ``resolves`` lets run now (see ``ResolveScheduler``).
+    private func startResolves() {
+        while running, let name = resolves.next() {
+            startResolve(name)
         }
     }
 
-    /// The daemon answers but would not start a resolve or address query for `name` (with Avahi, every DNS-SD
-    /// reference is a system-bus connection, and the bus allows 256 per user by default, shared by every process):
-    /// only this instance is tried again, after a backoff with jitter, so that one refusal never tears down the
-    /// advertisement and the browser of a busy machine.
-    private func retryRefusedResolve(name: String, type: String, domain: String, interface: UInt32, error: DNSSDError) {
+    private func startResolve(_ name: String) {
+        guard var instance = instances[name] else {
+            resolves.remove(name)
+            return
+        }
+        instance.resolveAttempts += 1
+        let started = DispatchTime.now()
+        instance.resolveStarted = started
+        let attempt = instance.resolveAttempts
+        do {
+            instance.resolver = try DNSService.resolve(
+                name: name, type: instance.type, domain: instance.domain, interfaceIndex: instance.interface, queue: queue,
+                releases: releases
+            ) { [unowned self] event in self.handleResolve(event, name: name) }
+            instances[name] = instance
+        } catch let error as DNSSDError {
+            instances[name] = instance
+            if error.daemonUnavailable { fail(error); return }
+            refused(name, error: error)
+            return
+        } catch {
+            instances[name] = instance
+            resolves.remove(name)
+            return
+        }
+        // A resolve (or its address query) that has not finished in time goes back in line, and its next attempt
+        // gets longer (up to 4 times the timeout); so does one that failed, once this attempt's time is up. Starting
+        // it takes a few milliseconds on a quiet machine; when the bus is so busy that it took longer, the answer
+        // will too, and the timeout grows with it (restarting would only add to the load).
+        let startup = Double(DispatchTime.now().uptimeNanoseconds - started.uptimeNanoseconds) / 1e9
+        let timeout = max(resolveTimeout, 4 * startup) * Double(min(attempt, 4))
+        let generation = self.generation
+        queue.asyncAfter(deadline: .now() + timeout) { [weak self] in
+            guard let self, self.generation == generation, let instance = self.instances[name], !instance.reported,
+                  !instance.parked, instance.resolveAttempts == attempt
+            else { return }
+            self.logger.debug("resolve timed out; retrying", metadata: ["instance": "\(name)"])
+            self.stopResolving(name)
+            self.resolves.finished(name, succeeded: false)
+            self.resolves.enqueue(name)
+            self.startResolves()
+        }
+    }
+
+    /// Cancels `name`'s resolve and address queries, if any.
+    private func stopResolving(_ name: String) {
         guard var instance = instances[name] else { return }
         instance.resolver?.cancel()
         instance.resolver = nil
         instance.addressQueries.forEach { $0.cancel() }
         instance.addressQueries = []
         instances[name] = instance
-        let attempt = instance.resolveAttempts
-        let delay = min(0.25 * Double(1 << min(attempt - 1, 5)), 5) * Double.random(in: 0.5...1.5)
-        logger.debug("resolve not started; retrying", metadata: ["instance": "\(name)", "error": "\(error)", "retry-in": "\(delay)s"])
+    }
+
+    /// The daemon answers but would not start a resolve or address query for `name`: with Avahi, every DNS-SD
+    /// reference is a system-bus connection, and the bus allows 256 per user by default, shared by every process.
+    /// `name` goes back to the front of the line and resolves pause for a while with fewer slots
+    /// (``ResolveScheduler``), so that a busy machine sees a few retries rather than a storm, and one refusal never
+    /// tears down the advertisement and the browser.
+    private func refused(_ name: String, error: DNSSDError) {
+        stopResolving(name)
+        guard let delay = resolves.refused(name) else { return }
+        logger.debug("resolve not started; pausing resolves", metadata: [
+            "instance": "\(name)", "error": "\(error)", "retry-in": "\(delay)s", "slots": "\(resolves.limit)"])
         let generation = self.generation
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
-            guard let self, self.generation == generation, let instance = self.instances[name], !instance.reported,
-                  instance.resolveAttempts == attempt
-            else { return }
-            self.startResolve(name: name, type: type, domain: domain, interface: interface)
+            guard let self, self.generation == generation else { return }
+            self.resolves.resume()
+            self.startResolves()
         }
     }
 
@@ -265,7 +332,10 @@ final class ServiceDiscovery: @unchecked Sendable {
         guard var instance = instances[name] else { return }
         switch event {
         case .resolved(let host, let port, let txt, let interface):
-            logger.debug("instance resolved", metadata: ["instance": "\(name)", "host": "\(host)", "port": "\(port)"])
+            let took = instance.resolveStarted.map { Double(DispatchTime.now().uptimeNanoseconds - $0.uptimeNanoseconds) / 1e6 } ?? 0
+            logger.debug("instance resolved", metadata: [
+                "instance": "\(name)", "host": "\(host)", "port": "\(port)", "attempt": "\(instance.resolveAttempts)",
+                "ms": "\(Int(took))"])
             instance.resolver?.cancel()
             instance.resolver = nil
             instance.pending = DiscoveredService(
@@ -289,11 +359,17 @@ final class ServiceDiscovery: @unchecked Sendable {
             } catch let error as DNSSDError {
                 instances[name] = instance
                 if error.daemonUnavailable { fail(error); return }
-                retryRefusedResolve(name: name, type: instance.type, domain: instance.domain, interface: interface, error: error)
-            } catch {}
+                refused(name, error: error)
+            } catch {
+                instances[name] = instance
+            }
         case .failed(let error):
             if error.daemonUnavailable { fail(error); return }
+            // The slot is free at once; the instance is tried again when this attempt's time is up.
             logger.debug("resolve failed", metadata: ["instance": "\(name)", "error": "\(error)"])
+            stopResolving(name)
+            resolves.finished(name, succeeded: false)
+            startResolves()
         }
     }
 
@@ -327,6 +403,8 @@ final class ServiceDiscovery: @unchecked Sendable {
         instance.addressQueries.forEach { $0.cancel() }
         instance.addressQueries = []
         instances[name] = instance
+        resolves.finished(name, succeeded: true)
         handler(.found(service))
+        startResolves()
     }
 }

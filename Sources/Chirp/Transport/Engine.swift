@@ -150,11 +150,16 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         txt.set(TXTRecord.ReservedKey.protocolVersion, String(Hello.currentProtocolVersion))
         if configuration.sharedSecret != nil { txt.set(TXTRecord.ReservedKey.secure, "1") }
         for (key, value) in configuration.metadata.sorted(by: { $0.key < $1.key }) { txt.set(key, value) }
+        // Peers that dial us first wait behind the others for their resolve (only when we advertise: else nobody does).
+        let localID = self.localID
+        let resolveLater: (@Sendable (String) -> Bool)? =
+            configuration.advertises ? { @Sendable instance in Engine.dialsUsFirst(instanceName: instance, localID: localID) } : nil
         let discovery = ServiceDiscovery(
             serviceType: serviceType, domain: configuration.domain, interfaceIndex: configuration.interfaceIndex,
             advertisement: configuration.advertises
                 ? .init(instanceName: Self.instanceName(name: configuration.peerName, id: localID), port: UInt16(port), txt: txt)
                 : nil,
+            resolveLater: resolveLater,
             logger: logger
         ) { [weak self] event in self?.handle(event) }
         let started = state.withLockedValue { state -> Bool in
@@ -163,6 +168,15 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             return true
         }
         if started { discovery.start() }
+    }
+
+    /// Whether the peer advertised as `instanceName` has a lower id than ours (going by the short id in the name):
+    /// that peer dials us first (``scheduleDial(_:state:)``), so resolving its instance can wait behind the others,
+    /// and is often not needed at all (``ServiceDiscovery/connected(instanceName:)``).
+    static func dialsUsFirst(instanceName: String, localID: String) -> Bool {
+        guard instanceName.hasSuffix("]"), let open = instanceName.lastIndex(of: "[") else { return false }
+        let shortID = instanceName[instanceName.index(after: open)..<instanceName.index(before: instanceName.endIndex)]
+        return !shortID.isEmpty && shortID < localID.prefix(8)
     }
 
     /// The DNS-SD instance name: the display name plus a short id, so that equal names never conflict.
@@ -479,6 +493,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         let id = connection.remote.peerID
         var retire: PeerConnection?
         var hold: (winner: PeerConnection, loser: PeerConnection)?
+        var unresolved: ServiceDiscovery?
         state.withLockedValue { state in
             state.pendingInbound.remove(ObjectIdentifier(connection.channel))
             guard state.running else {
@@ -511,11 +526,13 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             entry.connectedAt = .now()
             entry.scheduledDial?.cancel()
             entry.scheduledDial = nil
+            if entry.instances.isEmpty { unresolved = state.discovery }  // it dialed us before we resolved it
             state.peers[id] = entry
             if !wasVisible { hub.emit(.peerAdded(entry.snapshot)) }
             hub.emit(.peerConnected(entry.snapshot))
             emitPeersChanged(state)
         }
+        unresolved?.connected(instanceName: Self.instanceName(name: connection.remote.name, id: id))
         if let hold { hold.winner.holdInbound(until: hold.loser) }
         if let retire {
             logger.debug("two connections to one peer; keeping one", metadata: ["peer": "\(connection.peer)"])
@@ -527,8 +544,10 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
 
     func connectionClosed(_ connection: PeerConnection) {
         let id = connection.remote.peerID
+        var unresolved: ServiceDiscovery?
         let disconnected = state.withLockedValue { state -> Bool in
             guard var entry = state.peers[id], entry.connection === connection else { return false }
+            if entry.instances.isEmpty { unresolved = state.discovery }
             entry.connection = nil
             let lasted = entry.connectedAt.map { NIODeadline.now() - $0 } ?? .zero
             entry.failures = lasted < .seconds(2) ? entry.failures + 1 : 0
@@ -554,6 +573,8 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             emitPeersChanged(state)
             return true
         }
+        // If its instance was left unresolved because of this connection, resolve it now.
+        unresolved?.disconnected(instanceName: Self.instanceName(name: connection.remote.name, id: id))
         if disconnected { logger.info("disconnected", metadata: ["peer": "\(connection.peer)"]) }
     }
 
