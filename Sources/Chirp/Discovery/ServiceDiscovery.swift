@@ -34,10 +34,8 @@ enum DiscoveryEvent: Sendable {
 /// Advertises one service and browses its type through the platform's DNS-SD daemon, resolving every instance found.
 ///
 /// Knows nothing of TCP: it reports instances with their addresses and leaves connecting to others. All DNS-SD calls
-/// run on two private serial queues (one for the registration, one for the rest), so neither callers nor NIO event
-/// loops ever wait on the daemon. The browse does not wait for the registration to be set up. Resolves
-/// run a few at a time (``ResolveScheduler``). When the daemon is missing or goes away, everything is torn down and
-/// retried with backoff until it answers again.
+/// run on a private serial queue, so neither callers nor NIO event loops ever wait on the daemon. When the daemon is
+/// missing or goes away, everything is torn down and retried with backoff until it answers again.
 final class ServiceDiscovery: @unchecked Sendable {
     /// What to advertise.
     struct Advertisement: Sendable {
@@ -64,10 +62,6 @@ final class ServiceDiscovery: @unchecked Sendable {
     }
 
     private let queue: DispatchQueue
-    /// Where the registration is created, watched and cancelled. Creating a DNS-SD reference waits for the daemon
-    /// (with Avahi, a D-Bus connection set up from scratch: milliseconds); on a queue of its own the registration's
-    /// set-up runs beside the browse instead of delaying it, and with it the first peer.
-    private let registrationQueue: DispatchQueue
     private let serviceType: ServiceType
     private let domain: String?
     private let interfaceIndex: UInt32
@@ -79,10 +73,9 @@ final class ServiceDiscovery: @unchecked Sendable {
     /// Entered by every DNS-SD reference while it exists; `stop` completes once all are released.
     private let releases = DispatchGroup()
 
-    /// Touched on `registrationQueue` only.
-    private var registration: DNSServiceOperation<RegisterEvent>?
     // Everything below is touched on `queue` only.
     private var running = false
+    private var registration: DNSServiceOperation<RegisterEvent>?
     private var browser: DNSServiceOperation<BrowseEvent>?
     private var instances: [String: Instance] = [:]
     private var retry = DaemonRetry()
@@ -96,7 +89,6 @@ final class ServiceDiscovery: @unchecked Sendable {
         logger: Logger, handler: @escaping @Sendable (DiscoveryEvent) -> Void
     ) {
         self.queue = DispatchQueue(label: "chirp.discovery.\(serviceType.name)")
-        self.registrationQueue = DispatchQueue(label: "chirp.discovery.\(serviceType.name).registration")
         self.serviceType = serviceType
         self.domain = domain
         self.interfaceIndex = interfaceIndex
@@ -122,11 +114,8 @@ final class ServiceDiscovery: @unchecked Sendable {
         queue.async {
             self.running = false
             self.tearDown(reportLost: false)
-            // Deallocation happens in the sources' cancel handlers; complete once every reference is released. The
-            // registration is created and cancelled on its own queue: what tearDown queued there runs first.
-            self.registrationQueue.async {
-                self.releases.notify(queue: self.queue) { completion?() }
-            }
+            // Deallocation happens in the sources' cancel handlers; complete once every reference is released.
+            self.releases.notify(queue: self.queue) { completion?() }
         }
     }
 
@@ -162,11 +151,13 @@ final class ServiceDiscovery: @unchecked Sendable {
     private func attemptStart() {
         guard running else { return }
         generation += 1
-        // The registration is set up on its own queue, at the same time as the browse here. It starts first: the
-        // daemon confirms it after probing (about a second), at the earliest moment others can find us, and the dialer
-        // (Engine.scheduleDial) goes by that moment.
-        if let advertisement { startRegistration(advertisement) }
         do {
+            if let advertisement {
+                registration = try DNSService.register(
+                    name: advertisement.instanceName, type: serviceType.registrationType, domain: domain,
+                    interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt, queue: queue, releases: releases
+                ) { [unowned self] event in self.handle(event) }
+            }
             logger.debug("browsing", metadata: ["type": "\(serviceType.registrationType)", "advertising": "\(advertisement != nil)"])
             browser = try DNSService.browse(
                 type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: releases
@@ -178,30 +169,6 @@ final class ServiceDiscovery: @unchecked Sendable {
             fail(error)
         } catch {
             fail(DNSSDError(code: -65537, operation: "DNS-SD"))
-        }
-    }
-
-    /// Registers `advertisement` on `registrationQueue`; its events come back to `queue` while this generation lasts.
-    private func startRegistration(_ advertisement: Advertisement) {
-        let generation = self.generation
-        registrationQueue.async { [self] in
-            let deliver: (RegisterEvent) -> Void = { [weak self] event in
-                guard let self else { return }
-                self.queue.async {
-                    guard self.generation == generation else { return }  // torn down since
-                    self.handle(event)
-                }
-            }
-            do {
-                registration = try DNSService.register(
-                    name: advertisement.instanceName, type: serviceType.registrationType, domain: domain,
-                    interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt,
-                    queue: registrationQueue, releases: releases, handler: deliver)
-            } catch let error as DNSSDError {
-                deliver(.failed(error))
-            } catch {
-                deliver(.failed(DNSSDError(code: -65537, operation: "DNSServiceRegister")))
-            }
         }
     }
 
@@ -220,11 +187,8 @@ final class ServiceDiscovery: @unchecked Sendable {
 
     private func tearDown(reportLost: Bool) {
         retry.cancel()
-        generation += 1  // what is still on its way from the old references (and old timers) is ignored
-        registrationQueue.async { [self] in
-            registration?.cancel()
-            registration = nil
-        }
+        registration?.cancel()
+        registration = nil
         browser?.cancel()
         browser = nil
         for (name, instance) in instances {
