@@ -88,6 +88,31 @@ extension LiveTests {
         winner.close()
         await scene.alice.stop()
     }
+
+    /// Bob dials alice a second time, and stops while that connection is in its handshake on alice's side: his
+    /// hello on it was sent before his goodbye on the first. Alice reports bob gone, once, and not connected again.
+    @Test func aPeerThatStopsWhileItsOtherDialIsInItsHandshakeIsNotReportedConnectedAgain() async throws {
+        let scene = try await AliceConnectedToBob()
+        let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
+        defer { bob.stop() }
+        let events = EventRecorder(alice)
+
+        let second = try await RawConnection.dial(port: scene.alicePort)
+        try await second.waitFor(text: "alice")  // alice accepted it and sent her hello
+        try await loser.write([bob.goodbye(GoodbyeReason.stopping)])
+        let bobID = bob.id
+        try await events.waitFor("alice saw bob stop") { event in
+            if case .peerDisconnected(let peer) = event { return peer.id == bobID }
+            return false
+        }
+        try await second.write(bob.hello())
+        try await second.waitForClose()
+        #expect(events.connectedNames().isEmpty)
+        #expect(alice.connectedPeers.isEmpty)
+
+        loser.close()
+        await alice.stop()
+    }
 }
 }
 

@@ -28,6 +28,9 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         /// Peers removed lately. Avahi can report a dead peer's advertisement again for about a second after it was
         /// withdrawn (from its cache); such a peer stays hidden until a dial confirms it is alive.
         var recentlyGone: [String: NIODeadline] = [:]
+        /// When each peer lately said it was stopping (its `goodbye(stopping)` closed our connection). A connection
+        /// from that peer opened before then belongs to the run that stopped: its hello was sent before the goodbye.
+        var stoppedAt: [String: NIODeadline] = [:]
 
         mutating func forget(_ id: String) {
             peers[id] = nil
@@ -494,10 +497,21 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         var retire: PeerConnection?
         var hold: (winner: PeerConnection, loser: PeerConnection)?
         var unresolved: ServiceDiscovery?
+        var stale = false
         state.withLockedValue { state in
             state.pendingInbound.remove(ObjectIdentifier(connection.channel))
             guard state.running else {
                 retire = connection
+                return
+            }
+            // The peer stopped while this connection was in its handshake (both had dialed): it is not coming back
+            // on it, so it is closed without telling anyone the peer connected again.
+            if let stopped = state.stoppedAt[id], connection.openedAt < stopped, NIODeadline.now() - stopped < Self.tombstoneLifetime {
+                stale = true
+                if connection.role == .dialer, var entry = state.peers[id] {
+                    entry.dialing = false
+                    state.peers[id] = entry
+                }
                 return
             }
             let wasVisible = state.peers[id]?.isVisible ?? false
@@ -532,6 +546,11 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             hub.emit(.peerConnected(entry.snapshot))
             emitPeersChanged(state)
         }
+        if stale {
+            logger.debug("closing a connection the peer opened before it stopped", metadata: ["peer": "\(connection.peer)"])
+            connection.channel.close(promise: nil)
+            return
+        }
         unresolved?.connected(instanceName: Self.instanceName(name: connection.remote.name, id: id))
         if let hold { hold.winner.holdInbound(until: hold.loser) }
         if let retire {
@@ -552,7 +571,12 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             let lasted = entry.connectedAt.map { NIODeadline.now() - $0 } ?? .zero
             entry.failures = lasted < .seconds(2) ? entry.failures + 1 : 0
             entry.connectedAt = nil
-            if connection.peerIsStopping { entry.stopping = true }
+            if connection.peerIsStopping {
+                entry.stopping = true
+                let now = NIODeadline.now()
+                state.stoppedAt = state.stoppedAt.filter { now - $0.value < Self.tombstoneLifetime }
+                state.stoppedAt[id] = now
+            }
             var peer = entry.snapshot
             peer.isConnected = false
             if let refusal = connection.refusal {

@@ -15,6 +15,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     private let dialedPeerID: String?
     private let host: String?
     private let logger: Logger
+    /// When this channel was initialized: the connection opened then, before its handshake.
+    private let openedAt: NIODeadline
     private let heartbeatTimeout: Double
     private var connection: PeerConnection?
     private var handshakeError: (any Error)?
@@ -41,6 +43,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
         self.outboundLimit = outboundLimit
         self.heartbeatTimeout = heartbeatTimeout
         self.logger = logger
+        self.openedAt = .now()
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -53,7 +56,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             let addresses = context.remoteAddress.map { [Self.text(of: $0)] } ?? []
             let connection = PeerConnection(
                 context: context, role: role, remote: completed.remote, localID: localID, addresses: addresses,
-                host: host, outboundLimit: outboundLimit)
+                host: host, outboundLimit: outboundLimit, openedAt: openedAt)
             self.connection = connection
             connection.inboundReleased = { [weak self] in self?.deliverHeld(context: context) }
             delegate.connectionEstablished(connection)

@@ -24,6 +24,8 @@ final class PeerConnection: @unchecked Sendable {
     let peer: Peer
     /// The id of the peer that dialed this connection, used to pick one connection when both dialed.
     let dialerID: String
+    /// When the TCP connection was set up (its channel initialized), before the handshake.
+    let openedAt: NIODeadline
 
     private struct Outbound {
         var queue = CircularBuffer<ByteBuffer>(initialCapacity: 16)
@@ -75,8 +77,12 @@ final class PeerConnection: @unchecked Sendable {
     /// had our hello (we dialed it, and it decides after answering). The reason it gave.
     private(set) var refusal: String?
 
-    init(context: ChannelHandlerContext, role: ConnectionRole, remote: Hello, localID: String, addresses: [String], host: String?, outboundLimit: Int) {
+    init(
+        context: ChannelHandlerContext, role: ConnectionRole, remote: Hello, localID: String, addresses: [String], host: String?,
+        outboundLimit: Int, openedAt: NIODeadline = .now()
+    ) {
         self.channel = context.channel
+        self.openedAt = openedAt
         self.eventLoop = context.eventLoop
         self.context = context
         self.role = role
