@@ -1,5 +1,11 @@
+import Foundation
+
 /// Errors Chirp reports, each with a message a user can act on.
-public enum ChirpError: Error, Sendable, Equatable, CustomStringConvertible {
+///
+/// `description` and `localizedDescription` give the same sentence, the one the `chirp` CLI prints. Names and texts
+/// that came from another peer (its name, a type name it sent, its responder's message) are shown with their control
+/// characters escaped, so printing or logging an error cannot forge a line or drive a terminal.
+public enum ChirpError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// The service type breaks the RFC 6763 rules; `reason` says which.
     case invalidServiceType(String, reason: String)
     /// A configuration setting is out of range; the message says which and why.
@@ -31,10 +37,11 @@ public enum ChirpError: Error, Sendable, Equatable, CustomStringConvertible {
     /// A peer sent something that is not valid Chirp protocol; the connection or frame was dropped.
     case protocolViolation(peer: String, reason: String)
 
+    /// The error as one sentence a user can act on.
     public var description: String {
         switch self {
         case .invalidServiceType(let type, let reason):
-            return "invalid service type '\(type)': \(reason) (RFC 6763: 1-15 letters, digits or hyphens, at least one letter)"
+            return "invalid service type '\(Self.shown(type))': \(reason) (RFC 6763: 1-15 letters, digits or hyphens, at least one letter)"
         case .invalidConfiguration(let message):
             return "invalid configuration: \(message)"
         case .notRunning:
@@ -42,27 +49,34 @@ public enum ChirpError: Error, Sendable, Equatable, CustomStringConvertible {
         case .listenFailed(let message):
             return "could not listen for connections: \(message)"
         case .peerNotConnected(let peer):
-            return "peer \(peer.name) is not connected"
+            return "peer \(Self.shown(peer.name)) is not connected"
         case .peerDisconnected(let peer):
-            return "peer \(peer.name) disconnected before it replied"
+            return "peer \(Self.shown(peer.name)) disconnected before it replied"
         case .requestTimedOut(let type, let peer, let seconds):
-            return "no reply to \(type) from \(peer.name) within \(seconds) s"
+            return "no reply to \(Self.shown(type)) from \(Self.shown(peer.name)) within \(seconds) s"
         case .noResponder(let type, let peer):
-            return "peer \(peer.name) does not answer \(type) requests (no responder registered)"
+            return "peer \(Self.shown(peer.name)) does not answer \(Self.shown(type)) requests (no responder registered)"
         case .remoteFailure(_, let peer, let message):
-            return "\(peer.name) failed: \(message)"
+            return "\(Self.shown(peer.name)) failed: \(Self.shown(message))"
         case .decodingFailed(let type, let peer, let reason):
-            return "could not decode \(type) from \(peer.name): \(reason)"
+            return "could not decode \(Self.shown(type)) from \(Self.shown(peer.name)): \(Self.shown(reason))"
         case .encodingFailed(let type, let reason):
-            return "could not encode \(type): \(reason)"
+            return "could not encode \(Self.shown(type)): \(reason)"
         case .handlerFailed(let type, let peer, let reason):
-            return "handler for \(type) from \(peer.name) threw: \(reason)"
+            return "handler for \(Self.shown(type)) from \(Self.shown(peer.name)) threw: \(Self.shown(reason))"
         case .messageTooLarge(let type, let size, let limit):
-            return "\(type) message is \(size) bytes, over maximumMessageSize (\(limit) bytes)"
+            return "\(Self.shown(type)) message is \(size) bytes, over maximumMessageSize (\(limit) bytes)"
         case .outboundLimitExceeded(let peer, let limit):
-            return "\(peer.name) is not reading fast enough: its queue is full (\(limit) bytes); message not sent"
+            return "\(Self.shown(peer.name)) is not reading fast enough: its queue is full (\(limit) bytes); message not sent"
         case .protocolViolation(let peer, let reason):
-            return "protocol violation by \(peer): \(reason)"
+            return "protocol violation by \(Self.shown(peer)): \(Self.shown(reason))"
         }
     }
+
+    /// The same sentence as ``description``, so that `localizedDescription` reads as the CLI's message rather than
+    /// "The operation could not be completed".
+    public var errorDescription: String? { description }
+
+    /// A string that may have come from another peer, with its control characters escaped.
+    private static func shown(_ text: String) -> String { UntrustedText.escaped(text) }
 }

@@ -75,9 +75,10 @@ public struct Configuration: Sendable {
     public var outboundLimit: Int = 64 * 1024 * 1024
     /// How message values become payload bytes. Default: ``JSONMessageCoder``.
     public var coder: any MessageCoder = JSONMessageCoder()
-    /// Where Chirp logs. The library never bootstraps logging: pass the logger your app set up.
-    /// Default: `Logger(label: "chirp")`, which uses whatever `LoggingSystem` the app bootstrapped.
-    public var logger: Logger = Logger(label: "chirp")
+    /// Where Chirp logs. The library never bootstraps logging and prints nothing on its own: pass the logger your
+    /// app set up, e.g. `configuration.logger = Logger(label: "chirp")` after `LoggingSystem.bootstrap`.
+    /// Default: a logger that discards everything (swift-log's `SwiftLogNoOpLogHandler`).
+    public var logger: Logger = .chirpSilent
     /// The event loops that run connections. Default: NIO's shared `MultiThreadedEventLoopGroup.singleton`.
     public var eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 

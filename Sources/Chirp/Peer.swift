@@ -29,5 +29,7 @@ public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
     public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.id == rhs.id }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
-    public var description: String { "\(name) (\(id.prefix(8)))" }
+    /// The name and the first 8 characters of the id, `alice (8C0E7F0B)`, with control characters escaped: a peer
+    /// chooses its own name and id, and this text ends up in logs and on terminals.
+    public var description: String { UntrustedText.escaped("\(name) (\(id.prefix(8)))") }
 }

@@ -51,6 +51,9 @@ public final class Transceiver: Sendable {
 
     /// Starts listening, advertising and browsing. Returns at once; does nothing if already running.
     ///
+    /// This is MultipeerKit's `resume()`. To wait until the listener is open (and learn if it could not be), use
+    /// ``start()`` instead.
+    ///
     /// - Throws: ``ChirpError/invalidServiceType(_:reason:)`` or ``ChirpError/invalidConfiguration(_:)`` when the
     ///   configuration is not valid. Problems found later (no DNS-SD daemon, a port in use) are logged and reported
     ///   as events; discovery retries by itself until the daemon answers.
@@ -58,18 +61,36 @@ public final class Transceiver: Sendable {
         _ = try startEngine()
     }
 
-    /// Starts listening, advertising and browsing, and returns once the listener is open.
+    /// Starts listening, advertising and browsing, and returns once the listener is open; does nothing if already
+    /// running.
+    ///
+    /// ```swift
+    /// let transceiver = Transceiver(serviceType: "chat")
+    /// try await transceiver.start()
+    /// print("listening on port \(transceiver.port ?? 0)")
+    /// await transceiver.shutdown()
+    /// ```
+    ///
+    /// The waiting forms have names of their own (`start()` and ``shutdown()``, beside ``resume()`` and ``stop()``,
+    /// which return at once): top-level code in `main.swift` would otherwise pick the synchronous overload of a name
+    /// shared by both, and `try await transceiver.resume()` would not wait.
     ///
     /// - Throws: a configuration error, or ``ChirpError/listenFailed(_:)`` when the port cannot be opened.
-    public func resume() async throws {
+    public func start() async throws {
         if let started = try startEngine() {
             do {
                 _ = try await started.get()
             } catch {
-                await stop()
+                await shutdown()
                 throw error
             }
         }
+    }
+
+    /// The waiting form of ``resume()``, under its old name.
+    @available(*, deprecated, renamed: "start()", message: "use start(), which waits; resume() returns at once")
+    public func resume() async throws {
+        try await start()
     }
 
     private func startEngine() throws -> EventLoopFuture<Int>? {
@@ -89,17 +110,25 @@ public final class Transceiver: Sendable {
         return started
     }
 
-    /// Says goodbye to every peer and releases every socket, DNS-SD reference and timer. Returns at once.
+    /// Says goodbye to every peer and releases every socket, DNS-SD reference and timer. Returns at once; the
+    /// release completes in the background. Use ``shutdown()`` to wait for it.
     public func stop() {
         _ = stopEngine()
     }
 
-    /// Says goodbye to every peer, releases every socket, DNS-SD reference and timer, and returns once they are released.
-    public func stop() async {
+    /// Says goodbye to every peer, releases every socket, DNS-SD reference and timer, and returns once they are
+    /// released and every event up to ``TransceiverEvent/stopped`` was delivered. Does nothing if not running.
+    public func shutdown() async {
         if let stopped = stopEngine() {
             try? await stopped.get()
             await withCheckedContinuation { continuation in hub.afterPendingEvents { continuation.resume() } }
         }
+    }
+
+    /// The waiting form of ``stop()``, under its old name.
+    @available(*, deprecated, renamed: "shutdown()", message: "use shutdown(), which waits; stop() returns at once")
+    public func stop() async {
+        await shutdown()
     }
 
     private func stopEngine() -> EventLoopFuture<Void>? {

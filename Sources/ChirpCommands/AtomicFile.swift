@@ -64,7 +64,7 @@ public enum AtomicFile {
 }
 
 /// A file could not be written; the message names it and says why.
-public struct AtomicFileError: Error, Sendable, Equatable, CustomStringConvertible {
+public struct AtomicFileError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// The file that was to be written.
     public var path: String
     /// Why it could not be.
@@ -81,7 +81,10 @@ public struct AtomicFileError: Error, Sendable, Equatable, CustomStringConvertib
     }
 
     /// "could not write PATH: REASON".
+    /// What went wrong, for people.
     public var description: String { "could not write \(path): \(reason)" }
+    /// The same sentence as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 /// The system's `write(2)` (inside ``AtomicFile`` the name means its own method).

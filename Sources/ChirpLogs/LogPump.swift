@@ -22,7 +22,7 @@ final class LogPump: @unchecked Sendable {
     let configuration: LogSourceConfiguration
     weak var transceiver: Transceiver?
     /// Where problems are logged (set once, before the source starts).
-    var logger = Logger(label: "chirp.logs")
+    var logger = Logger(label: "chirp.logs", factory: { _ in SwiftLogNoOpLogHandler() })
 
     private var sessions: [Session] = []
     private var subscribers: [Subscriber] = []

@@ -32,8 +32,8 @@ public struct LogSourceInfo: Sendable, Hashable, CustomStringConvertible {
         peerID = peer.id
     }
 
-    /// `app[pid]@host`.
-    public var description: String { "\(appName)[\(processID)]@\(host)" }
+    /// `app[pid]@host`, with control characters escaped (the source chose its app and host names).
+    public var description: String { UntrustedText.escaped("\(appName)[\(processID)]@\(host)") }
 }
 
 /// Which sources a viewer follows: all by default, or those matching the app name, host and process id given.

@@ -43,8 +43,10 @@ public struct LogSourceRefusal: Sendable, Hashable, CustomStringConvertible {
         self.kind = Self.kind(of: reason)
     }
 
-    /// What went wrong, for people; names the source, never the secret.
+    /// What went wrong, for people; names the source, never the secret. The source's name and its reason come
+    /// from the network: their control characters are escaped.
     public var description: String {
+        let source = UntrustedText.escaped(self.source)
         switch kind {
         case .secretRequired:
             return "this app (\(source)) requires a shared secret, and this viewer has none"
@@ -55,7 +57,7 @@ public struct LogSourceRefusal: Sendable, Hashable, CustomStringConvertible {
         case .notAccepted:
             return "\(source) did not accept this viewer (its accept policy refused it)"
         case .other:
-            return "\(source) refused the connection: \(Self.withoutTLSDetail(reason))"
+            return "\(source) refused the connection: \(UntrustedText.escaped(Self.withoutTLSDetail(reason)))"
         }
     }
 

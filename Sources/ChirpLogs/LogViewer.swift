@@ -61,7 +61,7 @@ public enum LogViewerEvent: Sendable {
 }
 
 /// Errors that end ``LogViewer/run(_:)``.
-public enum LogViewerError: Error, Sendable, CustomStringConvertible {
+public enum LogViewerError: Error, Sendable, CustomStringConvertible, LocalizedError {
     /// Without follow: no matching source was found within the discovery time.
     case noSourceFound(String)
     /// Without follow: the matching sources found all refused the viewer (see ``LogSourceRefusal``).
@@ -74,6 +74,9 @@ public enum LogViewerError: Error, Sendable, CustomStringConvertible {
         case .refused(let refusals): return "refused: " + refusals.map(\.description).joined(separator: "; ")
         }
     }
+
+    /// The same sentence as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 }
 
 /// The viewer side of the log channel: finds log sources (or connects to one), subscribes, and delivers their records

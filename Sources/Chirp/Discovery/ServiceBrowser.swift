@@ -60,8 +60,11 @@ public struct ServiceBrowser: Sendable {
     private let interface: Configuration.Interface
     private let logger: Logger
 
+    /// A browser for the peers of `serviceType` in `domain` on `interface`; `logger` gets its problems (default:
+    /// nothing is logged).
+    ///
     /// - Throws: ``ChirpError/invalidServiceType(_:reason:)``.
-    public init(serviceType: String, domain: String = "local.", interface: Configuration.Interface = .any, logger: Logger = Logger(label: "chirp")) throws {
+    public init(serviceType: String, domain: String = "local.", interface: Configuration.Interface = .any, logger: Logger = .chirpSilent) throws {
         self.serviceType = try ServiceType(serviceType)
         self.domain = domain
         self.interface = interface

@@ -61,8 +61,8 @@ public struct ServiceTypeBrowser: Sendable {
     private let interface: Configuration.Interface
     private let logger: Logger
 
-    /// A browser for `domain` on `interface`.
-    public init(domain: String = "local.", interface: Configuration.Interface = .any, logger: Logger = Logger(label: "chirp")) {
+    /// A browser for `domain` on `interface`; `logger` gets its problems (default: nothing is logged).
+    public init(domain: String = "local.", interface: Configuration.Interface = .any, logger: Logger = .chirpSilent) {
         self.domain = domain
         self.interface = interface
         self.logger = logger
