@@ -7,21 +7,25 @@ import Testing
     let alice = Peer(id: "8C0E7F0B-3F0B-4C1A-9D0E-2A61F3E0B7A4", name: "alice")
     let bob = Peer(id: "11111111-2222", name: "bob")
 
+    private func warn(_ warnings: inout UnhandledTypeWarnings, typeName: String, peerID: String) -> Bool {
+        warnings.shouldWarn(typeName: typeName, peerID: peerID)
+    }
+
     @Test func warnsOncePerTypeAndPeer() {
         var warnings = UnhandledTypeWarnings()
-        #expect(warnings.shouldWarn(typeName: "chat.ChatLine", peerID: alice.id))
-        #expect(!warnings.shouldWarn(typeName: "chat.ChatLine", peerID: alice.id))
-        #expect(warnings.shouldWarn(typeName: "chat.ChatLine", peerID: bob.id))
-        #expect(warnings.shouldWarn(typeName: "chat.Other", peerID: alice.id))
+        #expect(warn(&warnings, typeName: "chat.ChatLine", peerID: alice.id))
+        #expect(!warn(&warnings, typeName: "chat.ChatLine", peerID: alice.id))
+        #expect(warn(&warnings, typeName: "chat.ChatLine", peerID: bob.id))
+        #expect(warn(&warnings, typeName: "chat.Other", peerID: alice.id))
     }
 
     @Test func remembersABoundedNumberOfPairs() {
         var warnings = UnhandledTypeWarnings()
         for index in 0..<UnhandledTypeWarnings.limit {
-            #expect(warnings.shouldWarn(typeName: "t\(index)", peerID: alice.id))
+            #expect(warn(&warnings, typeName: "t\(index)", peerID: alice.id))
         }
         #expect(warnings.isFull)
-        #expect(!warnings.shouldWarn(typeName: "one-more", peerID: alice.id))
+        #expect(!warn(&warnings, typeName: "one-more", peerID: alice.id))
     }
 
     @Test func findsRegisteredTypesWithTheSameShortName() {
