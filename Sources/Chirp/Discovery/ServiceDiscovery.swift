@@ -129,7 +129,7 @@ final class ServiceDiscovery: @unchecked Sendable {
             self.instances[instanceName] = instance
             self.stopResolving(instanceName)
             self.resolves.remove(instanceName)
-            self.logger.debug("peer connected before its instance was resolved; not resolving it", metadata: ["instance": "\(instanceName)"])
+            self.logger.debug("peer connected before its instance was resolved; not resolving it", metadata: ["instance": "\(UntrustedText.escaped(instanceName))"])
             self.startResolves()
         }
     }
@@ -205,7 +205,7 @@ final class ServiceDiscovery: @unchecked Sendable {
     private func handle(_ event: RegisterEvent) {
         switch event {
         case .registered(let name):
-            logger.debug("advertised", metadata: ["instance": "\(name)", "type": "\(serviceType.registrationType)"])
+            logger.debug("advertised", metadata: ["instance": "\(UntrustedText.escaped(name))", "type": "\(serviceType.registrationType)"])
             handler(.advertised(instanceName: name))
         case .failed(let error):
             fail(error)
@@ -226,7 +226,7 @@ final class ServiceDiscovery: @unchecked Sendable {
             }
             instances[name] = instance
             if isNew {
-                logger.debug("instance sighted", metadata: ["instance": "\(name)", "interface": "\(interface)"])
+                logger.debug("instance sighted", metadata: ["instance": "\(UntrustedText.escaped(name))", "interface": "\(interface)"])
                 handler(.sighted(instanceName: name))
                 resolves.enqueue(name, later: resolveLater?(name) ?? false)
                 startResolves()
@@ -292,7 +292,7 @@ final class ServiceDiscovery: @unchecked Sendable {
             guard let self, self.generation == generation, let instance = self.instances[name], !instance.reported,
                   !instance.parked, instance.resolveAttempts == attempt
             else { return }
-            self.logger.debug("resolve timed out; retrying", metadata: ["instance": "\(name)"])
+            self.logger.debug("resolve timed out; retrying", metadata: ["instance": "\(UntrustedText.escaped(name))"])
             self.stopResolving(name)
             self.resolves.finished(name, succeeded: false)
             self.resolves.enqueue(name)
@@ -319,7 +319,7 @@ final class ServiceDiscovery: @unchecked Sendable {
         stopResolving(name)
         guard let delay = resolves.refused(name) else { return }
         logger.debug("resolve not started; pausing resolves", metadata: [
-            "instance": "\(name)", "error": "\(error)", "retry-in": "\(delay)s", "slots": "\(resolves.limit)"])
+            "instance": "\(UntrustedText.escaped(name))", "error": "\(error)", "retry-in": "\(delay)s", "slots": "\(resolves.limit)"])
         let generation = self.generation
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, self.generation == generation else { return }
@@ -334,7 +334,7 @@ final class ServiceDiscovery: @unchecked Sendable {
         case .resolved(let host, let port, let txt, let interface):
             let took = instance.resolveStarted.map { Double(DispatchTime.now().uptimeNanoseconds - $0.uptimeNanoseconds) / 1e6 } ?? 0
             logger.debug("instance resolved", metadata: [
-                "instance": "\(name)", "host": "\(host)", "port": "\(port)", "attempt": "\(instance.resolveAttempts)",
+                "instance": "\(UntrustedText.escaped(name))", "host": "\(UntrustedText.escaped(host))", "port": "\(port)", "attempt": "\(instance.resolveAttempts)",
                 "ms": "\(Int(took))"])
             instance.resolver?.cancel()
             instance.resolver = nil
@@ -366,7 +366,7 @@ final class ServiceDiscovery: @unchecked Sendable {
         case .failed(let error):
             if error.daemonUnavailable { fail(error); return }
             // The slot is free at once; the instance is tried again when this attempt's time is up.
-            logger.debug("resolve failed", metadata: ["instance": "\(name)", "error": "\(error)"])
+            logger.debug("resolve failed", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
             stopResolving(name)
             resolves.finished(name, succeeded: false)
             startResolves()
@@ -392,7 +392,7 @@ final class ServiceDiscovery: @unchecked Sendable {
             }
         case .failed(let error):
             if error.daemonUnavailable { fail(error); return }
-            logger.debug("address query failed", metadata: ["instance": "\(name)", "error": "\(error)"])
+            logger.debug("address query failed", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
         }
     }
 

@@ -159,7 +159,7 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
         switch event {
         case .added(let name, let type, _, let interface):
             guard let found = DiscoveredServiceType(instanceName: name, type: type) else {
-                logger.debug("skipping an unreadable service-type record", metadata: ["name": "\(name)", "type": "\(type)"])
+                logger.debug("skipping an unreadable service-type record", metadata: ["name": "\(UntrustedText.escaped(name))", "type": "\(UntrustedText.escaped(type))"])
                 return
             }
             let isNew = types[found] == nil

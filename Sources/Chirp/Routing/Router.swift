@@ -80,6 +80,11 @@ final class Router: Sendable {
     func responder(for typeName: String) -> Responder? {
         tables.withLockedValue { $0.responders[typeName] }
     }
+
+    /// Every type name with a handler or a responder (for the warning about messages nobody handles).
+    func registeredTypeNames() -> Set<String> {
+        tables.withLockedValue { Set($0.handlers.keys).union($0.responders.keys) }
+    }
 }
 
 /// Encoding and decoding of payloads, with the binary fast path for `Data`.

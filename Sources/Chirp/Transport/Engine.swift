@@ -21,7 +21,8 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         var peers: [String: PeerEntry] = [:]
         var instanceOwners: [String: String] = [:]
         var openChannels: [ObjectIdentifier: any Channel] = [:]
-        var warnedTypeNames: Set<String> = []
+        /// Which messages nobody handles were warned about (once per type name and peer, bounded).
+        var unhandledTypes = UnhandledTypeWarnings()
         /// Inbound channels still in their handshake.
         var pendingInbound: Set<ObjectIdentifier> = []
         var warnedPendingLimit = false
@@ -659,10 +660,13 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     func route(_ message: MessageBody, from connection: PeerConnection) {
         let handlers = router.handlers(for: message.typeName)
         if handlers.isEmpty {
-            let first = state.withLockedValue { $0.warnedTypeNames.insert(message.typeName).inserted }
-            if first {
-                logger.notice("no handler for message type; skipping such messages", metadata: [
-                    "type": "\(message.typeName)", "peer": "\(connection.peer)"])
+            let peer = connection.peer
+            let (warn, isLast) = state.withLockedValue { state in
+                (state.unhandledTypes.shouldWarn(typeName: message.typeName, peerID: peer.id), state.unhandledTypes.isFull)
+            }
+            if warn {
+                let lookalikes = UnhandledTypeWarnings.lookalikes(of: message.typeName, among: router.registeredTypeNames())
+                logger.warning("\(UnhandledTypeWarnings.message(typeName: message.typeName, peer: peer, lookalikes: lookalikes, isLast: isLast))")
             }
             return
         }
