@@ -11,13 +11,20 @@ BENCH_BUILD_FLAGS ?= -c release --static-swift-stdlib
 
 .PHONY: bench bench-deps
 
+# The pyzmq anchors (Benchmarks/pyzmq-anchor.py) run from a virtual environment of their own, with pyzmq from PyPI.
+BENCH_VENV ?= .build/bench-venv
+
 bench-deps:
 	Benchmarks/static-deps.sh
+	@test -x $(BENCH_VENV)/bin/python3 -a -f $(BENCH_VENV)/.pyzmq || { \
+		echo "==> installing pyzmq into $(BENCH_VENV) (the anchors of make bench)"; \
+		python3 -m venv $(BENCH_VENV) && $(BENCH_VENV)/bin/pip install --quiet 'pyzmq>=26' && touch $(BENCH_VENV)/.pyzmq; }
 
 bench: deps bench-deps
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product chirp-bench
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product listr
 	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product listrctl
-	AVAHI_COMPAT_NOWARN=1 "$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)/chirp-bench" \
+	AVAHI_COMPAT_NOWARN=1 CHIRP_BENCH_PYTHON=$(BENCH_VENV)/bin/python3 CHIRP_BENCH_PYZMQ_SCRIPT=Benchmarks/pyzmq-anchor.py \
+		"$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)/chirp-bench" \
 		$(if $(filter-out 0,$(QUICK)),--quick) --json $(BENCH_JSON) \
 		--label "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet 2>/dev/null || echo +changes)" $(BENCH_FLAGS)

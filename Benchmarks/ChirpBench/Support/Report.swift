@@ -8,12 +8,25 @@ struct Figure: Codable {
         /// "atLeast" or "atMost".
         var comparison: String
         var value: Double
+        /// `nil`: the goal is on the figure itself; "reference" or "anchor": on its ratio to that measurement of the
+        /// same run (absolute figures move a lot between machines of this kind; ratios much less).
+        var relativeTo: String?
 
         static func atLeast(_ value: Double) -> Goal { Goal(comparison: "atLeast", value: value) }
         static func atMost(_ value: Double) -> Goal { Goal(comparison: "atMost", value: value) }
+        /// At least `factor` times the reference (or the anchor) measured in the same run.
+        static func ratioAtLeast(_ factor: Double, of measure: String = "reference") -> Goal {
+            Goal(comparison: "atLeast", value: factor, relativeTo: measure)
+        }
+        /// At most `factor` times the reference (or the anchor) measured in the same run.
+        static func ratioAtMost(_ factor: Double, of measure: String = "reference") -> Goal {
+            Goal(comparison: "atMost", value: factor, relativeTo: measure)
+        }
 
         func isMet(by value: Double) -> Bool { comparison == "atLeast" ? value >= self.value : value <= self.value }
-        var text: String { (comparison == "atLeast" ? ">= " : "<= ") + formatNumber(value) }
+        var text: String {
+            (comparison == "atLeast" ? ">= " : "<= ") + formatNumber(value) + (relativeTo.map { "x \($0)" } ?? "")
+        }
     }
 
     /// The same measurement without Chirp, taken in the same run.
@@ -34,14 +47,19 @@ struct Figure: Codable {
     var reference: Reference?
     /// value / reference value.
     var ratio: Double?
+    /// A second measurement of the same run to read the figure against: the library users compare Chirp with
+    /// (pyzmq), where the reference is the plain socket.
+    var anchor: Reference?
+    /// value / anchor value.
+    var anchorRatio: Double?
     var goal: Goal?
     var met: Bool?
     var note: String?
     /// Extra numbers that explain the figure (CPU per message, percentiles, ...).
     var details: [String: Double] = [:]
 
-    init(name: String, title: String, unit: String, samples: [Double], reference: Reference? = nil, goal: Goal? = nil,
-         note: String? = nil, details: [String: Double] = [:]) {
+    init(name: String, title: String, unit: String, samples: [Double], reference: Reference? = nil,
+         anchor: Reference? = nil, goal: Goal? = nil, note: String? = nil, details: [String: Double] = [:]) {
         self.name = name
         self.title = title
         self.unit = unit
@@ -52,8 +70,16 @@ struct Figure: Codable {
         self.goal = goal
         self.note = note
         self.details = details
+        self.anchor = anchor
         if let value, let reference, reference.value != 0 { ratio = value / reference.value }
-        if let value, let goal { met = goal.isMet(by: value) }
+        if let value, let anchor, anchor.value != 0 { anchorRatio = value / anchor.value }
+        if let value, let goal {
+            switch goal.relativeTo {
+            case nil: met = goal.isMet(by: value)
+            case "anchor": met = anchorRatio.map(goal.isMet(by:))
+            default: met = ratio.map(goal.isMet(by:))
+            }
+        }
     }
 
     /// A figure that could not be measured in this run.
@@ -74,9 +100,13 @@ struct Figure: Codable {
             text += "  ref \(reference.name) \(formatNumber(reference.value)) \(unit)"
             if let ratio { text += "  ratio \(String(format: "%.3f", ratio))" }
         }
+        if let anchor {
+            text += "  vs \(anchor.name) \(formatNumber(anchor.value)) \(unit)"
+            if let anchorRatio { text += "  ratio \(String(format: "%.3f", anchorRatio))" }
+        }
         if let goal {
             text += "  goal \(goal.text)"
-            if let met { text += met ? " MET" : " NOT MET" }
+            if let met { text += met ? " MET" : " NOT MET" } else if goal.relativeTo != nil { text += " (no \(goal.relativeTo ?? "") in this run)" }
         }
         if let note { text += "  (\(note))" }
         return text
