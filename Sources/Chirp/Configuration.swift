@@ -73,6 +73,24 @@ public struct Configuration: Sendable {
     /// over it is not queued: `send` throws ``ChirpError/outboundLimitExceeded(peer:limit:)`` and `broadcast` skips that
     /// peer and reports it as an ``TransceiverEvent/error(_:)`` event. Default: 64 MiB.
     public var outboundLimit: Int = 64 * 1024 * 1024
+    /// How many received messages may wait for a slow consumer of ``Transceiver/messages(of:)`` or
+    /// ``Transceiver/allMessages()`` before Chirp stops reading from the peers that send them. Default: stop at 256
+    /// waiting messages, read again below 64.
+    public var backpressure = Backpressure()
+
+    /// When a consumer of received messages is full, and when it has room again (see ``MessageSequence``).
+    public struct Backpressure: Sendable, Equatable {
+        /// Below this many waiting messages, reading resumes. Default: 64.
+        public var lowWatermark: Int
+        /// At this many waiting messages, Chirp stops reading from the senders. Default: 256.
+        public var highWatermark: Int
+
+        /// Watermarks in messages; `1 <= lowWatermark <= highWatermark` (checked by `resume()`).
+        public init(lowWatermark: Int = 64, highWatermark: Int = 256) {
+            self.lowWatermark = lowWatermark
+            self.highWatermark = highWatermark
+        }
+    }
     /// How message values become payload bytes. Default: ``JSONMessageCoder``.
     public var coder: any MessageCoder = JSONMessageCoder()
     /// Where Chirp logs. The library never bootstraps logging and prints nothing on its own: pass the logger your
@@ -145,6 +163,11 @@ public struct Configuration: Sendable {
             throw ChirpError.invalidConfiguration("maximumMessageSize must be at least 1024 bytes")
         }
         if outboundLimit < 1 { throw ChirpError.invalidConfiguration("outboundLimit must be positive") }
+        if backpressure.lowWatermark < 1 || backpressure.lowWatermark > backpressure.highWatermark {
+            throw ChirpError.invalidConfiguration(
+                "backpressure watermarks must satisfy 1 <= lowWatermark <= highWatermark "
+                    + "(got \(backpressure.lowWatermark) and \(backpressure.highWatermark))")
+        }
         if maximumPendingHandshakes < 1 { throw ChirpError.invalidConfiguration("maximumPendingHandshakes must be positive") }
         if heartbeatInterval <= .zero || heartbeatTimeout <= heartbeatInterval {
             throw ChirpError.invalidConfiguration("heartbeatTimeout must be longer than heartbeatInterval, and both positive")

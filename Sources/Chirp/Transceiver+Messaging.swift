@@ -42,7 +42,8 @@ extension Transceiver {
     @discardableResult
     public func receive<T: Decodable & Sendable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void) -> HandlerToken {
         let typeName = MessageTypeName.of(type)
-        let token = router.addHandler(for: typeName) { message, peer, coder in
+        let token = router.addHandler(for: typeName) { message, delivery, coder in
+            let peer = delivery.peer
             let value: T
             do {
                 value = try PayloadCoding.decode(T.self, from: message, coder: coder)
@@ -71,15 +72,43 @@ extension Transceiver {
     ///     print("[\(message.sender.name)] \(message.payload.text)")
     /// }
     /// ```
-    /// The stream buffers without bound so that nothing is lost; it ends (and its handler is removed) when the
-    /// iterating task is cancelled.
-    public func messages<T: Decodable & Sendable>(of type: T.Type) -> AsyncStream<ReceivedMessage<T>> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ReceivedMessage<T>.self, bufferingPolicy: .unbounded)
-        let token = receive(type) { payload, sender in
-            continuation.yield(ReceivedMessage(payload: payload, sender: sender))
+    ///
+    /// Nothing is lost and the buffer is bounded: while ``Configuration/Backpressure/highWatermark`` messages wait
+    /// for the consumer, Chirp stops reading from the peers that send them, so TCP slows the senders down (see
+    /// ``MessageSequence``). A payload that does not decode as `T` is reported as an ``TransceiverEvent/error(_:)``
+    /// event, as with ``receive(_:handler:)-(_,(T,Peer)->Void)``. The sequence ends, and its handler is removed, when
+    /// the iterating task is cancelled.
+    public func messages<T: Decodable & Sendable>(of type: T.Type) -> MessageSequence<T> {
+        let typeName = MessageTypeName.of(type)
+        return makeMessageSequence { flow, source in
+            self.router.addHandler(for: typeName) { message, delivery, coder in
+                let value: T
+                do {
+                    value = try PayloadCoding.decode(T.self, from: message, coder: coder)
+                } catch {
+                    throw ChirpError.decodingFailed(type: typeName, peer: delivery.peer, reason: "\(error)")
+                }
+                flow.deliver(
+                    ReceivedMessage(payload: value, sender: delivery.peer), to: source, from: delivery.connection,
+                    gate: delivery.gate)
+            }
         }
-        continuation.onTermination = { _ in token.cancel() }
-        return stream
+    }
+
+    /// A ``MessageSequence`` fed by the handler `register` adds (given the flow and the source to deliver to); the
+    /// handler is removed when the consumer goes away.
+    func makeMessageSequence<T: Sendable>(
+        _ register: (MessageFlow, MessageSequence<T>.Producer.Source) -> UInt64
+    ) -> MessageSequence<T> {
+        let backpressure = configuration.backpressure
+        let flow = MessageFlow()
+        let new = MessageSequence<T>.Producer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: backpressure.lowWatermark, highWatermark: backpressure.highWatermark),
+            finishOnDeinit: true, delegate: flow)
+        let token = register(flow, new.source)
+        let router = self.router
+        flow.onTerminate { router.removeHandler(token: token) }
+        return MessageSequence(producer: new.sequence)
     }
 
     /// Answers requests of type `Request` with a `Response`; the reply goes to the requester only.

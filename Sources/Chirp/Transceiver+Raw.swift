@@ -33,14 +33,32 @@ extension Transceiver {
     /// ```
     @discardableResult
     public func receiveAll(_ handler: @escaping @Sendable (_ message: RawMessage, _ sender: Peer) throws -> Void) -> HandlerToken {
-        let token = router.addWildcardHandler { message, peer, _ in
+        let token = router.addWildcardHandler { message, delivery, _ in
             do {
-                try handler(RawMessage(message), peer)
+                try handler(RawMessage(message), delivery.peer)
             } catch {
-                throw ChirpError.handlerFailed(type: message.typeName, peer: peer, reason: "\(error)")
+                throw ChirpError.handlerFailed(type: message.typeName, peer: delivery.peer, reason: "\(error)")
             }
         }
         return HandlerToken(router: router, token: token)
+    }
+
+    /// Every message received from now on, whatever its type, as an async sequence that stops reading from the
+    /// senders while it is full (see ``MessageSequence``): what `chirp listen` prints.
+    ///
+    /// ```swift
+    /// for await message in transceiver.allMessages() {
+    ///     print(message.sender.name, message.payload.typeName)
+    /// }
+    /// ```
+    public func allMessages() -> MessageSequence<RawMessage> {
+        makeMessageSequence { flow, source in
+            self.router.addWildcardHandler { message, delivery, _ in
+                flow.deliver(
+                    ReceivedMessage(payload: RawMessage(message), sender: delivery.peer), to: source,
+                    from: delivery.connection, gate: delivery.gate)
+            }
+        }
     }
 
     /// Sends a raw message to every connected peer.

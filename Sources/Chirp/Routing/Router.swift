@@ -9,7 +9,17 @@ final class Router: Sendable {
     /// One registered receive handler: decodes the payload and calls the user's closure.
     struct Handler: Sendable {
         let token: UInt64
-        let invoke: @Sendable (MessageBody, Peer, any MessageCoder) throws -> Void
+        let invoke: @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void
+    }
+
+    /// Who delivered a message: the sender, and the connection it came on, whose reading a full consumer can pause
+    /// (``MessageSequence``).
+    struct Delivery: Sendable {
+        var peer: Peer
+        /// Identifies the connection (the same for every message it delivers).
+        var connection: ObjectIdentifier
+        /// The connection's read gate.
+        var gate: LoopBoundGate?
     }
 
     /// What a responder produces: the encoded reply, ready to frame.
@@ -36,7 +46,7 @@ final class Router: Sendable {
     private let tables = NIOLockedValueBox(Tables())
 
     @discardableResult
-    func addHandler(for typeName: String, _ invoke: @escaping @Sendable (MessageBody, Peer, any MessageCoder) throws -> Void) -> UInt64 {
+    func addHandler(for typeName: String, _ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void) -> UInt64 {
         tables.withLockedValue { tables in
             let token = tables.nextToken
             tables.nextToken += 1
@@ -46,7 +56,7 @@ final class Router: Sendable {
     }
 
     @discardableResult
-    func addWildcardHandler(_ invoke: @escaping @Sendable (MessageBody, Peer, any MessageCoder) throws -> Void) -> UInt64 {
+    func addWildcardHandler(_ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void) -> UInt64 {
         tables.withLockedValue { tables in
             let token = tables.nextToken
             tables.nextToken += 1

@@ -670,9 +670,10 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             }
             return
         }
+        let delivery = Router.Delivery(peer: connection.peer, connection: ObjectIdentifier(connection), gate: connection.readGate)
         for handler in handlers {
             do {
-                try handler.invoke(message, connection.peer, configuration.coder)
+                try handler.invoke(message, delivery, configuration.coder)
             } catch let error as ChirpError {
                 report(error, logLevel: .error)
             } catch {

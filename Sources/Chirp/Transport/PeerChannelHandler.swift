@@ -18,6 +18,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// When this channel was initialized: the connection opened then, before its handshake.
     private let openedAt: NIODeadline
     private let heartbeatTimeout: Double
+    /// Closed while a consumer of this connection's messages is full; the heartbeat does not count that time.
+    private let readGate: ReadGate?
     private var connection: PeerConnection?
     private var handshakeError: (any Error)?
     private var remoteDescription = "unknown"
@@ -32,9 +34,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     init(
         delegate: any ConnectionDelegate, role: ConnectionRole, localID: String, dialedPeerID: String?, host: String?,
-        outboundLimit: Int, heartbeatTimeout: Double, logger: Logger, established: EventLoopPromise<PeerConnection>? = nil
+        outboundLimit: Int, heartbeatTimeout: Double, logger: Logger, established: EventLoopPromise<PeerConnection>? = nil,
+        readGate: ReadGate? = nil
     ) {
         self.established = established
+        self.readGate = readGate
         self.delegate = delegate
         self.role = role
         self.localID = localID
@@ -56,7 +60,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
             let addresses = context.remoteAddress.map { [Self.text(of: $0)] } ?? []
             let connection = PeerConnection(
                 context: context, role: role, remote: completed.remote, localID: localID, addresses: addresses,
-                host: host, outboundLimit: outboundLimit, openedAt: openedAt)
+                host: host, outboundLimit: outboundLimit, openedAt: openedAt,
+                readGate: readGate.map { LoopBoundGate($0, eventLoop: context.eventLoop) })
             self.connection = connection
             connection.inboundReleased = { [weak self] in self?.deliverHeld(context: context) }
             delegate.connectionEstablished(connection)
@@ -75,6 +80,10 @@ final class PeerChannelHandler: ChannelInboundHandler {
                     logger.notice("closing connection: nothing received for \(heartbeatTimeout) s", metadata: ["peer": "\(remoteDescription)"])
                     handshakeError = HandshakeError.timedOut(seconds: heartbeatTimeout)
                     context.close(promise: nil)
+                    return
+                }
+                if readGate?.isClosed == true {
+                    // We stopped reading on purpose (a consumer of this peer's messages is full): its silence is ours.
                     return
                 }
                 let receivedLately = Self.kernelReceivedData(on: context.channel, within: heartbeatTimeout)

@@ -26,6 +26,8 @@ final class PeerConnection: @unchecked Sendable {
     let dialerID: String
     /// When the TCP connection was set up (its channel initialized), before the handshake.
     let openedAt: NIODeadline
+    /// Stops reading from the peer while a consumer of its messages is full.
+    let readGate: LoopBoundGate?
 
     private struct Outbound {
         var queue = CircularBuffer<ByteBuffer>(initialCapacity: 16)
@@ -79,8 +81,9 @@ final class PeerConnection: @unchecked Sendable {
 
     init(
         context: ChannelHandlerContext, role: ConnectionRole, remote: Hello, localID: String, addresses: [String], host: String?,
-        outboundLimit: Int, openedAt: NIODeadline = .now()
+        outboundLimit: Int, openedAt: NIODeadline = .now(), readGate: LoopBoundGate? = nil
     ) {
+        self.readGate = readGate
         self.channel = context.channel
         self.openedAt = openedAt
         self.eventLoop = context.eventLoop

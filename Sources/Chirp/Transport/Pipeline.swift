@@ -9,6 +9,7 @@ extension ChannelPipeline.SynchronousOperations {
     /// 3. ``HandshakeHandler``: exchanges and checks hellos, then removes itself
     /// 4. `IdleStateHandler`: heartbeat timers
     /// 5. ``PeerChannelHandler``: frames -> peer table and router
+    /// 6. ``ReadGate``: stops reading while a consumer of this connection's messages is full (``MessageSequence``)
     ///
     /// Outbound frames are complete `ByteBuffer`s written by ``PeerConnection``, so no encoder is needed.
     func addChirpHandlers(
@@ -19,10 +20,12 @@ extension ChannelPipeline.SynchronousOperations {
         try addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
         try addHandler(HandshakeHandler(local: local, timeout: settings.handshakeTimeout, role: role, acceptPolicy: settings.acceptPolicy))
         try addHandler(IdleStateHandler(readTimeout: settings.heartbeatTimeout, writeTimeout: settings.heartbeatInterval))
+        let gate = ReadGate()
         try addHandler(PeerChannelHandler(
             delegate: delegate, role: role, localID: local.peerID, dialedPeerID: dialedPeerID, host: host,
             outboundLimit: settings.outboundLimit, heartbeatTimeout: Double(settings.heartbeatTimeout.nanoseconds) / 1e9,
-            logger: settings.logger, established: established))
+            logger: settings.logger, established: established, readGate: gate))
+        try addHandler(gate)
     }
 }
 

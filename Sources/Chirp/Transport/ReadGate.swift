@@ -1,0 +1,86 @@
+import NIOCore
+
+/// Stops reading from a connection while something downstream is full, so that TCP's own flow control reaches the
+/// sender instead of this process buffering whatever it sends.
+///
+/// Each consumer that is full (a ``MessageSequence`` above its high watermark) closes the gate under its own key;
+/// the channel is read again once every key has opened it. What was already read when the gate closed (the frames
+/// of the last read, at most one read buffer) is still delivered: nothing is dropped. While the gate is closed the
+/// peer's frames stay in its socket and ours, and the sender's outbound queue fills up to its
+/// ``Configuration/outboundLimit``.
+///
+/// Its state is touched on the channel's event loop only; other threads go through ``LoopBoundGate``.
+final class ReadGate: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+
+    /// The consumers that asked to stop reading.
+    private var closedBy: Set<ObjectIdentifier> = []
+    /// Whether a read was asked for (by auto-read, or by another handler) while the gate was closed.
+    private var readPending = false
+    private var context: ChannelHandlerContext?
+
+    /// Whether some consumer is full and the channel is not being read.
+    var isClosed: Bool { !closedBy.isEmpty }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+        if readPending {
+            readPending = false
+            context.read()
+        }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if closedBy.isEmpty {
+            context.read()
+        } else {
+            readPending = true
+        }
+    }
+
+    /// Stops reading until ``open(for:)`` with the same key (and every other key that closed it).
+    func close(for key: ObjectIdentifier) {
+        closedBy.insert(key)
+    }
+
+    /// Reads again once no other key keeps the gate closed.
+    func open(for key: ObjectIdentifier) {
+        guard closedBy.remove(key) != nil, closedBy.isEmpty, readPending, let context else { return }
+        readPending = false
+        context.read()
+    }
+}
+
+/// A ``ReadGate`` reachable from any thread: every call hops to the gate's event loop.
+struct LoopBoundGate: Sendable {
+    private let gate: NIOLoopBound<ReadGate>
+
+    init(_ gate: ReadGate, eventLoop: any EventLoop) {
+        self.gate = NIOLoopBound(gate, eventLoop: eventLoop)
+    }
+
+    /// Stops reading for `key` (on the gate's event loop: at once when called there).
+    func close(for key: ObjectIdentifier) {
+        if gate.eventLoop.inEventLoop {
+            gate.value.close(for: key)
+        } else {
+            let gate = self.gate
+            gate.eventLoop.execute { gate.value.close(for: key) }
+        }
+    }
+
+    /// Reads again for `key`, when no other key keeps it closed.
+    func open(for key: ObjectIdentifier) {
+        if gate.eventLoop.inEventLoop {
+            gate.value.open(for: key)
+        } else {
+            let gate = self.gate
+            gate.eventLoop.execute { gate.value.open(for: key) }
+        }
+    }
+}

@@ -1,0 +1,62 @@
+import Chirp
+import Foundation
+import NIOConcurrencyHelpers
+import Testing
+
+/// A peer that sends faster than an app consumes `messages(of:)`: the app stops reading it, TCP slows it down and its
+/// `send` throws once its queue is full; nothing is lost or reordered, and everything arrives once the app consumes.
+struct Flood: Codable, Sendable { var seq: Int; var filler: String }
+
+extension LiveTests {
+@Suite struct BackpressureTests {
+    @Test func aConsumerThatStopsStopsTheSenderAndLosesNothing() async throws {
+        let type = uniqueServiceType()
+        var aliceConfiguration = testConfiguration("alice", serviceType: type)
+        aliceConfiguration.outboundLimit = 1 << 20
+        var bobConfiguration = testConfiguration("bob", serviceType: type)
+        bobConfiguration.backpressure = .init(lowWatermark: 8, highWatermark: 32)
+        let alice = Transceiver(configuration: aliceConfiguration)
+        let bob = Transceiver(configuration: bobConfiguration)
+        let messages = bob.messages(of: Flood.self)
+        // Counts what bob's process takes in, consumed or not: without backpressure, everything alice sends.
+        let taken = NIOLockedValueBox(0)
+        bob.receive(Flood.self) { _, _ in taken.withLockedValue { $0 += 1 } }
+        try await alice.start()
+        try await bob.start()
+        let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
+        _ = try await bob.waitForConnectedPeers(1)
+
+        // Alice offers 4,000 messages of 16 KiB (64 MiB, far more than the sockets' buffers hold) while bob's
+        // consumer reads none. A full queue makes her wait and retry; 5 s without progress means she is stopped.
+        let filler = String(repeating: "x", count: 16 * 1024)
+        let total = 4000
+        var accepted = 0
+        var lastProgress = ContinuousClock.now
+        while accepted < total && ContinuousClock.now - lastProgress < .seconds(5) {
+            do {
+                try alice.send(Flood(seq: accepted, filler: filler), to: bobPeer)
+                accepted += 1
+                lastProgress = .now
+            } catch ChirpError.outboundLimitExceeded {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+        }
+        let takenWhileStopped = taken.withLockedValue { $0 }
+        #expect(accepted < total, "alice was never stopped: bob took in \(takenWhileStopped) of \(accepted) messages")
+        // Bob holds the watermark plus what its last reads brought, not what alice sent.
+        #expect(takenWhileStopped < 200, "bob took in \(takenWhileStopped) messages while its consumer read none")
+
+        // Now bob consumes: every message alice's send accepted arrives, in order, once.
+        var expected = 0
+        for await message in messages {
+            #expect(message.payload.seq == expected)
+            expected += 1
+            if expected == accepted { break }
+        }
+        #expect(expected == accepted)
+        #expect(bob.connectedPeers.count == 1, "the paused connection survived the heartbeat")
+        await alice.shutdown()
+        await bob.shutdown()
+    }
+}
+}
