@@ -212,6 +212,71 @@ extension Transceiver {
         }
     }
 
+    /// Sends `value` to `peer`, waiting while the peer's outbound queue is full instead of throwing.
+    ///
+    /// A peer that reads slower than we send (its app consumes ``messages(of:)`` slowly, or its handler blocks)
+    /// fills its queue up to ``Configuration/outboundLimit``: ``send(_:to:)-(T,Peer)`` then throws
+    /// ``ChirpError/outboundLimitExceeded(peer:limit:)``, and this form waits until the queue is half empty again.
+    /// Messages are sent in the order of the calls that returned.
+    ///
+    /// ```swift
+    /// for line in lines { try await transceiver.sendWhenReady(ChatLine(text: line), to: peer) }
+    /// ```
+    /// - Throws: ``ChirpError/peerNotConnected(_:)`` (the connection closed while waiting), an encoding error, or
+    ///   `CancellationError` when the task is cancelled while waiting (the message was not sent).
+    public func sendWhenReady<T: Encodable>(_ value: T, to peer: Peer) async throws {
+        var connection = try connection(to: peer)
+        let frame = try PayloadCoding.frame(
+            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: connection.channel.allocator,
+            limit: configuration.maximumMessageSize)
+        while true {
+            switch connection.submit(frame) {
+            case .accepted:
+                return
+            case .full:
+                await connection.waitForRoom()
+                try Task.checkCancellation()
+            case .retired:
+                // The connection lost the tie-break before anything was queued: the winner takes it.
+                guard let current = currentEngine?.connection(to: connection.remote.peerID), current !== connection else {
+                    throw ChirpError.peerNotConnected(connection.peer)
+                }
+                connection = current
+            case .closed:
+                throw ChirpError.peerNotConnected(connection.peer)
+            }
+        }
+    }
+
+    /// Sends `value` to every connected peer, waiting for room in each full queue in turn instead of skipping that
+    /// peer (see ``sendWhenReady(_:to:)``). Encoded once. A peer that disconnects meanwhile is skipped.
+    ///
+    /// - Throws: ``ChirpError/notRunning``, an encoding error, or `CancellationError` when the task is cancelled
+    ///   while waiting (the peers not reached yet were not sent to).
+    public func broadcastWhenReady<T: Encodable>(_ value: T) async throws {
+        guard let engine = currentEngine else { throw ChirpError.notRunning }
+        let connections = engine.connections
+        guard let first = connections.first else { return }
+        let frame = try PayloadCoding.frame(
+            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: first.channel.allocator,
+            limit: configuration.maximumMessageSize)
+        for original in connections {
+            var connection = original
+            sending: while true {
+                switch connection.submit(frame) {
+                case .accepted, .closed:
+                    break sending
+                case .full:
+                    await connection.waitForRoom()
+                    try Task.checkCancellation()
+                case .retired:
+                    guard let current = engine.connection(to: connection.remote.peerID), current !== connection else { break sending }
+                    connection = current
+                }
+            }
+        }
+    }
+
     /// Sends `value` to each of `peers` (MultipeerKit's `send(_:to:)`), encoding it once.
     /// - Throws: the first error; peers before it were sent to.
     public func send<T: Encodable>(_ value: T, to peers: [Peer]) throws {

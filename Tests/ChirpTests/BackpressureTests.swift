@@ -58,5 +58,52 @@ extension LiveTests {
         await alice.shutdown()
         await bob.shutdown()
     }
+
+    @Test func sendWhenReadyWaitsForAFullPeerAndThenDeliversEverythingInOrder() async throws {
+        let type = uniqueServiceType()
+        var aliceConfiguration = testConfiguration("alice", serviceType: type)
+        aliceConfiguration.outboundLimit = 1 << 20
+        var bobConfiguration = testConfiguration("bob", serviceType: type)
+        bobConfiguration.backpressure = .init(lowWatermark: 8, highWatermark: 32)
+        let alice = Transceiver(configuration: aliceConfiguration)
+        let bob = Transceiver(configuration: bobConfiguration)
+        let messages = bob.messages(of: Flood.self)
+        try await alice.start()
+        try await bob.start()
+        let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
+        _ = try await bob.waitForConnectedPeers(1)
+
+        let filler = String(repeating: "x", count: 16 * 1024)
+        let total = 4000
+        let progress = NIOLockedValueBox(0)
+        let sender = Task {
+            for seq in 0..<total {
+                try await alice.sendWhenReady(Flood(seq: seq, filler: filler), to: bobPeer)
+                progress.withLockedValue { $0 = seq + 1 }
+            }
+        }
+        // While bob consumes nothing, alice's sends stop returning, well before the end: they wait, not throw.
+        var last = -1
+        var unchangedSince = ContinuousClock.now
+        while ContinuousClock.now - unchangedSince < .seconds(3) {
+            let now = progress.withLockedValue { $0 }
+            if now != last { (last, unchangedSince) = (now, .now) }
+            #expect(now < total, "alice sent all \(total) messages while bob consumed none")
+            if now == total { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(last < total)
+
+        var expected = 0
+        for await message in messages {
+            #expect(message.payload.seq == expected)
+            expected += 1
+            if expected == total { break }
+        }
+        try await sender.value  // no send threw
+        #expect(expected == total)
+        await alice.shutdown()
+        await bob.shutdown()
+    }
 }
 }

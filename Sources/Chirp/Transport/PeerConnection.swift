@@ -39,6 +39,16 @@ final class PeerConnection: @unchecked Sendable {
         /// Requests received on this connection whose reply has not been queued yet.
         var repliesOwed = 0
         var nextRequestID: UInt64 = 1
+        /// Senders waiting for room in the queue (``waitForRoom()``), by id.
+        var roomWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+        var nextWaiterID: UInt64 = 0
+
+        /// Takes the waiters to wake: all of them once the queue is at most half full, or closed.
+        mutating func wakeableWaiters(limit: Int) -> [CheckedContinuation<Void, Never>] {
+            guard !roomWaiters.isEmpty, closed || queuedBytes <= limit / 2 else { return [] }
+            defer { roomWaiters = [:] }
+            return Array(roomWaiters.values)
+        }
     }
 
     /// What became of a frame handed to ``submit(_:)``.
@@ -140,6 +150,29 @@ final class PeerConnection: @unchecked Sendable {
             eventLoop.execute { self.drain() }
         }
         return admission
+    }
+
+    /// Waits until the outbound queue is at most half full, the connection closes, or the task is cancelled; the
+    /// caller then submits again. Half, not "room for one frame": a sender that wakes at every freed byte would
+    /// wake once per frame written.
+    func waitForRoom() async {
+        let id = outbound.withLockedValue { state -> UInt64 in
+            state.nextWaiterID += 1
+            return state.nextWaiterID
+        }
+        let limit = outboundLimit
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = outbound.withLockedValue { state -> Bool in
+                    if state.closed || state.queuedBytes <= limit / 2 || Task.isCancelled { return true }
+                    state.roomWaiters[id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            outbound.withLockedValue { $0.roomWaiters.removeValue(forKey: id) }?.resume()
+        }
     }
 
     /// A new request id, unique on this connection.
@@ -285,6 +318,8 @@ final class PeerConnection: @unchecked Sendable {
         }
         writePending()
         if wrote { context.flush() }
+        let limit = outboundLimit
+        for waiter in outbound.withLockedValue({ $0.wakeableWaiters(limit: limit) }) { waiter.resume() }
     }
 
     /// Marks the connection as losing the tie-break: no new message or request is queued on it, a goodbye tells the
@@ -395,11 +430,14 @@ final class PeerConnection: @unchecked Sendable {
     /// The channel closed: fail everything that waits on it.
     func closed() {
         eventLoop.preconditionInEventLoop()
-        outbound.withLockedValue { state in
+        let limit = outboundLimit
+        let waiters = outbound.withLockedValue { state in
             state.closed = true
             state.queue.removeAll()
             state.queuedBytes = 0
+            return state.wakeableWaiters(limit: limit)
         }
+        for waiter in waiters { waiter.resume() }
         context = nil
         inboundReleased = nil
         finishInbound()
