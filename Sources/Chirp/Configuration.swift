@@ -78,6 +78,11 @@ public struct Configuration: Sendable {
     /// waiting messages, read again below 64.
     public var backpressure = Backpressure()
 
+    /// How many async responders (``Transceiver/respond(to:with:)-(_,(Request,Peer)async->Response)``) may run at
+    /// once. Requests beyond it wait in arrival order, and the connection each came on is not read meanwhile, so a
+    /// peer that floods requests slows down instead of making this app start a task for each. Default: 64.
+    public var maximumConcurrentResponders: Int = 64
+
     /// When a consumer of received messages is full, and when it has room again (see ``MessageSequence``).
     public struct Backpressure: Sendable, Equatable {
         /// Below this many waiting messages, reading resumes. Default: 64.
@@ -163,6 +168,9 @@ public struct Configuration: Sendable {
             throw ChirpError.invalidConfiguration("maximumMessageSize must be at least 1024 bytes")
         }
         if outboundLimit < 1 { throw ChirpError.invalidConfiguration("outboundLimit must be positive") }
+        if maximumConcurrentResponders < 1 {
+            throw ChirpError.invalidConfiguration("maximumConcurrentResponders must be at least 1")
+        }
         if backpressure.lowWatermark < 1 || backpressure.lowWatermark > backpressure.highWatermark {
             throw ChirpError.invalidConfiguration(
                 "backpressure watermarks must satisfy 1 <= lowWatermark <= highWatermark "

@@ -53,6 +53,8 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     let settings: ConnectionSettings
     private let router: Router
     private let hub: EventHub
+    /// Runs async responders, at most `maximumConcurrentResponders` at once; cancelled at `stop()`.
+    private let responders: ResponderPool
     private let logger: Logger
     private let group: any EventLoopGroup
     private let state = NIOLockedValueBox(State())
@@ -72,6 +74,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         self.serviceType = serviceType
         self.router = router
         self.hub = hub
+        self.responders = ResponderPool(limit: configuration.maximumConcurrentResponders)
         self.logger = configuration.logger
         self.group = configuration.eventLoopGroup
         self.settings = ConnectionSettings(configuration, tls: tls)
@@ -203,6 +206,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             }
             return (state.serverChannels, state.discovery, Array(state.peers.values), Array(state.openChannels.values))
         }
+        responders.cancelAll()
         let loop = group.any()
         var futures: [EventLoopFuture<Void>] = []
         for entry in entries {
@@ -710,11 +714,13 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         case .sync(let body):
             respond(Result { try body(request.message, connection.peer, coder, allocator) })
         case .async(let body):
-            // Called from an event loop, so the async responder needs a task of its own.
-            Task {
-                do { respond(.success(try await body(request.message, connection.peer, coder, allocator))) }
+            // Called from an event loop, so the async responder needs a task of its own: the pool runs it, or queues
+            // it (and stops reading this peer) while maximumConcurrentResponders run.
+            let peer = connection.peer
+            responders.submit(ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
+                do { respond(.success(try await body(request.message, peer, coder, allocator))) }
                 catch { respond(.failure(error)) }
-            }
+            })
         }
     }
 
