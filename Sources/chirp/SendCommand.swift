@@ -12,9 +12,9 @@ struct SendCommand: AsyncParsableCommand {
             chirp joins TYPE as a peer, waits (up to --timeout, 10 s by default)
             until a peer connects, sends, and leaves. The payload travels as is
             under MESSAGE-TYPE, the wire name the receiving app registered: a
-            ChirpMessage's chirpTypeName (e.g. chat.line), or else the module-
-            qualified Swift type name (e.g. ListrCommands.AddItem). The payload is
-            checked first: invalid JSON is refused, and nothing is sent.
+            ChirpMessage's chirpTypeName (e.g. chat.line, listr.item.add), or else
+            the module-qualified Swift type name (e.g. MyApp.ChatLine). The
+            payload is checked first: invalid JSON is refused, and nothing is sent.
 
             Without --peer, the message goes to every peer connected within about
             a second of the first one; with --peer, to that peer only. With
@@ -23,7 +23,8 @@ struct SendCommand: AsyncParsableCommand {
 
             OUTPUT
               For a message, nothing (a terminal gets a note on standard error).
-              With --request: the reply's payload as received, on one line.
+              With --request: the reply's payload as received, on one line (a
+              command reply of a ChirpCommands app: its text, or its data's size).
               With --request --json: {"type", "from", "fromID", "payload"}.
 
             EXIT STATUS
@@ -40,8 +41,8 @@ struct SendCommand: AsyncParsableCommand {
                 chirp send chat chat.line '{"text":"hi alice"}' --peer alice
               The payload from standard input:
                 echo '{"text":"from a pipe"}' | chirp send chat chat.line -
-              A request, and its reply:
-                chirp send listr listr.list-items '{}' --peer alice --request
+              A request to a running listr (service listrctl), and its reply:
+                chirp send listrctl listr.item.list '{}' --request
               Without discovery:
                 chirp send chat chat.line '{"text":"hi"}' --connect 192.168.1.20:51234
             """)

@@ -1,3 +1,4 @@
+import Foundation
 import NIOConcurrencyHelpers
 
 /// A message type that names itself on the wire.
@@ -21,8 +22,20 @@ public protocol ChirpMessage {
 enum MessageTypeName {
     private static let cache = NIOLockedValueBox<[ObjectIdentifier: String]>([:])
 
+    /// The wire name of `Data` (a binary payload, and every command reply): stable across platforms, where
+    /// `String(reflecting: Data.self)` is `FoundationEssentials.Data` on Linux and `Foundation.Data` on macOS.
+    static let data = "chirp.data"
+    /// The names `Data` travelled under before it had ``data`` (protocol 1 before 2026-11), accepted on receipt.
+    static let legacyDataNames: Set<String> = ["FoundationEssentials.Data", "Foundation.Data"]
+
+    /// The name a received type name is routed under: ``data`` for the old names of `Data`, else the name itself.
+    static func routed(_ typeName: String) -> String {
+        legacyDataNames.contains(typeName) ? data : typeName
+    }
+
     /// The name `type` travels under.
     static func of<T>(_ type: T.Type) -> String {
+        if type == Data.self { return data }
         let key = ObjectIdentifier(type)
         if let name = cache.withLockedValue({ $0[key] }) { return name }
         let name: String

@@ -662,7 +662,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
     }
 
     func route(_ message: MessageBody, from connection: PeerConnection) {
-        let handlers = router.handlers(for: message.typeName)
+        let handlers = router.handlers(for: MessageTypeName.routed(message.typeName))
         if handlers.isEmpty {
             let peer = connection.peer
             let (warn, isLast) = state.withLockedValue { state in
@@ -691,7 +691,7 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
         let coder = configuration.coder
         let typeName = request.message.typeName
         connection.owesReply()
-        guard let responder = router.responder(for: typeName) else {
+        guard let responder = router.responder(for: MessageTypeName.routed(typeName)) else {
             connection.sendReply(PayloadCoding.failureFrame(
                 id: request.requestID, status: .noResponder, typeName: typeName,
                 message: "no responder for \(typeName)", allocator: allocator))

@@ -136,9 +136,9 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
             context.fireErrorCaught(HandshakeError.refusedByRemote(reason: reason))
             context.close(promise: nil)
         default:
-            state = .done
-            context.fireErrorCaught(HandshakeError.unexpectedFrame(kind: frame.kind))
-            context.close(promise: nil)
+            // Protocol.md section 4: a first frame that is not a hello gets a refuse frame with the reason, then the
+            // connection closes.
+            refuse(context: context, error: .unexpectedFrame(kind: frame.kind))
         }
     }
 

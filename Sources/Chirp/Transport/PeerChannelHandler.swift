@@ -76,12 +76,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
                     context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.ping, body: ByteBuffer(), allocator: context.channel.allocator)), promise: nil)
                 }
             case .read:
-                guard let connection else {
-                    logger.notice("closing connection: nothing received for \(heartbeatTimeout) s", metadata: ["peer": "\(remoteDescription)"])
-                    handshakeError = HandshakeError.timedOut(seconds: heartbeatTimeout)
-                    context.close(promise: nil)
-                    return
-                }
+                // Before the handshake, the handshake timeout (HandshakeHandler) decides alone: a hello that is still
+                // arriving, or that has not started, gets the whole of it (Protocol.md section 4).
+                guard let connection else { return }
                 if readGate?.isClosed == true {
                     // We stopped reading on purpose (a consumer of this peer's messages is full): its silence is ours.
                     return
