@@ -83,9 +83,10 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 "ChirpLogs",
-                "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
+                "ChirpCommands",  // SecretOptions, CommandLineTool, command replies
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
         // The command channel: drive a running app from a terminal.

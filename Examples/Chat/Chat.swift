@@ -6,7 +6,7 @@
 //     CHIRP_SECRET=... chat --name carol   # a private room: only peers with the same secret connect
 import ArgumentParser
 import Chirp
-import struct ChirpCommands.SecretOptions
+import ChirpCommands
 import Foundation
 import Logging
 
@@ -18,14 +18,33 @@ struct ChatLine: Codable, Sendable, ChirpMessage {
 
 @main
 struct Chat: AsyncParsableCommand {
+    static func main() async { await CommandLineTool.main(Self.self) }
+
     static let configuration = CommandConfiguration(
         abstract: "A chat room on the local network: broadcasts each line you type, prints what others type.",
         discussion: """
-            Peers of the same service type find each other through DNS-SD (Avahi or Bonjour) and connect directly.
-            Output lines: "[NAME] TEXT" for a message, "* connected to NAME" and "* NAME left" for peers.
-            With a shared secret (the CHIRP_SECRET environment variable, or --secret-file PATH), only peers with the
-            same secret connect, and everything is encrypted; peers that cannot connect are reported on standard
-            error ("chat: cannot connect to NAME: REASON").
+            Peers of the same service type find each other through DNS-SD
+            (Avahi or Bonjour) and connect directly. Each line read from
+            standard input goes to every peer.
+
+            OUTPUT
+              "[NAME] TEXT" for a message, "* connected to NAME" and
+              "* NAME left" for peers. What peers send is shown with its
+              control characters escaped.
+
+            SHARED SECRET
+              With a shared secret (the CHIRP_SECRET environment variable,
+              or --secret-file PATH), only peers with the same secret
+              connect, and everything is encrypted. Peers that cannot
+              connect are reported on standard error
+              ("chat: warning: cannot connect to NAME: REASON").
+
+            EXIT STATUS
+              0   standard input ended (after --linger), or its reader
+                  went away
+              1   any other failure (e.g. the port could not be opened)
+              64  bad input: an invalid option, service type or secret
+              Ctrl-C ends it at once.
 
             EXAMPLES
               chat --name alice
@@ -45,8 +64,8 @@ struct Chat: AsyncParsableCommand {
     @Option(help: "Seconds to stay after standard input ends, to receive replies.")
     var linger: Double = 0
 
-    @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .warning
+    @Option(help: "How much the Chirp library logs on standard error (chat reports problems itself).")
+    var logLevel: Logger.Level = .critical
 
     @OptionGroup(title: "Security")
     var secret: SecretOptions
@@ -71,17 +90,17 @@ struct Chat: AsyncParsableCommand {
         transceiver.peerConnected = { peer in say("* connected to \(peer.name)") }
         transceiver.peerDisconnected = { peer in say("* \(peer.name) left") }
         let events = transceiver.events
-        try await transceiver.resume()
+        try await transceiver.start()
 
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await Self.reportRefusals(events) }
             for await line in StandardInput.lines() {
-                do { try transceiver.broadcast(ChatLine(text: line)) } catch { complain("\(error)") }
+                do { try transceiver.broadcast(ChatLine(text: line)) } catch { StandardStreams.error("\(error)") }
             }
             if linger > 0 { try? await Task.sleep(for: .seconds(linger)) }
             group.cancelAll()
         }
-        await transceiver.stop()
+        await transceiver.shutdown()
     }
 
     /// Says on standard error why a peer cannot be reached (a shared secret missing or different), once per reason.
@@ -89,7 +108,7 @@ struct Chat: AsyncParsableCommand {
         var reported: Set<String> = []
         for await event in events {
             if case .connectionRefused(let peer, let reason) = event, reported.insert("\(peer) \(reason)").inserted {
-                complain("cannot connect to \(peer): \(reason)")
+                StandardStreams.warning("cannot connect to \(peer): \(reason)")
             }
         }
     }
@@ -110,12 +129,8 @@ enum StandardInput {
     }
 }
 
-/// Writes one line to standard output at once (unbuffered), so pipes see it immediately.
+/// Writes one line to standard output at once (unbuffered), so pipes see it immediately. Names and texts come from
+/// other peers: their control characters are escaped, so a peer can neither forge a line nor drive the terminal.
 func say(_ line: String) {
-    FileHandle.standardOutput.write(Data((line + "\n").utf8))
-}
-
-/// Writes one `chat: ` line to standard error.
-func complain(_ line: String) {
-    FileHandle.standardError.write(Data(("chat: " + line + "\n").utf8))
+    StandardStreams.output(UntrustedText.escaped(line) + "\n")
 }

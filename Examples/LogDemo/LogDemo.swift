@@ -10,7 +10,7 @@ import ArgumentParser
 import Chirp
 import ChirpLogs
 import Foundation
-import struct ChirpCommands.SecretOptions
+import ChirpCommands
 import Logging
 import NIOPosix
 
@@ -20,6 +20,8 @@ import FoundationNetworking
 
 @main
 struct LogDemo: AsyncParsableCommand {
+    static func main() async { await CommandLineTool.main(Self.self) }
+
     static let configuration = CommandConfiguration(
         commandName: "logdemo",
         abstract: "Emits varied logs and real HTTP calls, streamed to `chirp logs` viewers.",

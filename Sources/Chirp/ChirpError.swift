@@ -36,6 +36,9 @@ public enum ChirpError: Error, Sendable, Equatable, CustomStringConvertible, Loc
     case outboundLimitExceeded(peer: Peer, limit: Int)
     /// A peer sent something that is not valid Chirp protocol; the connection or frame was dropped.
     case protocolViolation(peer: String, reason: String)
+    /// ``Transceiver/connect(host:port:)`` could not open a TCP connection to `address` (`host:port`); `reason` says
+    /// why in words: "connection refused", "timed out", "host unreachable", "cannot resolve the host name".
+    case connectionFailed(address: String, reason: String)
 
     /// The error as one sentence a user can act on.
     public var description: String {
@@ -70,6 +73,10 @@ public enum ChirpError: Error, Sendable, Equatable, CustomStringConvertible, Loc
             return "\(Self.shown(peer.name)) is not reading fast enough: its queue is full (\(limit) bytes); message not sent"
         case .protocolViolation(let peer, let reason):
             return "protocol violation by \(Self.shown(peer)): \(Self.shown(reason))"
+        case .connectionFailed(let address, let reason):
+            // "connection refused by 127.0.0.1:1" reads best; other reasons follow the address.
+            return reason == "connection refused"
+                ? "connection refused by \(Self.shown(address))" : "could not connect to \(Self.shown(address)): \(reason)"
         }
     }
 

@@ -1,6 +1,7 @@
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import NIOPosix
 
 /// Finds the other peers of a service type on the network, connects to each of them, and exchanges typed messages.
 ///
@@ -192,7 +193,33 @@ public final class Transceiver: Sendable {
     @discardableResult
     public func connect(host: String, port: Int) async throws -> Peer {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
-        let connection = try await engine.connect(host: host, port: port, dialedPeerID: nil, peerHost: host).get()
+        let connection: PeerConnection
+        do {
+            connection = try await engine.connect(host: host, port: port, dialedPeerID: nil, peerHost: host).get()
+        } catch let error as NIOConnectionError {
+            throw ChirpError.connectionFailed(address: "\(host):\(port)", reason: Self.reason(for: error))
+        } catch ChannelError.connectTimeout {
+            throw ChirpError.connectionFailed(address: "\(host):\(port)", reason: "timed out")
+        }
         return connection.peer
+    }
+
+    /// Why a TCP connection could not be made, in words (the errno of the first address tried that has one).
+    static func reason(for error: NIOConnectionError) -> String {
+        if error.dnsAAAAError != nil && error.dnsAError != nil && error.connectionErrors.isEmpty {
+            return "cannot resolve the host name"
+        }
+        for failure in error.connectionErrors {
+            if let io = failure.error as? IOError {
+                switch io.errnoCode {
+                case ECONNREFUSED: return "connection refused"
+                case ETIMEDOUT: return "timed out"
+                case EHOSTUNREACH, ENETUNREACH: return "host unreachable"
+                default: return String(cString: strerror(io.errnoCode)).lowercased()
+                }
+            }
+            if case ChannelError.connectTimeout = failure.error { return "timed out" }
+        }
+        return error.connectionErrors.isEmpty ? "no address to connect to" : "\(error.connectionErrors[0].error)"
     }
 }

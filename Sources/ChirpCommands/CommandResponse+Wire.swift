@@ -34,10 +34,10 @@ extension CommandResponse {
         return bytes
     }
 
-    /// Decodes reply bytes.
+    /// Decodes reply bytes (`package`: `chirp send --request` shows a command reply with it).
     /// - Throws: ``CommandResponseDecodingError`` when the bytes are empty, of an unknown kind, or not UTF-8 where
     ///   text is expected.
-    init(encoded bytes: Data) throws(CommandResponseDecodingError) {
+    package init(encoded bytes: Data) throws(CommandResponseDecodingError) {
         guard let first = bytes.first else { throw .empty }
         guard let kind = Kind(rawValue: first) else { throw .unknownKind(first) }
         let body = bytes.dropFirst()
@@ -52,12 +52,12 @@ extension CommandResponse {
 }
 
 /// A reply that is not a valid encoded ``CommandResponse``.
-enum CommandResponseDecodingError: Error, Equatable, CustomStringConvertible {
+package enum CommandResponseDecodingError: Error, Equatable, CustomStringConvertible {
     case empty
     case unknownKind(UInt8)
     case invalidUTF8
 
-    var description: String {
+    package var description: String {
         switch self {
         case .empty: return "the reply is empty"
         case .unknownKind(let byte): return "the reply has an unknown kind byte 0x\(String(byte, radix: 16))"

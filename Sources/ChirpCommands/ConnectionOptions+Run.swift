@@ -14,7 +14,7 @@ extension ConnectionOptions {
     ///
     /// Successful replies go to `reply`; by default text is printed on standard output (with a final newline) and
     /// data written there as is. With `--all`, each reply is preceded by a `== NAME on HOST ==` line. Failures and
-    /// errors go to standard error as `error: ...` lines; with `--all` they name the app.
+    /// errors go to standard error as `TOOL: error: ...` lines (`listrctl: error: ...`); with `--all` they name the app.
     ///
     /// - Parameter reply: what to do with a successful reply, e.g. save data to a file. An error it throws is
     ///   printed and gives exit code 1.
@@ -35,7 +35,7 @@ extension ConnectionOptions {
             do {
                 outcomes = try await transmitter.sendToAll(command)
             } catch {
-                StandardStreams.error("error: \(error)")
+                StandardStreams.error("\(error)")
                 return error.exitCode
             }
             var worst = CommandExitCode.success
@@ -43,12 +43,12 @@ extension ConnectionOptions {
                 var code = outcome.exitCode
                 switch outcome.result {
                 case .success(.failure(let message)):
-                    StandardStreams.error("error: \(outcome.label): \(message)")
+                    StandardStreams.error("\(outcome.label): \(message)")
                 case .success(let response):
                     StandardStreams.output("== \(outcome.label) ==\n")
                     code = Self.deliver(CommandReply(app: outcome.app, response: response), to: reply, label: outcome.label)
                 case .failure(let error):
-                    StandardStreams.error("error: \(error)")
+                    StandardStreams.error("\(error)")
                 }
                 if code.rawValue > worst.rawValue { worst = code }
             }
@@ -58,11 +58,11 @@ extension ConnectionOptions {
         do {
             answer = try await transmitter.send(command, to: peer)
         } catch {
-            StandardStreams.error("error: \(error)")
+            StandardStreams.error("\(error)")
             return error.exitCode
         }
         if case .failure(let message) = answer.response {
-            StandardStreams.error("error: \(message)")
+            StandardStreams.error("\(message)")
             return .appFailure
         }
         return Self.deliver(answer, to: reply, label: nil)
@@ -73,27 +73,22 @@ extension ConnectionOptions {
             try reply(answer)
             return .success
         } catch {
-            StandardStreams.error("error: " + (label.map { "\($0): " } ?? "") + CommandResponse.message(for: error))
+            StandardStreams.error((label.map { "\($0): " } ?? "") + CommandResponse.message(for: error))
             return .appFailure
         }
     }
 
-    /// The default reply handler: text on standard output with a final newline, data as is.
+    /// The default reply handler: text on standard output with a final newline, data as is. The app's text is shown
+    /// with its control characters escaped (line breaks kept), so a reply cannot drive the terminal.
     @Sendable public static func printReply(_ reply: CommandReply) {
         switch reply.response {
         case .text(let text):
-            StandardStreams.output(text.isEmpty || text.hasSuffix("\n") ? text : text + "\n")
+            let shown = UntrustedText.escaped(text, keepingNewlines: true)
+            StandardStreams.output(shown.isEmpty || shown.hasSuffix("\n") ? shown : shown + "\n")
         case .data(let data):
             StandardStreams.output(data)
         case .failure(let message):
-            StandardStreams.error("error: \(message)")
+            StandardStreams.error(message)
         }
     }
-}
-
-/// Unbuffered writes to standard output and standard error, so that output and errors interleave in order.
-enum StandardStreams {
-    static func output(_ text: String) { output(Data(text.utf8)) }
-    static func output(_ data: Data) { FileHandle.standardOutput.write(data) }
-    static func error(_ line: String) { FileHandle.standardError.write(Data((line + "\n").utf8)) }
 }

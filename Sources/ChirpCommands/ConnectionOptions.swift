@@ -68,18 +68,21 @@ public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sen
             throw ValidationError("--service: \(error)")
         }
         guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
-            throw ValidationError("--timeout must be a number of seconds above 0 (and at most 86400), got \(timeout)")
+            let shown = timeout.isFinite && timeout == timeout.rounded() ? String(Int64(timeout)) : String(timeout)
+            throw ValidationError("--timeout must be greater than 0 and at most 86400 seconds, got \(shown)")
         }
         if peer != nil && all { throw ValidationError("--peer and --all cannot be used together") }
         if let peer, peer.isEmpty { throw ValidationError("--peer needs a name") }
         if let settleMilliseconds, settleMilliseconds < 0 { throw ValidationError("--settle-ms cannot be negative") }
     }
 
-    /// A logger that writes to standard error: warnings and errors, or everything with `--verbose`. It is made
-    /// with its own handler, so it works without bootstrapping the logging system.
+    /// With `--verbose`, a logger that writes everything to standard error; otherwise one that discards
+    /// everything, so that nothing but the tool's own `TOOL: error:` line reaches the terminal when it fails. It is
+    /// made with its own handler, so it works without bootstrapping the logging system.
     public func makeLogger(label: String = "chirp") -> Logger {
+        guard verbose else { return Logger(label: label) { _ in SwiftLogNoOpLogHandler() } }
         var logger = Logger(label: label) { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = verbose ? .debug : .warning
+        logger.logLevel = .debug
         return logger
     }
 

@@ -55,6 +55,9 @@ public enum LogViewerEvent: Sendable {
     case waiting(String)
     /// Something went wrong with one source (a refused subscription, an undecodable batch); others go on.
     case problem(String)
+    /// No DNS-SD daemon answers: sources can be neither found nor followed by discovery (``LogViewerConfiguration``'s
+    /// endpoint still works). The viewer keeps retrying; the message says what to start.
+    case discoveryUnavailable(String)
     /// A selected source refused the connection (a shared secret missing or different, its accept policy): nothing
     /// of it is received. Reported once per source and reason; the viewer goes on with the other sources.
     case refused(LogSourceRefusal)
@@ -184,6 +187,8 @@ public final class LogViewer: Sendable {
                 try await handler(.waiting(text))
             case .problem(let text):
                 try await handler(.problem(text))
+            case .discoveryUnavailable(let text):
+                try await handler(.discoveryUnavailable(text))
             case .following(let info, let resumed):
                 try await handler(.following(info, resumed: resumed))
             case .batch(let subscription, let records):
@@ -232,7 +237,7 @@ public final class LogViewer: Sendable {
                 case .peerDisconnected(let peer):
                     input.yield(.sourceLost(peer.id))
                 case .discoveryUnavailable(let message) where configuration.endpoint == nil:
-                    input.yield(.problem(message))
+                    input.yield(.discoveryUnavailable(message))
                 case .connectionRefused(let peer, let reason):
                     for refusal in refusals(peer: peer, reason: reason, transceiver: transceiver) where state.noteRefusal(refusal) {
                         input.yield(.refused(refusal))
@@ -336,6 +341,7 @@ public final class LogViewer: Sendable {
     enum Inbound: Sendable {
         case waiting(String)
         case problem(String)
+        case discoveryUnavailable(String)
         case following(LogSourceInfo, resumed: Bool)
         case batch(UInt64, [LogRecord])
         case lost(LogsLost)

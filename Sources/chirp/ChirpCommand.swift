@@ -1,9 +1,12 @@
 // chirp: see and poke a Chirp network from a terminal. Each subcommand lives in its own file; shared options in
 // Options/, exit statuses, output and waiting helpers in Support/.
 import ArgumentParser
+import ChirpCommands
 
 @main
 struct ChirpCommand: AsyncParsableCommand {
+    static func main() async { await CommandLineTool.main(Self.self) }
+
     static let configuration = CommandConfiguration(
         commandName: "chirp",
         abstract: "See and poke the Chirp peers on the local network.",

@@ -2,6 +2,7 @@ import ArgumentParser
 import Chirp
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// `chirp listen TYPE`: joins a service type as a peer and prints every message it receives.
 struct ListenCommand: AsyncParsableCommand {
@@ -97,19 +98,14 @@ private struct ListenRun: Sendable {
     }
 
     func run() async throws -> ExitStatus {
-        let (messages, sink) = AsyncStream.makeStream(of: Received.self)
-        let filter = messageTypes
+        // Messages through the transceiver's bounded sequence: when standard output blocks (a pipe nobody reads),
+        // chirp stops reading the senders instead of buffering what they send (Configuration.backpressure).
+        let sequence = NIOLockedValueBox<MessageSequence<RawMessage>?>(nil)
         return try await PeerSession.run(
             serviceType: serviceType, common: common, join: join, logger: logger,
-            configure: { transceiver in
-                transceiver.receiveAll { message, sender in
-                    if filter.isEmpty || filter.contains(message.typeName) {
-                        sink.yield(Received(message: message, sender: sender, time: Date()))
-                    }
-                }
-            }
+            configure: { transceiver in sequence.withLockedValue { $0 = transceiver.allMessages() } }
         ) { session in
-            defer { sink.finish() }
+            guard let messages = sequence.withLockedValue({ $0 }) else { return .failure }
             if join.endpoint != nil {
                 let peer = try await session.findPeer(nil, within: common.timeout(default: 10))
                 Terminal.note("connected to \(peer.name) (\(peer.id.prefix(8)))")
@@ -118,7 +114,7 @@ private struct ListenRun: Sendable {
         }
     }
 
-    private func listen(_ session: PeerSession, messages: AsyncStream<Received>) async throws -> ExitStatus {
+    private func listen(_ session: PeerSession, messages: MessageSequence<RawMessage>) async throws -> ExitStatus {
         let waiting = "listening on \(session.typeText) as \(join.peerName)"
             + (messageTypes.isEmpty ? "" : " for \(messageTypes.sorted().joined(separator: ", "))")
             + (common.timeout.map { " for \(PeerSession.format(.milliseconds(Int64($0 * 1000))))" } ?? "")
@@ -128,11 +124,13 @@ private struct ListenRun: Sendable {
         let events = session.events
         let wanted = count
         let json = self.json
+        let filter = messageTypes
         return try await withThrowingTaskGroup(of: ExitStatus.self) { group in
             defer { group.cancelAll() }
             group.addTask {
                 var printed = 0
-                for await received in messages {
+                for await message in messages where filter.isEmpty || filter.contains(message.payload.typeName) {
+                    let received = Received(message: message.payload, sender: message.sender, time: Date())
                     Terminal.line(json ? Self.jsonLine(received) : Self.textLine(received))
                     Terminal.status(waiting)
                     printed += 1

@@ -66,7 +66,7 @@ struct PingCommand: AsyncParsableCommand {
         _ = try validateServiceType(type)
         if let count, count < 1 { throw ValidationError("-c/--count must be at least 1, got \(count)") }
         guard interval >= 0.001 && interval <= 3600 else { throw ValidationError("-i/--interval must be 0.001-3600 seconds") }
-        guard wait > 0 && wait <= 3600 else { throw ValidationError("-W/--wait must be between 0 and 3600 seconds") }
+        guard wait > 0 && wait <= 3600 else { throw ValidationError("-W/--wait must be greater than 0 and at most 3600 seconds, got \(formatSeconds(wait))") }
         if peer != nil && join.connect != nil {
             throw ValidationError("use either --peer (pick a discovered peer) or --connect (skip discovery), not both")
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+import ChirpCommands
 import Foundation
 import Logging
 
@@ -123,7 +124,7 @@ private struct SendRun: Sendable {
                 Terminal.status("waiting up to \(PeerSession.format(timeout)) for \(first.name)'s reply to \(messageType)...")
                 let reply = try await session.transceiver.request(message, to: first, timeout: timeout)
                 Terminal.clearStatus()
-                printReply(reply, from: first)
+                try printReply(reply, from: first)
                 return .success
             }
             let targets = peer != nil || join.endpoint != nil ? [first] : try await session.settledPeers()
@@ -148,18 +149,36 @@ private struct SendRun: Sendable {
         return try JSONText.payload(data, source: "standard input")
     }
 
-    private func printReply(_ reply: RawMessage, from peer: Peer) {
+    /// Prints a reply: JSON on one line; a ChirpCommands app's reply as its text (or data); other bytes raw when
+    /// standard output is a file or a pipe, else described. What the peer sent is escaped before it reaches a terminal.
+    private func printReply(_ reply: RawMessage, from peer: Peer) throws {
         if json {
             Terminal.line(JSONText.line([
                 "type": reply.typeName, "from": peer.name, "fromID": peer.id,
                 "payload": JSONText.embeddable(reply.payload, isBinary: reply.isBinary),
             ]))
+        } else if reply.isBinary, let command = try? CommandResponse(encoded: reply.payload) {
+            switch command {
+            case .text(let text):
+                Terminal.raw(UntrustedText.escaped(text, keepingNewlines: true) + (text.hasSuffix("\n") ? "" : "\n"))
+            case .data(let data):
+                if Terminal.stdoutIsTTY {
+                    Terminal.line("<\(data.count) bytes of data; redirect standard output to a file to save them>")
+                } else {
+                    Terminal.raw(data)
+                }
+            case .failure(let message):
+                throw CLIError.peerFailure("\(peer.name) failed: \(message)")
+            }
         } else if reply.isBinary {
-            Terminal.raw(reply.payload)
+            if Terminal.stdoutIsTTY {
+                Terminal.line(JSONText.compact(reply.payload, isBinary: true))
+            } else {
+                Terminal.raw(reply.payload)
+            }
         } else {
-            var text = String(decoding: reply.payload, as: UTF8.self)
-            if !text.hasSuffix("\n") { text += "\n" }
-            Terminal.raw(text)
+            let text = String(decoding: reply.payload, as: UTF8.self)
+            Terminal.raw(UntrustedText.escaped(text, keepingNewlines: true) + (text.hasSuffix("\n") ? "" : "\n"))
         }
     }
 }

@@ -10,6 +10,8 @@ import Logging
 
 @main
 struct Listr: AsyncParsableCommand {
+    static func main() async { await CommandLineTool.main(Self.self) }
+
     static let configuration = CommandConfiguration(
         abstract: "A to-do list app, driven from the terminal with listrctl.",
         discussion: """

@@ -9,6 +9,8 @@ import ListrCommands
 
 @main
 struct Listrctl: AsyncParsableCommand {
+    static func main() async { await CommandLineTool.main(Self.self) }
+
     static let configuration = CommandConfiguration(
         commandName: "listrctl",
         abstract: "Drive a running listr: list and change its items, dump or replace its store.",

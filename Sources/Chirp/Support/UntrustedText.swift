@@ -8,7 +8,10 @@
 /// a line read differently from what it holds). Everything else, any language's letters and emoji included, is kept.
 package enum UntrustedText {
     /// `text` with every control character escaped; `text` itself (no copy) when it holds none, the usual case.
-    package static func escaped(_ text: some StringProtocol) -> String {
+    /// With `keepingNewlines`, line feeds stay as they are (a multi-line reply shown as lines; everything else that
+    /// could drive a terminal is still escaped).
+    package static func escaped(_ text: some StringProtocol, keepingNewlines: Bool = false) -> String {
+        let needsEscape: (Unicode.Scalar) -> Bool = { Self.needsEscape($0) && !(keepingNewlines && $0 == "\n") }
         guard text.unicodeScalars.contains(where: needsEscape) else { return String(text) }
         var result = ""
         result.reserveCapacity(text.utf8.count + 8)

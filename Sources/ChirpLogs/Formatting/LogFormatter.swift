@@ -122,7 +122,7 @@ public struct LogFormatter: Sendable {
     private func appendBody(_ body: HTTPBody?, contentType: String?, to text: inout StyledText) {
         guard let body, body.totalBytes > 0 else { return }
         let rendered = Self.renderBody(body, contentType: contentType)
-        text.append(rendered.indented(by: "  "), .plain, highlighting: highlight)
+        text.append(rendered.indented(by: "  "), .plain, highlighting: highlight, keepingNewlines: true)
         text.append("\n")
         if body.isTruncated {
             text.append("  … (\(body.data.count) of \(body.totalBytes) bytes shown)", .dim)

@@ -1,3 +1,4 @@
+import Chirp
 import Foundation
 import Logging
 
@@ -109,13 +110,18 @@ public enum ColorChoice: String, Sendable, CaseIterable {
 }
 
 /// Text with styles, built piece by piece and rendered with or without colours.
+///
+/// Every piece is what a remote app logged (its message, label, metadata, URL, names): its control characters are
+/// escaped as it is appended (``UntrustedText``), so a record cannot forge a line or drive the terminal. A piece that
+/// is exactly `"\n"` is the formatter's own line break; `keepingNewlines` keeps the line breaks of a pretty-printed body.
 struct StyledText {
     var useColor: Bool
     private(set) var text = ""
 
     init(useColor: Bool) { self.useColor = useColor }
 
-    mutating func append(_ piece: String, _ style: TextStyle = .plain) {
+    mutating func append(_ piece: String, _ style: TextStyle = .plain, keepingNewlines: Bool = false) {
+        let piece = piece == "\n" ? piece : UntrustedText.escaped(piece, keepingNewlines: keepingNewlines)
         guard useColor, style != .plain, !piece.isEmpty else {
             text += piece
             return
@@ -124,9 +130,10 @@ struct StyledText {
     }
 
     /// Appends `piece` in `style`, with the ranges `pattern` matches highlighted.
-    mutating func append(_ piece: String, _ style: TextStyle, highlighting pattern: LogPattern?) {
+    mutating func append(_ piece: String, _ style: TextStyle, highlighting pattern: LogPattern?, keepingNewlines: Bool = false) {
+        let piece = piece == "\n" ? piece : UntrustedText.escaped(piece, keepingNewlines: keepingNewlines)
         guard let pattern, useColor else {
-            append(piece, style)
+            append(piece, style, keepingNewlines: keepingNewlines)
             return
         }
         let ranges = pattern.ranges(in: piece)
@@ -136,12 +143,12 @@ struct StyledText {
         }
         var position = piece.startIndex
         for range in ranges {
-            append(String(piece[position..<range.lowerBound]), style)
+            append(String(piece[position..<range.lowerBound]), style, keepingNewlines: keepingNewlines)
             text += TextStyle.highlight.start + style.start + String(piece[range]) + TextStyle.highlight.end
             if style != .plain { text += style.end }
             position = range.upperBound
         }
-        append(String(piece[position...]), style)
+        append(String(piece[position...]), style, keepingNewlines: keepingNewlines)
     }
 }
 

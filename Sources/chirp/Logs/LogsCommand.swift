@@ -116,14 +116,16 @@ struct LogsCommand: AsyncParsableCommand {
             throw ValidationError("--connect wants HOST:PORT (e.g. 127.0.0.1:50123), got '\(connect)'")
         }
         if let history, history < 0 { throw ValidationError("--history must be 0 or more") }
-        if !(wait >= 0 && wait <= 3600) { throw ValidationError("--wait must be between 0 and 3600 seconds") }
+        if !(wait >= 0 && wait <= 3600) { throw ValidationError("--wait must be between 0 and 3600 seconds, got \(formatSeconds(wait))") }
     }
 
     func run() async throws {
+        // The library's own log, only with --verbose: otherwise nothing but chirp's own lines reach the terminal.
         let verbose = verbose
         LoggingSystem.bootstrap { label in
+            guard verbose else { return SwiftLogNoOpLogHandler() }
             var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = verbose ? .info : .critical
+            handler.logLevel = .info
             return handler
         }
         var configuration = LogViewerConfiguration()
@@ -138,12 +140,6 @@ struct LogsCommand: AsyncParsableCommand {
         if let interface {
             configuration.transceiver.interface = interface == "lo" ? .loopback : .named(interface)
         }
-        do {
-            configuration.security = try secret.security()
-        } catch {
-            LogsOutput.error("\(error)")  // checked by validate() already; the file changed since
-            throw ExitCode(ExitStatus.badInput.rawValue)
-        }
 
         var filter = LogFilter()
         filter.minimumLevel = level.flatMap { Logger.Level(rawValue: $0.lowercased()) }
@@ -153,13 +149,34 @@ struct LogsCommand: AsyncParsableCommand {
         let useColor = (ColorChoice(rawValue: color) ?? .auto).resolved()
         let formatter = LogFormatter(useColor: useColor, highlight: filter.pattern, showHost: true, localHost: Configuration.defaultPeerName)
         let printer = LogsPrinter(formatter: formatter, filter: filter, mode: json ? .json : http ? (detail ? .httpDetail : .http) : .text, follow: follow)
+        let secret = self.secret
+        let follow = self.follow
+        let service = self.service
+        let usesDiscovery = connect == nil
+        let viewerConfiguration = configuration
+        try await CommandRunner.run {
+            var configuration = viewerConfiguration
+            do {
+                configuration.security = try secret.security()
+            } catch {
+                throw CLIError.badInput("\(error)")  // checked by validate() already; the file changed since
+            }
+            return try await Self.follow(
+                configuration: configuration, printer: printer, follow: follow, service: service, usesDiscovery: usesDiscovery)
+        }
+    }
 
+    /// Follows the sources until done (without --follow), interrupted (status 0 while following) or refused.
+    private static func follow(
+        configuration: LogViewerConfiguration, printer: LogsPrinter, follow: Bool, service: String, usesDiscovery: Bool
+    ) async throws -> ExitStatus {
         let gate = RefusalGate()
         let viewer = LogViewer(configuration: configuration)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try await viewer.run { event in
+                        if case .discoveryUnavailable(let message) = event, usesDiscovery { throw CLIError.noDaemon(message) }
                         gate.observe(event)
                         printer.handle(event)
                     }
@@ -168,19 +185,19 @@ struct LogsCommand: AsyncParsableCommand {
                 _ = try await group.next()
                 group.cancelAll()
             }
+            return .success
         } catch is RefusalGate.Refused {
-            LogsOutput.error("nothing to follow: the matching log sources refused this viewer (see above)")
-            throw ExitCode(ExitStatus.refused.rawValue)
+            throw CLIError(status: .refused, message: "nothing to follow: the matching log sources refused this viewer (see above)")
         } catch LogViewerError.refused {
             // Each refusal was printed as it came.
-            LogsOutput.error("nothing to follow: the matching log sources refused this viewer (see above)")
-            throw ExitCode(ExitStatus.refused.rawValue)
+            throw CLIError(status: .refused, message: "nothing to follow: the matching log sources refused this viewer (see above)")
         } catch let error as LogViewerError {
-            LogsOutput.error("\(error)", hint: "is the app running with ChirpLogs, on a network this host can reach? Try `avahi-browse -rt _\(service)._tcp`, or --connect HOST:PORT")
-            throw ExitCode(ExitStatus.nothingFound.rawValue)
-        } catch let error as ChirpError {
-            LogsOutput.error("\(error)")
-            throw ExitCode(Self.isBadInput(error) ? 64 : 1)
+            throw CLIError.nothingFound(
+                "\(error)",
+                hint: "is the app running with ChirpLogs, on a network this host can reach? "
+                    + "Try `avahi-browse -rt _\(service)._tcp`, or --connect HOST:PORT")
+        } catch is CancellationError where follow {
+            return .success  // Ctrl-C or SIGTERM while following: the documented way to stop
         }
     }
 }
@@ -239,12 +256,4 @@ final class RefusalGate: @unchecked Sendable {
 extension LogsCommand {
     /// How long a refused `chirp logs` still waits for another source before it exits with status 4.
     static let refusalGrace: Duration = .milliseconds(1500)
-
-    /// Whether the error is the user's input (a bad service type or setting).
-    static func isBadInput(_ error: ChirpError) -> Bool {
-        switch error {
-        case .invalidServiceType, .invalidConfiguration: return true
-        default: return false
-        }
-    }
 }

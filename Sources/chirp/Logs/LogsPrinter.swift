@@ -67,6 +67,8 @@ struct LogsPrinter: Sendable {
             LogsOutput.status(text)
         case .problem(let text):
             LogsOutput.error(text)
+        case .discoveryUnavailable:
+            break  // the command ends with the no-daemon error (exit 69), or, with --connect, goes on
         case .refused(let refusal):
             if mode == .json {
                 LogsOutput.stdout(LogJSON.refusal(refusal) + "\n")
@@ -92,11 +94,6 @@ struct LogsPrinter: Sendable {
     }
 }
 
-#if canImport(Glibc)
-private let systemWrite = Glibc.write
-#elseif canImport(Darwin)
-private let systemWrite = Darwin.write
-#endif
 
 /// Whole-line writes to standard output and standard error.
 enum LogsOutput {
@@ -116,26 +113,13 @@ enum LogsOutput {
         write("-- " + line + "\n", to: STDERR_FILENO)
     }
 
+    /// An error in the style of every chirp command: `chirp: error: ...`, then `chirp: hint: ...`.
     static func error(_ message: String, hint: String? = nil) {
-        var text = "chirp logs: \(message)\n"
-        if let hint { text += "  \(hint)\n" }
-        write(text, to: STDERR_FILENO)
+        Terminal.error(message, hint: hint)
     }
 
     private static func write(_ text: String, to fd: Int32) {
         guard !text.isEmpty else { return }
-        var bytes = Array(text.utf8)
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeMutableBytes { raw -> Int in
-                guard let base = raw.baseAddress else { return 0 }
-                return systemWrite(fd, base + offset, raw.count - offset)
-            }
-            if written < 0 {
-                if errno == EINTR { continue }
-                return
-            }
-            offset += written
-        }
+        Terminal.writeAll(Array(text.utf8), to: fd)
     }
 }

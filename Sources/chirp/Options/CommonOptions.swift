@@ -38,7 +38,7 @@ struct CommonOptions: ParsableArguments {
 
     func validate() throws {
         if let timeout, !(timeout > 0 && timeout.isFinite && timeout <= 86_400) {
-            throw ValidationError("--timeout must be a number of seconds between 0 and 86400, got \(timeout)")
+            throw ValidationError("--timeout must be greater than 0 and at most 86400 seconds, got \(formatSeconds(timeout))")
         }
         if interface != "any" && interface != "lo" {
             guard if_nametoindex(interface) != 0 else {
@@ -81,6 +81,11 @@ enum LogLevel: String, CaseIterable, ExpressibleByArgument, Sendable {
     var level: Logger.Level? {
         self == .off ? nil : Logger.Level(rawValue: rawValue)
     }
+}
+
+/// A number of seconds as a user typed it: `0`, `-1`, `2.5` (no trailing `.0`).
+func formatSeconds(_ value: Double) -> String {
+    value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
 }
 
 /// Checks a service-type argument with the core's RFC 6763 rules.

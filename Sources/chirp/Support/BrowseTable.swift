@@ -63,9 +63,11 @@ enum BrowseTable {
     static func render(_ rows: [BrowseRow], showType: Bool) -> [String] {
         var header = ["NAME", "HOST", "ADDRESS", "PEER ID", "SECRET", "METADATA"]
         if showType { header.insert("TYPE", at: 0) }
+        // Names, hosts and metadata are what the advertisers chose: escaped before their widths are measured.
         let cells = sorted(rows).map { row in
-            (showType ? [row.type] : [])
-                + [row.instance.name, row.instance.host, row.address, row.shortID, row.secretText, row.metadataText]
+            ((showType ? [row.type] : [])
+                + [row.instance.name, row.instance.host, row.address, row.shortID, row.secretText, row.metadataText])
+                .map { UntrustedText.escaped($0) }
         }
         var widths = header.map(\.count)
         for line in cells {

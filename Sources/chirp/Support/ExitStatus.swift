@@ -77,6 +77,8 @@ extension CLIError {
             self.init(status: .badInput, message: error.description)
         case .notRunning, .listenFailed:
             self.init(status: .failure, message: error.description)
+        case .connectionFailed:
+            self.init(status: .nothingFound, message: error.description)
         case .peerNotConnected, .peerDisconnected, .requestTimedOut, .noResponder, .remoteFailure, .decodingFailed,
              .handlerFailed, .outboundLimitExceeded, .protocolViolation:
             self.init(status: .peerFailure, message: error.description)

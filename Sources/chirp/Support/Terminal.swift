@@ -1,3 +1,5 @@
+import Chirp
+import ChirpCommands
 import Foundation
 
 #if canImport(Glibc)
@@ -8,6 +10,10 @@ import Darwin
 
 /// Where `chirp` writes: results to standard output, one whole line per write; errors and transient status to
 /// standard error. Status lines appear only when standard error is a terminal, so piped output stays clean.
+///
+/// Lines hold what other peers chose (names, type names, reasons, metadata): every line, note, warning and error is
+/// written with its control characters escaped (``UntrustedText``), so a peer can neither forge an output line nor
+/// drive the terminal. Only ``raw(_:)-(String)`` writes text as it is: its callers escape what comes from a peer.
 enum Terminal {
     private static let lock = NSLock()
     /// Whether a status line is on screen (touched under `lock`).
@@ -21,7 +27,7 @@ enum Terminal {
     /// Writes `text` and a newline to standard output at once (after removing the status line, if any).
     static func line(_ text: String) {
         clearStatus()
-        write(text + "\n", to: STDOUT_FILENO)
+        write(UntrustedText.escaped(text) + "\n", to: STDOUT_FILENO)
     }
 
     /// Writes `text` to standard output as is.
@@ -38,13 +44,13 @@ enum Terminal {
     /// Shows `text` as the status line on standard error (replacing the previous one) when it is a terminal.
     static func status(_ text: String) {
         guard stderrIsTTY else { return }
-        write("\r\u{1B}[K\(text)", to: STDERR_FILENO, status: true)
+        write("\r\u{1B}[K\(UntrustedText.escaped(text))", to: STDERR_FILENO, status: true)
     }
 
     /// A line of information on standard error, only when it is a terminal.
     static func note(_ text: String) {
         guard stderrIsTTY else { return }
-        write("\r\u{1B}[K\(text)\n", to: STDERR_FILENO, status: false)
+        write("\r\u{1B}[K\(UntrustedText.escaped(text))\n", to: STDERR_FILENO, status: false)
     }
 
     /// Removes the status line, if one is shown.
@@ -56,14 +62,14 @@ enum Terminal {
     /// Reports a warning on standard error, always.
     static func warning(_ message: String) {
         clearStatus()
-        write("chirp: warning: \(message)\n", to: STDERR_FILENO, status: false)
+        write("chirp: warning: \(UntrustedText.escaped(message))\n", to: STDERR_FILENO, status: false)
     }
 
     /// Reports an error on standard error, always.
     static func error(_ message: String, hint: String? = nil) {
         clearStatus()
-        var text = "chirp: error: \(message)\n"
-        if let hint { text += "chirp: hint: \(hint)\n" }
+        var text = "chirp: error: \(UntrustedText.escaped(message))\n"
+        if let hint { text += "chirp: hint: \(UntrustedText.escaped(hint))\n" }
         write(text, to: STDERR_FILENO, status: false)
     }
 
@@ -83,23 +89,15 @@ enum Terminal {
         unlockedWrite(bytes, to: fd)
     }
 
+    /// Writes all of `bytes` to `fd` (under the output lock), for writers outside this type.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) {
+        writeBytes(bytes, to: fd)
+    }
+
+    /// Writes all of `bytes` (see ``StandardStreams/writeAll(_:to:)``: a closed standard output ends the process
+    /// quietly, with status 0).
     private static func unlockedWrite(_ bytes: [UInt8], to fd: Int32) {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count, let base = buffer.baseAddress {
-                let written = systemWrite(fd, base + offset, buffer.count - offset)
-                if written < 0 {
-                    if errno == EINTR { continue }
-                    return  // a closed pipe: nothing sensible left to do with the output
-                }
-                offset += written
-            }
-        }
+        StandardStreams.writeAll(bytes, to: fd)
     }
 }
 
-#if canImport(Glibc)
-private let systemWrite = Glibc.write
-#elseif canImport(Darwin)
-private let systemWrite = Darwin.write
-#endif
