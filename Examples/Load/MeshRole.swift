@@ -80,7 +80,7 @@ struct MeshRole {
         }
         let found = NIOLockedValueBox([Int](repeating: 0, count: count))
         let streams = transceivers.map(\.events)
-        for transceiver in transceivers { try await transceiver.resume() }
+        for transceiver in transceivers { try await transceiver.start() }
 
         let fullAt = await withTaskGroup(of: Void.self) { group -> (Double, Double)? in
             for (index, stream) in streams.enumerated() {
@@ -120,7 +120,7 @@ struct MeshRole {
             pssKiB: ProcessStats.pssKiB(), cpuSeconds: ProcessStats.cpuSeconds(), openFiles: ProcessStats.openFiles())
         emitJSON(summary)
         say("\(process): \(count) transceiver(s), fewest connected \(minConnected)/\(expect), RSS \(summary.rssKiB) KiB, PSS \(summary.pssKiB) KiB")
-        for transceiver in transceivers { await transceiver.stop() }
+        for transceiver in transceivers { await transceiver.shutdown() }
         return fullAt != nil
     }
 }

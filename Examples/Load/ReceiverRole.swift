@@ -81,7 +81,7 @@ struct ReceiverRole {
         transceiver.peerDisconnected = { peer in
             streams.withLockedValue { $0[peer.id]?.disconnects += 1 }
         }
-        try await transceiver.resume()
+        try await transceiver.start()
         say("\(name): listening on port \(transceiver.port ?? 0), waiting for a sender")
 
         let ended = await poll(timeout: timeout, interval: .milliseconds(100), stop: stop) {
@@ -112,7 +112,7 @@ struct ReceiverRole {
         _ = await poll(timeout: 15, interval: .milliseconds(100), stop: StopSignal.never) {
             !transceiver.connectedPeers.contains { senders.contains($0.id) }
         }
-        await transceiver.stop()
+        await transceiver.shutdown()
         return clean
     }
 

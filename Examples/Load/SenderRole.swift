@@ -64,14 +64,14 @@ struct SenderRole {
         transceiver.receive(LoadReport.self) { report, sender in
             tally.withLockedValue { $0.reports[sender.id] = report.summary }
         }
-        try await transceiver.resume()
+        try await transceiver.start()
         let launched = ContinuousClock.now
         say("\(name): waiting for \(expected) receivers")
         func receivers() -> [Peer] { transceiver.connectedPeers.filter { $0.metadata["load-role"] == "receiver" } }
         guard await poll(timeout: connectTimeout, interval: .milliseconds(50), stop: stop, { receivers().count >= expected }) else {
             say("\(name): only \(receivers().count) of \(expected) receivers connected after \(fixed(seconds(since: launched))) s")
             emitJSON(["role": "sender", "error": "only \(receivers().count) of \(expected) receivers connected"])
-            await transceiver.stop()
+            await transceiver.shutdown()
             return false
         }
         let targets = receivers()
@@ -164,7 +164,7 @@ struct SenderRole {
         if let failure { say("\(name): \(failure)") }
         if stalled { say("\(name): the acknowledgement window stalled") }
         if !missing.isEmpty { say("\(name): no report from \(missing.joined(separator: ", "))") }
-        await transceiver.stop()
+        await transceiver.shutdown()
         return failure == nil && !stalled && missing.isEmpty && final.skipped.isEmpty && final.disconnected.isEmpty
     }
 }

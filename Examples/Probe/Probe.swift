@@ -87,7 +87,7 @@ struct Probe: AsyncParsableCommand {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await Self.report(events) }
             do {
-                try await transceiver.resume()
+                try await transceiver.start()
             } catch {
                 emit(["event": "error", "kind": "resume", "message": "\(error)"])
                 group.cancelAll()
@@ -96,7 +96,7 @@ struct Probe: AsyncParsableCommand {
             for await line in StandardInput.lines() {
                 if await !driver.run(line) { break }
             }
-            await transceiver.stop()
+            await transceiver.shutdown()
             emit(["event": "stopped"])
             group.cancelAll()
         }

@@ -74,7 +74,7 @@ public final class Transceiver: Sendable {
     ///
     /// The waiting forms have names of their own (`start()` and ``shutdown()``, beside ``resume()`` and ``stop()``,
     /// which return at once): top-level code in `main.swift` would otherwise pick the synchronous overload of a name
-    /// shared by both, and `try await transceiver.resume()` would not wait.
+    /// shared by both, and `try await transceiver.start()` would not wait.
     ///
     /// - Throws: a configuration error, or ``ChirpError/listenFailed(_:)`` when the port cannot be opened.
     public func start() async throws {

@@ -1,7 +1,8 @@
+import Foundation
 import Chirp
 
 /// Why a command got no answer, each case with the exit code it maps to and a message a user can act on.
-public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
     /// No app of the service connected within the timeout. `peer` is the name asked for with `--peer`; `detail`
     /// adds what was seen instead (other apps, a missing DNS-SD daemon, refused connections).
     case noApp(service: String, peer: String?, seconds: Double, detail: String?)
@@ -28,7 +29,7 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    /// The message printed after `error: `.
+    /// The message printed after `TOOL: error: `.
     public var description: String {
         switch self {
         case .noApp(let service, let peer, let seconds, let detail):
@@ -49,6 +50,9 @@ public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible {
             return message
         }
     }
+
+    /// The same sentence as ``description``, for `localizedDescription`.
+    public var errorDescription: String? { description }
 
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)

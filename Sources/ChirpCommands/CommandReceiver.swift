@@ -13,7 +13,7 @@ import Logging
 ///     let item = try await store.add(title: command.title)
 ///     return .text("added #\(item.id): \(item.title)")
 /// }
-/// try await transceiver.resume()
+/// try await transceiver.start()
 /// ```
 ///
 /// Each reply goes to the peer that asked, and only to it: two CLIs running at once each get their own answer. A
@@ -96,16 +96,20 @@ public final class CommandReceiver: Sendable {
         case .success(let value):
             response = value
             if case .failure(let message) = value {
-                logger.notice("command failed", metadata: ["command": "\(typeName)", "from": "\(sender.name)", "reason": "\(message)"])
+                logger.notice("command failed", metadata: [
+                    "command": "\(typeName)", "from": "\(UntrustedText.escaped(sender.name))",
+                    "reason": "\(UntrustedText.escaped(message))"])
             }
         case .failure(let error):
             response = .failure(error)
-            logger.notice("command handler threw", metadata: ["command": "\(typeName)", "from": "\(sender.name)", "error": "\(error)"])
+            logger.notice("command handler threw", metadata: [
+                "command": "\(typeName)", "from": "\(UntrustedText.escaped(sender.name))",
+                "error": "\(UntrustedText.escaped("\(error)"))"])
         }
         let encoded = response.encoded()
         guard encoded.count > maximumResponseSize else { return encoded }
         let message = "the reply to \(typeName) is \(encoded.count) bytes, over the limit of \(maximumResponseSize) bytes"
-        logger.error("\(message)", metadata: ["from": "\(sender.name)"])
+        logger.error("\(message)", metadata: ["from": "\(UntrustedText.escaped(sender.name))"])
         return CommandResponse.failure(message).encoded()
     }
 }

@@ -22,7 +22,7 @@ final class CommandSession: Sendable {
     var serviceType: String { transceiver.configuration.serviceType }
 
     func start() async throws {
-        try await transceiver.resume()
+        try await transceiver.start()
     }
 
     // MARK: - Finding apps

@@ -89,10 +89,10 @@ public struct CommandTransmitter: Sendable {
         do {
             try await session.start()
             let result = try await body(session)
-            await session.transceiver.stop()
+            await session.transceiver.shutdown()
             return result
         } catch {
-            await session.transceiver.stop()
+            await session.transceiver.shutdown()
             if let error = error as? ChirpError { throw CommandError.local(error.description) }
             throw error
         }

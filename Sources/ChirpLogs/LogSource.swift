@@ -103,14 +103,14 @@ public final class LogSource: Sendable {
     /// Starts advertising and serving viewers; returns once listening.
     /// - Throws: a configuration error or ``ChirpError/listenFailed(_:)``.
     public func start() async throws {
-        try await transceiver.resume()
+        try await transceiver.start()
     }
 
     /// Stops serving viewers and releases the network resources. The buffer (and spool) keep what they hold; records
     /// logged meanwhile are kept too, and ``start()`` may be called again.
     public func stop() async {
         pump.removeAllSessions()
-        await transceiver.stop()
+        await transceiver.shutdown()
     }
 
     /// The TCP port viewers connect to (`chirp logs --connect HOST:PORT`), once started.

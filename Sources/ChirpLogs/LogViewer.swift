@@ -146,7 +146,7 @@ public final class LogViewer: Sendable {
             _ = state.heard(status.subscription, peerID: peer.id)
         }
         let events = transceiver.events
-        try await transceiver.resume()
+        try await transceiver.start()
 
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -168,10 +168,10 @@ public final class LogViewer: Sendable {
                 group.cancelAll()
             }
         } catch {
-            await transceiver.stop()
+            await transceiver.shutdown()
             throw error
         }
-        await transceiver.stop()
+        await transceiver.shutdown()
     }
 
     // MARK: Consuming

@@ -38,7 +38,7 @@ extension ChirpCLITests {
             #expect(found["port"] as? Int == peer.port)
             #expect((found["addresses"] as? [String])?.contains("127.0.0.1") == true)
 
-            await peer.stop()
+            await peer.shutdown()
             let lostLine = try #require(await browse.line(containing: "\"lost\""), "\(browse.transcript)")
             #expect(try jsonObject(lostLine)["instance"] as? String == found["instance"] as? String)
 

@@ -41,15 +41,15 @@ import Testing
         receiver.handle(Echo.self) { command, sender in .text("\(command.text) (from \(sender.name))") }
         receiver.handle(Bytes.self) { command, _ async in .data(Data(repeating: 0xAB, count: command.count)) }
         receiver.handle(Fail.self) { _, _ async throws -> CommandResponse in throw Refusal() }
-        try await transceiver.resume()
+        try await transceiver.start()
         let transmitter = CommandTransmitter(configuration: Self.configuration(service), timeout: .seconds(20))
         do {
             try await body(transmitter)
         } catch {
-            await transceiver.stop()
+            await transceiver.shutdown()
             throw error
         }
-        await transceiver.stop()
+        await transceiver.shutdown()
     }
 
     @Test func syncAndAsyncHandlersAnswerTheAskingPeer() async throws {

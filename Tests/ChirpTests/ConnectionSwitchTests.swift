@@ -30,7 +30,7 @@ extension LiveTests {
             let aliceEvents = EventRecorder(alice)
             let received = self.received
             alice.receive(Marker.self) { marker in received.append(marker.text) }
-            try await alice.resume()
+            try await alice.start()
             alicePort = try #require(alice.port)
 
             bob = try await HandWrittenPeer(id: "00000000-0000-4000-8000-" + String(UUID().uuidString.suffix(12)), serviceType: type)
@@ -68,7 +68,7 @@ extension LiveTests {
         #expect(alice.connectedPeers.map(\.id) == [bob.id])
 
         winner.close()
-        await alice.stop()
+        await alice.shutdown()
     }
 
     @Test func aSwitchDoesNotWaitForAConnectionThatClosesWithoutAGoodbye() async throws {
@@ -86,7 +86,7 @@ extension LiveTests {
         #expect(received.values == ["last on the first connection", "after the switch"])
 
         winner.close()
-        await scene.alice.stop()
+        await scene.alice.shutdown()
     }
 
     /// Bob dials alice a second time, and stops while that connection is in its handshake on alice's side: his
@@ -111,7 +111,7 @@ extension LiveTests {
         #expect(alice.connectedPeers.isEmpty)
 
         loser.close()
-        await alice.stop()
+        await alice.shutdown()
     }
 }
 }

@@ -13,8 +13,8 @@ extension LiveTests {
         let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
         let aliceEvents = EventRecorder(alice)
         let bobEvents = EventRecorder(bob)
-        try await alice.resume()
-        try await bob.resume()
+        try await alice.start()
+        try await bob.start()
 
         let bobSees = try await bob.waitForConnectedPeers(1)
         try await alice.waitForConnectedPeers(1)
@@ -22,8 +22,8 @@ extension LiveTests {
         #expect(bobSees.first?.metadata == ["role": "tester"])
         #expect(alice.connectedPeers.map(\.name) == ["bob"])
 
-        await alice.stop()
-        await bob.stop()
+        await alice.shutdown()
+        await bob.shutdown()
         // Exactly one connection per pair, even though both sides may dial.
         #expect(aliceEvents.connectedNames() == ["bob"])
         #expect(bobEvents.connectedNames() == ["alice"])
@@ -38,9 +38,9 @@ extension LiveTests {
         toolConfiguration.advertises = false
         let tool = Transceiver(configuration: toolConfiguration)
         let toolEvents = EventRecorder(tool)
-        try await app.resume()
+        try await app.start()
         try await appEvents.waitFor("the app advertised") { if case .advertised = $0 { true } else { false } }
-        try await tool.resume()
+        try await tool.start()
 
         // The tool hears of the app's instance before it is resolved, then dials it.
         try await toolEvents.waitFor("the app's instance") {
@@ -55,8 +55,8 @@ extension LiveTests {
         // The tool was never announced: the app's browser never reported its instance.
         #expect(!toolEvents.events.contains { if case .advertised = $0 { true } else { false } })
         #expect(!appEvents.events.contains { if case .instanceFound = $0 { true } else { false } })
-        await tool.stop()
-        await app.stop()
+        await tool.shutdown()
+        await app.shutdown()
     }
 
     @Test func eightTransceiversFormAFullMeshWithOneConnectionPerPair() async throws {
@@ -64,7 +64,7 @@ extension LiveTests {
         let names = (1...8).map { "peer\($0)" }
         let transceivers = names.map { Transceiver(configuration: testConfiguration($0, serviceType: type)) }
         let recorders = transceivers.map(EventRecorder.init)
-        for transceiver in transceivers { try await transceiver.resume() }
+        for transceiver in transceivers { try await transceiver.start() }
         for transceiver in transceivers { try await transceiver.waitForConnectedPeers(7, timeout: 30) }
         for (index, transceiver) in transceivers.enumerated() {
             let expected = Set(names).subtracting([names[index]])
@@ -78,7 +78,7 @@ extension LiveTests {
             #expect(connected.count == 7, "\(names[index]) saw \(connected)")
             #expect(recorder.disconnectedNames().isEmpty, "\(names[index]) lost \(recorder.disconnectedNames())")
         }
-        for transceiver in transceivers { await transceiver.stop() }
+        for transceiver in transceivers { await transceiver.shutdown() }
     }
 
     @Test func aStoppedTransceiverCanResumeAndIsNotSeenTwice() async throws {
@@ -86,17 +86,17 @@ extension LiveTests {
         let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
         let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
         let recorder = EventRecorder(alice)
-        try await alice.resume()
-        try await bob.resume()
+        try await alice.start()
+        try await bob.start()
         try await alice.waitForConnectedPeers(1)
 
-        await bob.stop()
+        await bob.shutdown()
         try await recorder.waitFor("bob removed") { if case .peerRemoved(let peer) = $0 { peer.name == "bob" } else { false } }
-        try await bob.resume()
+        try await bob.start()
         try await alice.waitForConnectedPeers(1)
         #expect(alice.availablePeers.map(\.name) == ["bob"])
-        await alice.stop()
-        await bob.stop()
+        await alice.shutdown()
+        await bob.shutdown()
     }
 
     @Test func callbacksLikeMultipeerKit() async throws {
@@ -105,24 +105,24 @@ extension LiveTests {
         let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
         let (stream, continuation) = AsyncStream.makeStream(of: [Peer].self)
         alice.availablePeersDidChange = { peers in continuation.yield(peers) }
-        try await alice.resume()
-        try await bob.resume()
+        try await alice.start()
+        try await bob.start()
         let seen = try await withTimeout(20, "bob connected in availablePeersDidChange") {
             for await peers in stream where peers.contains(where: { $0.name == "bob" && $0.isConnected }) { return peers }
             return []
         }
         #expect(seen.map(\.name) == ["bob"])
-        await alice.stop()
-        await bob.stop()
+        await alice.shutdown()
+        await bob.shutdown()
     }
 
     @Test func resumeAndStopAreIdempotent() async throws {
         let transceiver = Transceiver(configuration: testConfiguration("solo", serviceType: uniqueServiceType()))
-        try await transceiver.resume()
-        try await transceiver.resume()
+        try await transceiver.start()
+        try await transceiver.start()
         #expect(transceiver.isRunning)
-        await transceiver.stop()
-        await transceiver.stop()
+        await transceiver.shutdown()
+        await transceiver.shutdown()
         #expect(!transceiver.isRunning)
         #expect(throws: ChirpError.notRunning) { try transceiver.broadcast("x") }
     }
@@ -130,17 +130,17 @@ extension LiveTests {
     @Test func aHundredResumeStopCyclesLeakNoFileDescriptors() async throws {
         let type = uniqueServiceType()
         let peer = Transceiver(configuration: testConfiguration("steady", serviceType: type))
-        try await peer.resume()
+        try await peer.start()
         let transceiver = Transceiver(configuration: testConfiguration("cycler", serviceType: type))
         // Warm up once (NIO's singleton loops and the DNS-SD library allocate on first use).
-        try await transceiver.resume()
+        try await transceiver.start()
         try await transceiver.waitForConnectedPeers(1)
-        await transceiver.stop()
+        await transceiver.shutdown()
         let before = openFileDescriptorCount()
         for cycle in 0..<100 {
-            try await transceiver.resume()
+            try await transceiver.start()
             if cycle % 25 == 0 { try await transceiver.waitForConnectedPeers(1) }
-            await transceiver.stop()
+            await transceiver.shutdown()
         }
         // Let the steady peer notice the last stop, so its own sockets are settled too.
         try await withTimeout(10, "the cycler to disconnect") {
@@ -149,7 +149,7 @@ extension LiveTests {
         let after = openFileDescriptorCount()
         // A leak would grow with the cycles (at least one descriptor per cycle); allow for a socket still closing.
         #expect(after <= before + 2, "file descriptors: \(before) before, \(after) after 100 cycles")
-        await peer.stop()
+        await peer.shutdown()
     }
 }
 }

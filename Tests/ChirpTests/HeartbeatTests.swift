@@ -27,8 +27,8 @@ extension LiveTests {
         let bobEvents = EventRecorder(bob)
         let received = Collected<String>()
         bob.receive(AddItem.self) { item in received.append(item.title) }
-        try await alice.resume()
-        try await bob.resume()
+        try await alice.start()
+        try await bob.start()
         let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
         try await bob.waitForConnectedPeers(1)
 
@@ -45,8 +45,8 @@ extension LiveTests {
         #expect(bobEvents.disconnectedNames().isEmpty)
         #expect(alice.connectedPeers.map(\.name) == ["bob"])
 
-        await bob.stop()
-        await alice.stop()
+        await bob.shutdown()
+        await alice.shutdown()
         try await busyGroup.shutdownGracefully()
     }
 }

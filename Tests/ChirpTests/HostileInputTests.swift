@@ -34,8 +34,8 @@ extension LiveTests {
         let good = Transceiver(configuration: testConfiguration("good", serviceType: type))
         let received = Collected<String>()
         server.receive(AddItem.self) { item in received.append(item.title) }
-        try await server.resume()
-        try await good.resume()
+        try await server.start()
+        try await good.start()
         let serverPeer = try #require(try await good.waitForConnectedPeers(1).first)
         let port = try #require(server.port)
 
@@ -72,8 +72,8 @@ extension LiveTests {
         // Malformed frames are skipped, not fatal: that intruder completed its handshake and is still connected.
         #expect(survivor.isActive)
         try await survivor.close()
-        await good.stop()
-        await server.stop()
+        await good.shutdown()
+        await server.shutdown()
     }
 
     @Test func aPeerThatIsNotChirpIsRetriedWithBackoffWithoutDelayingGoodPeers() async throws {
@@ -92,8 +92,8 @@ extension LiveTests {
 
         let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
         let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
-        try await alice.resume()
-        try await bob.resume()
+        try await alice.start()
+        try await bob.start()
         try await alice.waitForConnectedPeers(1)
         #expect(alice.connectedPeers.map(\.name) == ["bob"])
         // The liar shows up as a discovered but unconnected peer.
@@ -101,8 +101,8 @@ extension LiveTests {
             while !alice.availablePeers.contains(where: { $0.name == "liar" }) { try await Task.sleep(for: .milliseconds(50)) }
         }
         #expect(alice.availablePeers.first { $0.name == "liar" }?.isConnected == false)
-        await alice.stop()
-        await bob.stop()
+        await alice.shutdown()
+        await bob.shutdown()
         try await liar.close()
     }
 }

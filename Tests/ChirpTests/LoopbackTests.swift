@@ -24,12 +24,12 @@ extension LiveTests {
         let app = Transceiver(configuration: configuration)
         let received = Collected<String>()
         app.receive(Marker.self) { marker in received.append(marker.text) }
-        try await app.resume()
+        try await app.start()
         let port = try #require(app.port)
 
         // A peer dials [::1]:port at once, before discovery could have connected the two over IPv4.
         let client = Transceiver(configuration: testConfiguration("client", serviceType: type))
-        try await client.resume()
+        try await client.start()
         let appPeer = try await withTimeout(20, "a connection to [::1]:\(port)") {
             try await client.connect(host: "::1", port: port)
         }
@@ -47,8 +47,8 @@ extension LiveTests {
             #expect(!(await Self.tcpConnects(host: address, port: port)), "reachable on \(address):\(port)")
         }
 
-        await client.stop()
-        await app.stop()
+        await client.shutdown()
+        await app.shutdown()
         // Both listeners are closed on stop.
         #expect(!(await Self.tcpConnects(host: "127.0.0.1", port: port)))
         #expect(!(await Self.tcpConnects(host: "::1", port: port)))

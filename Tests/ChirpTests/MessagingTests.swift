@@ -27,16 +27,16 @@ struct Pair {
 
     /// Starts both; returns bob as alice sees him and alice as bob sees her.
     func connect() async throws -> (bobPeer: Peer, alicePeer: Peer) {
-        try await alice.resume()
-        try await bob.resume()
+        try await alice.start()
+        try await bob.start()
         let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
         let alicePeer = try #require(try await bob.waitForConnectedPeers(1).first)
         return (bobPeer, alicePeer)
     }
 
     func stop() async {
-        await alice.stop()
-        await bob.stop()
+        await alice.shutdown()
+        await bob.shutdown()
     }
 }
 
@@ -88,7 +88,7 @@ extension LiveTests {
         let atTwo = Collected<String>()
         one.receive(AddItem.self) { item in atOne.append(item.title) }
         two.receive(AddItem.self) { item in atTwo.append(item.title) }
-        for transceiver in [hub, one, two] { try await transceiver.resume() }
+        for transceiver in [hub, one, two] { try await transceiver.start() }
         let peers = try await hub.waitForConnectedPeers(2)
         let peerOne = try #require(peers.first { $0.name == "one" })
         try hub.send(AddItem(title: "just for one"), to: peerOne)
@@ -97,7 +97,7 @@ extension LiveTests {
         try await atTwo.waitForCount(1)
         #expect(atOne.values == ["just for one", "for all"])
         #expect(atTwo.values == ["for all"])
-        for transceiver in [hub, one, two] { await transceiver.stop() }
+        for transceiver in [hub, one, two] { await transceiver.shutdown() }
     }
 
     @Test func severalHandlersRunInRegistrationOrderAndCanBeRemoved() async throws {
@@ -159,7 +159,7 @@ extension LiveTests {
             return Echo(text: "late")
         }
         server.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
-        for transceiver in [server, client, bystander] { try await transceiver.resume() }
+        for transceiver in [server, client, bystander] { try await transceiver.start() }
         let peers = try await client.waitForConnectedPeers(2)
         let serverPeer = try #require(peers.first { $0.name == "server" })
 
@@ -190,7 +190,7 @@ extension LiveTests {
             try await group.waitForAll()
         }
         #expect(overheard.values.isEmpty)
-        for transceiver in [server, client, bystander] { await transceiver.stop() }
+        for transceiver in [server, client, bystander] { await transceiver.shutdown() }
     }
 
     @Test func aRequestFailsAtOnceWhenThePeerGoesAway() async throws {
@@ -205,10 +205,10 @@ extension LiveTests {
         let alice = pair.alice
         let reply = Task { try await alice.request(Slow(), to: bobPeer, as: Echo.self, timeout: .seconds(60)) }
         try await Task.sleep(for: .milliseconds(200))
-        await pair.bob.stop()
+        await pair.bob.shutdown()
         await #expect(throws: ChirpError.peerDisconnected(bobPeer)) { _ = try await reply.value }
         #expect(clock.now - start < .seconds(30))
-        await pair.alice.stop()
+        await pair.alice.shutdown()
     }
 
     @Test func undecodableMessagesAndThrowingHandlersAreReportedNotFatal() async throws {

@@ -29,7 +29,7 @@ extension LiveTests {
         let type = uniqueServiceType()
         let observer = Transceiver(configuration: testConfiguration("observer", serviceType: type))
         let recorder = EventRecorder(observer)
-        try await observer.resume()
+        try await observer.start()
         let names = (1...7).map { "chat\($0)" }
         let chats = try names.map { try chat($0, type) }
         try await observer.waitForConnectedPeers(7, timeout: 40)
@@ -48,7 +48,7 @@ extension LiveTests {
         }
         #expect(recorder.connectedNames().count == 7)
         chats.forEach { $0.terminate() }
-        await observer.stop()
+        await observer.shutdown()
     }
 
     @Test func aKilledPeerIsReportedDisconnectedAndNeverAppearsTwice() async throws {
@@ -57,7 +57,7 @@ extension LiveTests {
         configuration.heartbeatTimeout = .seconds(2)
         let observer = Transceiver(configuration: configuration)
         let recorder = EventRecorder(observer)
-        try await observer.resume()
+        try await observer.start()
         let victim = try chat("victim", type)
         try await observer.waitForConnectedPeers(1)
 
@@ -76,7 +76,7 @@ extension LiveTests {
         #expect(observer.availablePeers.map(\.name) == ["victim"])
         #expect(recorder.connectedNames() == ["victim", "victim"])
         again.terminate()
-        await observer.stop()
+        await observer.shutdown()
     }
 
     @Test func aFrozenPeerIsReportedWithinTheHeartbeatBound() async throws {
@@ -86,7 +86,7 @@ extension LiveTests {
         configuration.heartbeatTimeout = .seconds(2)
         let observer = Transceiver(configuration: configuration)
         let recorder = EventRecorder(observer)
-        try await observer.resume()
+        try await observer.start()
         let frozen = try chat("frozen", type)
         try await observer.waitForConnectedPeers(1)
 
@@ -101,7 +101,7 @@ extension LiveTests {
         // Thawed, it answers again and is reconnected.
         try await observer.waitForConnectedPeers(1, timeout: 30)
         frozen.terminate()
-        await observer.stop()
+        await observer.shutdown()
     }
 }
 }

@@ -27,8 +27,8 @@ extension LiveTests {
         let received = Collected<String>()
         alice.receive(Marker.self) { marker in received.append(marker.text) }
         alice.respond(to: Echo.self) { echo, _ in Echo(text: "echo: \(echo.text)") }
-        try await alice.resume()
-        try await bob.resume()
+        try await alice.start()
+        try await bob.start()
         let alicePeer = try #require(try await bob.waitForConnectedPeers(1).first)
         try await alice.waitForConnectedPeers(1)
 
@@ -51,8 +51,8 @@ extension LiveTests {
         #expect(Set(instance.txt.keys) == ["id", "name", "pv", "sec"])
         #expect(instance.txt["sec"] == "1")
 
-        await bob.stop()
-        await alice.stop()
+        await bob.shutdown()
+        await alice.shutdown()
         #expect(!logs.text.contains(secret))
         #expect(!eventTexts(aliceEvents.events).contains(secret))
     }
@@ -88,8 +88,8 @@ extension LiveTests {
         let intruderEvents = EventRecorder(intruder)
         let received = Collected<String>()
         app.receive(Marker.self) { marker, sender in received.append("\(sender.name): \(marker.text)") }
-        try await app.resume()
-        try await intruder.resume()
+        try await app.start()
+        try await intruder.start()
 
         let mismatch = "shared secret does not match"
         try await appEvents.waitFor("the app to refuse the intruder") { event in
@@ -106,7 +106,7 @@ extension LiveTests {
         try intruder.broadcast(Marker(text: "injected"))  // goes nowhere: no connection
 
         // A peer with the right secret is served as usual meanwhile.
-        try await friend.resume()
+        try await friend.start()
         let appPeer = try #require(try await friend.waitForConnectedPeers(1).first)
         try friend.send(Marker(text: "hello"), to: appPeer)
         try await received.waitForCount(1)
@@ -114,7 +114,7 @@ extension LiveTests {
         #expect(app.connectedPeers.map(\.name) == ["friend"])
         #expect(intruder.connectedPeers.isEmpty)
 
-        for transceiver in [friend, intruder, app] { await transceiver.stop() }
+        for transceiver in [friend, intruder, app] { await transceiver.shutdown() }
         for text in [appLogs.text, intruderLogs.text, eventTexts(appEvents.events), eventTexts(intruderEvents.events)] {
             #expect(!text.contains(secret))
             #expect(!text.contains(wrong))
@@ -132,8 +132,8 @@ extension LiveTests {
         let openEvents = EventRecorder(open)
         let received = Collected<String>()
         app.receive(Marker.self) { marker in received.append(marker.text) }
-        try await app.resume()
-        try await open.resume()
+        try await app.start()
+        try await open.start()
 
         // From the TXT record alone: the open peer knows it needs a secret, the app knows the peer has none.
         try await openEvents.waitFor("the open peer to learn that the app requires a secret") { event in
@@ -165,8 +165,8 @@ extension LiveTests {
             return false
         }
         #expect(received.values.isEmpty)
-        await open.stop()
-        await app.stop()
+        await open.shutdown()
+        await app.shutdown()
         #expect(!appLogs.text.contains(secret))
         #expect(!eventTexts(appEvents.events).contains(secret))
     }
@@ -180,7 +180,7 @@ extension LiveTests {
         let appEvents = EventRecorder(app)
         let received = Collected<String>()
         app.receive(Marker.self) { marker in received.append(marker.text) }
-        try await app.resume()
+        try await app.start()
         let appPort = try #require(app.port)
 
         // A hand-written plaintext hello and message, as a peer without TLS would send them.
@@ -199,7 +199,7 @@ extension LiveTests {
         // The other way round: a peer with a secret dialing an open one (found without discovery).
         let open = Transceiver(configuration: testConfiguration("open", serviceType: uniqueServiceType()))
         let openEvents = EventRecorder(open)
-        try await open.resume()
+        try await open.start()
         let openPort = try #require(open.port)
         await #expect(throws: (any Error).self) { _ = try await app.connect(host: "127.0.0.1", port: openPort) }
         try await openEvents.waitFor("the open peer to say the caller requires a secret") { event in
@@ -208,8 +208,8 @@ extension LiveTests {
         }
         #expect(received.values.isEmpty)
         #expect(app.connectedPeers.isEmpty)
-        await open.stop()
-        await app.stop()
+        await open.shutdown()
+        await app.shutdown()
     }
 
     // MARK: - What a sniffer sees
@@ -230,10 +230,10 @@ extension LiveTests {
         let received = Collected<String>()
         listener.receive(Marker.self) { marker in received.append(marker.text) }
         listener.respond(to: Echo.self) { echo, _ in Echo(text: "reply \(echo.text)") }
-        try await listener.resume()
+        try await listener.start()
         let relay = try await Relay.start(forwardingTo: try #require(listener.port))
         relayBox.withLockedValue { $0 = relay }
-        try await dialer.resume()
+        try await dialer.start()
 
         let listenerPeer = try await dialer.connect(host: "127.0.0.1", port: relay.port)
         try dialer.send(Marker(text: marker), to: listenerPeer)
@@ -241,8 +241,8 @@ extension LiveTests {
         try await received.waitForCount(1)
         #expect(received.values == [marker])
         #expect(reply.text == "reply \(marker)")
-        await dialer.stop()
-        await listener.stop()
+        await dialer.shutdown()
+        await listener.shutdown()
         await relay.close()
         return relay
     }
@@ -281,8 +281,8 @@ extension LiveTests {
         let late = Transceiver(configuration: try secureConfiguration("late", serviceType: type, secret: secret))
         let received = Collected<String>()
         server.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
-        try await server.resume()
-        try await good.resume()
+        try await server.start()
+        try await good.start()
         let serverPeer = try #require(try await good.waitForConnectedPeers(1).first)
         let port = try #require(server.port)
 
@@ -298,7 +298,7 @@ extension LiveTests {
             if index.isMultiple(of: 8) { try good.send(Marker(text: "during \(index)"), to: serverPeer) }
         }
         // A peer that joins during the flood still gets in, once stalled handshakes time out.
-        try await late.resume()
+        try await late.start()
         let lateServer = try await withTimeout(30, "late to connect to the server") { () -> Peer in
             while true {
                 if let peer = late.connectedPeers.first(where: { $0.name == "server" }) { return peer }
@@ -315,7 +315,7 @@ extension LiveTests {
         #expect(received.values.contains("late joined"))
         #expect(Set(server.connectedPeers.map(\.name)) == ["good", "late"])
         #expect(logs.text.contains("too many connections in their handshake"))
-        for transceiver in [late, good, server] { await transceiver.stop() }
+        for transceiver in [late, good, server] { await transceiver.shutdown() }
     }
 
     // MARK: - Accept policy
@@ -337,9 +337,9 @@ extension LiveTests {
         let malloryEvents = EventRecorder(mallory)
         let received = Collected<String>()
         app.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
-        try await app.resume()
-        try await mallory.resume()
-        try await alice.resume()
+        try await app.start()
+        try await mallory.start()
+        try await alice.start()
 
         let notAccepted = "not accepted by the accept policy"
         try await appEvents.waitFor("the app to refuse mallory") { event in
@@ -372,7 +372,7 @@ extension LiveTests {
         #expect(during <= 4, "mallory was asked about \(during) times in 5 s")
         #expect(!app.connectedPeers.contains { $0.name == "mallory" })
         #expect(received.values == ["alice accepted"])
-        for transceiver in [alice, mallory, app] { await transceiver.stop() }
+        for transceiver in [alice, mallory, app] { await transceiver.shutdown() }
     }
 }
 }

@@ -11,7 +11,7 @@ extension Harness {
         let transceiver = Transceiver(configuration: configuration)
         try runBlocking {
             let events = transceiver.events
-            try await transceiver.resume()
+            try await transceiver.start()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await event in events { if case .advertised = event { return } }
@@ -24,7 +24,7 @@ extension Harness {
                 group.cancelAll()
             }
         }
-        defer { try? runBlocking { await transceiver.stop() } }
+        defer { try? runBlocking { await transceiver.shutdown() } }
 
         /// Milliseconds from spawn to the child's "connected" line, and the child's own count from its main().
         func start(role: String) throws -> (total: Double, inProcess: Double) {

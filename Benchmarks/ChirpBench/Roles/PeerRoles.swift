@@ -82,12 +82,12 @@ enum PeerRoles {
         }
 
         try runBlocking {
-            try await transceiver.resume()
+            try await transceiver.start()
             try await transceiver.connect(host: "127.0.0.1", port: port)
         }
         say("connected")
         waitForStdinEOF()
-        try? runBlocking { await transceiver.stop() }
+        try? runBlocking { await transceiver.shutdown() }
     }
 
     // MARK: - join

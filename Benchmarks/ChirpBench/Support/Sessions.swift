@@ -23,7 +23,7 @@ final class ChirpSession {
         self.transceiver = transceiver
         transceiver.receive(Ack.self) { [acks] ack, _ in acks.update { $0.append(ack) } }
         let port = try runBlocking { () async throws -> Int in
-            try await transceiver.resume()
+            try await transceiver.start()
             guard let port = transceiver.port else { throw BenchError("no listening port") }
             return port
         }
@@ -85,7 +85,7 @@ final class ChirpSession {
     func close() {
         children.forEach { $0.closeStdin() }
         children.forEach { $0.stop() }
-        try? runBlocking { [transceiver] in await transceiver.stop() }
+        try? runBlocking { [transceiver] in await transceiver.shutdown() }
     }
 }
 

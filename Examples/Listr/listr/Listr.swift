@@ -88,7 +88,7 @@ struct Listr: AsyncParsableCommand {
 
         let events = transceiver.events
         let signals = TerminationSignals.stream()
-        try await transceiver.resume()
+        try await transceiver.start()
         let path = store
         let serviceType = service
         await withTaskGroup(of: Void.self) { group in
@@ -106,7 +106,7 @@ struct Listr: AsyncParsableCommand {
             }
             group.cancelAll()
         }
-        await transceiver.stop()
+        await transceiver.shutdown()
     }
 }
 

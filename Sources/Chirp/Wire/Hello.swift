@@ -102,18 +102,19 @@ enum HandshakeError: Error, Equatable, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .malformedHello(let problem): return "malformed hello: \(problem)"
+        case .malformedHello(let problem): return "malformed hello: \(UntrustedText.escaped(problem))"
         case .unexpectedFrame(let kind): return "expected a hello frame first, got kind 0x\(String(kind, radix: 16))"
         case .protocolMismatch(let local, let remote): return "protocol version mismatch: we speak \(local), the peer speaks \(remote)"
-        case .serviceMismatch(let local, let remote): return "service type mismatch: we joined '\(local)', the peer joined '\(remote)'"
+        case .serviceMismatch(let local, let remote):
+            return "service type mismatch: we joined '\(local)', the peer joined '\(UntrustedText.escaped(remote))'"
         case .connectedToSelf: return "connected to itself"
-        case .refusedByRemote(let reason): return "the peer refused the connection: \(reason)"
+        case .refusedByRemote(let reason): return "the peer refused the connection: \(UntrustedText.escaped(reason))"
         case .timedOut(let seconds): return "no handshake within \(seconds) s"
         case .secretMismatch(let detail):
             return "shared secret does not match, or the peer does not use one (TLS handshake failed: \(detail))"
         case .remoteRequiresSecret:
             return "the peer requires a shared secret: set CHIRP_SECRET or use --secret-file"
-        case .notAccepted(let name): return "\(name) was not accepted by the accept policy"
+        case .notAccepted(let name): return "\(UntrustedText.escaped(name)) was not accepted by the accept policy"
         }
     }
 }

@@ -34,13 +34,13 @@ struct PeerSession: Sendable {
         configure(transceiver)
         let session = PeerSession(
             transceiver: transceiver, serviceType: serviceType, common: common, join: join, events: transceiver.events)
-        try await transceiver.resume()
+        try await transceiver.start()
         do {
             let result = try await body(session)
-            await transceiver.stop()
+            await transceiver.shutdown()
             return result
         } catch {
-            await transceiver.stop()
+            await transceiver.shutdown()
             throw error
         }
     }

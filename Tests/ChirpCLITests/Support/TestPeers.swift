@@ -27,7 +27,7 @@ func startPeer(
     let transceiver = Transceiver(configuration: configuration)
     configure(transceiver)
     let events = transceiver.events
-    try await transceiver.resume()
+    try await transceiver.start()
     let advertised = await first(of: events, timeout: .seconds(20)) { event in
         if case .advertised = event { return true }
         return false
