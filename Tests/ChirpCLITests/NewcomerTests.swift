@@ -1,0 +1,222 @@
+import Chirp
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What a newcomer ran into, checked with the real binaries: a closed pipe, signals, what peers send reaching the
+/// terminal, one error style, options before the subcommand, numbers and addresses in words.
+struct ListItemsRequest: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "listr.item.list"
+}
+
+extension ChirpCLITests {
+    @Suite struct Newcomer {
+        // MARK: - A closed pipe
+
+        @Test func listenEndsQuietlyWhenItsReaderGoesAway() async throws {
+            let type = uniqueServiceType()
+            let sender = try await startPeer(type, name: "sender")
+            defer { Task { await sender.shutdown() } }
+            try Binaries.require(Binaries.chirp)
+            let process = Process()
+            process.executableURL = Binaries.chirp
+            process.arguments = ["listen", type, "--interface", "lo", "--name", "listener"]
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+            // Messages flow until the reader goes away, like `chirp listen TYPE | head -1`.
+            let sending = Task {
+                var count = 0
+                while !Task.isCancelled {
+                    for peer in sender.connectedPeers { try? sender.send(ChatText(text: "line \(count)"), to: peer) }
+                    count += 1
+                    try? await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            defer { sending.cancel() }
+            let reader = output.fileHandleForReading
+            let firstBytes = await firstChunk(of: reader, timeout: .seconds(30))
+            #expect(String(decoding: firstBytes ?? Data(), as: UTF8.self).contains("chat.text"))  // it was printing
+            try reader.close()  // `head -1` exits
+
+            let ended = await ChildProcess.eventually(timeout: .seconds(30)) { !process.isRunning }
+            #expect(ended, "chirp listen kept running with nobody reading its output")
+            if ended {
+                #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+                let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                #expect(stderr.isEmpty, "quietly: \(stderr)")
+            }
+        }
+
+        // MARK: - Signals
+
+        @Test(arguments: [SIGINT, SIGTERM])
+        func logsExitsZeroWhenInterruptedWhileFollowing(signal: Int32) async throws {
+            let type = uniqueServiceType()
+            let watcher = try await startPeer(type, name: "watcher")
+            defer { Task { await watcher.shutdown() } }
+            let events = watcher.events
+            let logs = try startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
+            // Once the viewer has joined the service, its interrupt handling is in place.
+            let joined = await first(of: events, timeout: .seconds(30)) { event in
+                if case .peerConnected(let peer) = event { return peer.name == "chirp-logs" }
+                return false
+            }
+            try #require(joined != nil, "chirp logs never joined \(type)\n\(logs.transcript)")
+            logs.signal(signal)
+            let status = await logs.exitStatus(timeout: .seconds(30))
+            #expect(status == 0, "chirp logs after signal \(signal)\n\(logs.transcript)")
+            // The goodbye reached the peer: it reports the viewer gone (not a heartbeat timeout much later).
+            let left = await first(of: events, timeout: .seconds(20)) { event in
+                if case .peerDisconnected(let peer) = event { return peer.name == "chirp-logs" }
+                return false
+            }
+            #expect(left != nil)
+        }
+
+        // MARK: - What peers send reaches the terminal escaped
+
+        @Test func aForgedTypeNameShowsEscapedInListen() async throws {
+            let type = uniqueServiceType()
+            let listen = try startChirp(["listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60"])
+            let sender = try await startPeer(type, name: "mallory\u{1B}]0;TITLE\u{07}")
+            defer { Task { await sender.shutdown() } }
+            let peer = try #require(await waitForPeer(named: "listener", on: sender))
+            let forged = "x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{07}"
+            try sender.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: peer)
+            let status = await listen.exitStatus(timeout: .seconds(60))
+            #expect(status == 0, "\(listen.transcript)")
+            // The positive control: the message was printed, forged text and all, but on one line and without ESC.
+            #expect(listen.stdoutLines.count == 1, "\(listen.transcript)")
+            #expect(listen.stdout.contains(#"x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{7}"#))
+            #expect(listen.stdout.contains(#"mallory\u{1B}]0;TITLE\u{7}"#))
+            #expect(!listen.stdout.contains("\u{1B}") && !listen.stderr.contains("\u{1B}"))
+        }
+
+        // MARK: - One error style
+
+        @Test(arguments: [
+            (["--bogus"], "chirp: error: unknown option '--bogus'"),
+            (["help", "bogus"], "chirp: error: no command 'bogus'"),
+            (["listen", "chat", "--timeout", "0"], "chirp: error: --timeout must be greater than 0 and at most 86400 seconds, got 0"),
+            (["listen", "chat", "--timeout", "-1"], "chirp: error: --timeout must be greater than 0 and at most 86400 seconds, got -1"),
+            (["send", "chat"], "chirp: error: missing expected argument"),
+        ])
+        func usageErrorsAreOneSentenceAndAHint(arguments: [String], expected: String) async throws {
+            let (status, process) = try await runChirp(arguments)
+            #expect(status == 64, "\(process.transcript)")
+            let lines = process.stderr.split(separator: "\n").map(String.init)
+            #expect(lines.first?.hasPrefix(expected) == true, "\(process.transcript)")
+            #expect(lines.count == 2 && lines[1].hasPrefix("chirp: hint: see 'chirp"), "\(process.transcript)")
+            #expect(!process.stderr.contains("Error:") && !process.stderr.contains("Usage:"))
+            #expect(process.stdout.isEmpty)
+        }
+
+        @Test func listrctlSpeaksTheSameStyleAndTakesOptionsBeforeTheSubcommand() async throws {
+            let listrctl = Binaries.directory.appendingPathComponent("listrctl")
+            try Binaries.require(listrctl)
+            let type = uniqueServiceType()
+            // Options before the subcommand: parsed (the error names the service), not "unknown option".
+            let before = try ChildProcess(listrctl, ["--service", type, "--loopback", "--timeout", "1", "item", "list"])
+            before.closeStdin()
+            let status = await before.exitStatus(timeout: .seconds(60))
+            #expect(status == 3, "\(before.transcript)")  // no app found
+            #expect(before.stderr.hasPrefix("listrctl: error: no app found on service '\(type)'"), "\(before.transcript)")
+            #expect(before.stderr.split(separator: "\n").count == 1, "no raw log line before the error: \(before.transcript)")
+
+            let bad = try ChildProcess(listrctl, ["item", "frobnicate"])
+            bad.closeStdin()
+            #expect(await bad.exitStatus(timeout: .seconds(30)) == 64)
+            #expect(bad.stderr.hasPrefix("listrctl: error: "), "\(bad.transcript)")
+            #expect(bad.stderr.contains("listrctl: hint: see 'listrctl item --help'"), "\(bad.transcript)")
+        }
+
+        @Test func chirpTakesItsOptionsBeforeTheSubcommandToo() async throws {
+            let (status, process) = try await runChirp(["--interface", "lo", "--timeout", "1", "send", uniqueServiceType(), "x", "{}"])
+            #expect(status == 2, "\(process.transcript)")  // parsed and run: nobody there
+            #expect(process.stderr.hasPrefix("chirp: error: "), "\(process.transcript)")
+        }
+
+        // MARK: - Errors in words
+
+        @Test func aRefusedConnectionIsSaidInWords() async throws {
+            let (status, process) = try await runChirp(["send", uniqueServiceType(), "x", "{}", "--connect", "127.0.0.1:1"])
+            #expect(status == 2, "\(process.transcript)")
+            #expect(process.stderr.contains("connection refused"), "\(process.transcript)")
+            #expect(!process.stderr.contains("SingleConnectionFailure") && !process.stderr.contains("errno"), "\(process.transcript)")
+        }
+
+        @Test func logsWithoutADaemonExits69WithAHint() async throws {
+            let (status, process) = try await runChirp(
+                ["logs", "--service", uniqueServiceType()], environment: ExitStatuses.noDaemon, timeout: .seconds(60))
+            #expect(status == 69, "\(process.transcript)")
+            #expect(process.stderr.hasPrefix("chirp: error: no DNS-SD daemon answers"), "\(process.transcript)")
+            #expect(process.stderr.contains("chirp: hint: "))
+        }
+
+        // MARK: - A command reply shown as its text
+
+        @Test func aCommandReplyIsShownAsItsText() async throws {
+            let type = uniqueServiceType()
+            let app = try await startPeer(type, name: "kitchen") { transceiver in
+                // What a ChirpCommands app answers: a binary reply, kind byte `t`, then the text.
+                transceiver.respond(to: ListItemsRequest.self) { _, _ in Data("t#1 [x] buy milk\n#2 [ ] \u{1B}[2Jeggs".utf8) }
+            }
+            defer { Task { await app.shutdown() } }
+            let (status, process) = try await runChirp(["send", type, "listr.item.list", "{}", "--request", "--interface", "lo"])
+            #expect(status == 0, "\(process.transcript)")
+            #expect(process.stdoutLines == ["#1 [x] buy milk", #"#2 [ ] \u{1B}[2Jeggs"#], "\(process.transcript)")
+        }
+
+        // MARK: - chat's help
+
+        @Test func chatHelpFitsEightyColumnsAndHasItsExitStatuses() async throws {
+            try Binaries.require(Binaries.chat)
+            let chat = try ChildProcess(Binaries.chat, ["--help"], environment: ["COLUMNS": "80"])
+            chat.closeStdin()
+            #expect(await chat.exitStatus(timeout: .seconds(30)) == 0)
+            let discussion = chat.stdoutLines.filter { !$0.hasPrefix("USAGE:") }
+            #expect(discussion.allSatisfy { $0.count <= 80 }, "\(discussion.filter { $0.count > 80 })")
+            #expect(chat.stdout.contains("EXIT STATUS"))
+        }
+    }
+}
+
+/// A chat-like message for the closed-pipe test.
+struct ChatText: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "chat.text"
+    var text: String
+}
+
+/// Waits until `transceiver` is connected to a peer named `name`.
+func waitForPeer(named name: String, on transceiver: Transceiver, timeout: Duration = .seconds(30)) async -> Peer? {
+    let deadline = ContinuousClock.now + timeout
+    while ContinuousClock.now < deadline {
+        if let peer = transceiver.connectedPeers.first(where: { $0.name == name }) { return peer }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return nil
+}
+
+/// The first bytes readable from `handle`, or `nil` after `timeout`.
+func firstChunk(of handle: FileHandle, timeout: Duration) async -> Data? {
+    await withTaskGroup(of: Data?.self) { group in
+        group.addTask { await Task.detached { handle.availableData }.value }
+        group.addTask {
+            try? await Task.sleep(for: timeout)
+            return nil
+        }
+        let result = await group.next() ?? nil
+        group.cancelAll()
+        return result
+    }
+}
