@@ -205,6 +205,7 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             exclude: ["__Snapshots__"]
         ),

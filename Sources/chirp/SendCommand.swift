@@ -24,8 +24,9 @@ struct SendCommand: AsyncParsableCommand {
 
             OUTPUT
               For a message, nothing (a terminal gets a note on standard error).
-              With --request: the reply's payload as received, on one line (a
-              command reply of a ChirpCommands app: its text, or its data's size).
+              With --request: the reply's payload as received, on one line. A
+              ChirpCommands app's reply: its text; its data as is (its size
+              only, on a terminal).
               With --request --json: {"type", "from", "fromID", "payload"}.
 
             EXIT STATUS
