@@ -173,6 +173,11 @@ let package = Package(
     swift = os.environ.get("SWIFT", "swift")
     build = subprocess.run([swift, "build", "--package-path", str(SCRATCH)], capture_output=True, text=True)
     output = build.stdout + build.stderr
+    if build.returncode != 0 and not re.search(r"^" + re.escape(str(SCRATCH / "Sources")), output, re.M):
+        # Errors only in the checkout's own files: an incremental build can miss source files added to the path
+        # dependency since the last one (SwiftPM keeps its file list). A second build sees them.
+        build = subprocess.run([swift, "build", "--package-path", str(SCRATCH)], capture_output=True, text=True)
+        output = build.stdout + build.stderr
     reported = set()
     for match in re.finditer(r"^(?P<file>/[^:\n]+\.swift):(?P<line>\d+):(?P<col>\d+): (?P<kind>error|warning): (?P<text>.*)$",
                              output, re.M):
