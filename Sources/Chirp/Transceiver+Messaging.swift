@@ -171,10 +171,14 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        let frame = try PayloadCoding.frame(
-            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: first.channel.allocator,
+        enqueue(try messageFrame(value, allocator: first.channel.allocator), on: connections, engine: engine)
+    }
+
+    /// The message frame of `value`, encoded once with the configured coder and size limit.
+    func messageFrame<T: Encodable>(_ value: T, allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        try PayloadCoding.frame(
+            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: allocator,
             limit: configuration.maximumMessageSize)
-        enqueue(frame, on: connections, engine: engine)
     }
 
     func enqueue(_ frame: ByteBuffer, on connections: [PeerConnection], engine: Engine) {
@@ -194,10 +198,7 @@ extension Transceiver {
     ///   encoding error.
     public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
         let connection = try connection(to: peer)
-        let frame = try PayloadCoding.frame(
-            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: connection.channel.allocator,
-            limit: configuration.maximumMessageSize)
-        try enqueue(frame, on: connection)
+        try enqueue(try messageFrame(value, allocator: connection.channel.allocator), on: connection)
     }
 
     func enqueue(_ frame: ByteBuffer, on connection: PeerConnection) throws {
@@ -225,26 +226,10 @@ extension Transceiver {
     /// - Throws: ``ChirpError/peerNotConnected(_:)`` (the connection closed while waiting), an encoding error, or
     ///   `CancellationError` when the task is cancelled while waiting (the message was not sent).
     public func sendWhenReady<T: Encodable>(_ value: T, to peer: Peer) async throws {
-        var connection = try connection(to: peer)
-        let frame = try PayloadCoding.frame(
-            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: connection.channel.allocator,
-            limit: configuration.maximumMessageSize)
-        while true {
-            switch connection.submit(frame) {
-            case .accepted:
-                return
-            case .full:
-                await connection.waitForRoom()
-                try Task.checkCancellation()
-            case .retired:
-                // The connection lost the tie-break before anything was queued: the winner takes it.
-                guard let current = currentEngine?.connection(to: connection.remote.peerID), current !== connection else {
-                    throw ChirpError.peerNotConnected(connection.peer)
-                }
-                connection = current
-            case .closed:
-                throw ChirpError.peerNotConnected(connection.peer)
-            }
+        let connection = try connection(to: peer)
+        let frame = try messageFrame(value, allocator: connection.channel.allocator)
+        guard try await submitWhenReady(frame, on: connection, engine: currentEngine) else {
+            throw ChirpError.peerNotConnected(connection.peer)
         }
     }
 
@@ -257,22 +242,28 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        let frame = try PayloadCoding.frame(
-            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: first.channel.allocator,
-            limit: configuration.maximumMessageSize)
-        for original in connections {
-            var connection = original
-            sending: while true {
-                switch connection.submit(frame) {
-                case .accepted, .closed:
-                    break sending
-                case .full:
-                    await connection.waitForRoom()
-                    try Task.checkCancellation()
-                case .retired:
-                    guard let current = engine.connection(to: connection.remote.peerID), current !== connection else { break sending }
-                    connection = current
-                }
+        let frame = try messageFrame(value, allocator: first.channel.allocator)
+        for connection in connections {
+            _ = try await submitWhenReady(frame, on: connection, engine: engine)  // a peer that left is skipped
+        }
+    }
+
+    /// Queues `frame` on `connection`, or on the connection that replaced it in a tie-break, waiting while its queue
+    /// is full. Returns `false` when the peer is gone (the connection closed, or retired with no successor).
+    func submitWhenReady(_ frame: ByteBuffer, on connection: PeerConnection, engine: Engine?) async throws -> Bool {
+        var connection = connection
+        while true {
+            switch connection.submit(frame) {
+            case .accepted:
+                return true
+            case .full:
+                await connection.waitForRoom()
+                try Task.checkCancellation()
+            case .retired:
+                guard let current = engine?.connection(to: connection.remote.peerID), current !== connection else { return false }
+                connection = current
+            case .closed:
+                return false
             }
         }
     }

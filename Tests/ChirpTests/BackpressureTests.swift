@@ -9,7 +9,8 @@ struct Flood: Codable, Sendable { var seq: Int; var filler: String }
 
 extension LiveTests {
 @Suite struct BackpressureTests {
-    @Test func aConsumerThatStopsStopsTheSenderAndLosesNothing() async throws {
+    /// Alice (a 1 MiB outbound queue) connected to bob, whose `messages(of: Flood.self)` holds 8-32 messages.
+    static func connectedPair() async throws -> (alice: Transceiver, bob: Transceiver, bobPeer: Peer, messages: MessageSequence<Flood>) {
         let type = uniqueServiceType()
         var aliceConfiguration = testConfiguration("alice", serviceType: type)
         aliceConfiguration.outboundLimit = 1 << 20
@@ -18,13 +19,18 @@ extension LiveTests {
         let alice = Transceiver(configuration: aliceConfiguration)
         let bob = Transceiver(configuration: bobConfiguration)
         let messages = bob.messages(of: Flood.self)
-        // Counts what bob's process takes in, consumed or not: without backpressure, everything alice sends.
-        let taken = NIOLockedValueBox(0)
-        bob.receive(Flood.self) { _, _ in taken.withLockedValue { $0 += 1 } }
         try await alice.start()
         try await bob.start()
         let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
         _ = try await bob.waitForConnectedPeers(1)
+        return (alice, bob, bobPeer, messages)
+    }
+
+    @Test func aConsumerThatStopsStopsTheSenderAndLosesNothing() async throws {
+        let (alice, bob, bobPeer, messages) = try await Self.connectedPair()
+        // Counts what bob's process takes in, consumed or not: without backpressure, everything alice sends.
+        let taken = NIOLockedValueBox(0)
+        bob.receive(Flood.self) { _, _ in taken.withLockedValue { $0 += 1 } }
 
         // Alice offers 4,000 messages of 16 KiB (64 MiB, far more than the sockets' buffers hold) while bob's
         // consumer reads none. A full queue makes her wait and retry; 5 s without progress means she is stopped.
@@ -60,18 +66,7 @@ extension LiveTests {
     }
 
     @Test func sendWhenReadyWaitsForAFullPeerAndThenDeliversEverythingInOrder() async throws {
-        let type = uniqueServiceType()
-        var aliceConfiguration = testConfiguration("alice", serviceType: type)
-        aliceConfiguration.outboundLimit = 1 << 20
-        var bobConfiguration = testConfiguration("bob", serviceType: type)
-        bobConfiguration.backpressure = .init(lowWatermark: 8, highWatermark: 32)
-        let alice = Transceiver(configuration: aliceConfiguration)
-        let bob = Transceiver(configuration: bobConfiguration)
-        let messages = bob.messages(of: Flood.self)
-        try await alice.start()
-        try await bob.start()
-        let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
-        _ = try await bob.waitForConnectedPeers(1)
+        let (alice, bob, bobPeer, messages) = try await Self.connectedPair()
 
         let filler = String(repeating: "x", count: 16 * 1024)
         let total = 4000

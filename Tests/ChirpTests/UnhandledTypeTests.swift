@@ -8,19 +8,29 @@ struct ChatLine: Codable, Sendable { var text: String }
 
 extension LiveTests {
 @Suite struct UnhandledTypeTests {
-    @Test func aTypeWithTheSameShortNameFromAnotherModuleIsWarnedAboutOnceWithTheFix() async throws {
+    /// Alice connected to bob, whose log goes to the returned capture; `configure` sets bob up before he starts.
+    static func connectedPair(
+        configure: (Transceiver) -> Void = { _ in }
+    ) async throws -> (alice: Transceiver, bob: Transceiver, bobPeer: Peer, logs: LogCapture) {
         let type = uniqueServiceType()
         let logs = LogCapture()
         var bobConfiguration = testConfiguration("bob", serviceType: type)
         bobConfiguration.logger = logs.logger("bob")
         let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
         let bob = Transceiver(configuration: bobConfiguration)
-        let received = Collected<String>()
-        bob.receive(ChatLine.self) { line, _ in received.append(line.text) }  // travels as ChirpTests.ChatLine
+        configure(bob)
         try await alice.start()
         try await bob.start()
         let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
         _ = try await bob.waitForConnectedPeers(1)
+        return (alice, bob, bobPeer, logs)
+    }
+
+    @Test func aTypeWithTheSameShortNameFromAnotherModuleIsWarnedAboutOnceWithTheFix() async throws {
+        let received = Collected<String>()
+        let (alice, bob, bobPeer, logs) = try await Self.connectedPair { bob in
+            bob.receive(ChatLine.self) { line, _ in received.append(line.text) }  // travels as ChirpTests.ChatLine
+        }
 
         // Alice's program declared its own ChatLine: it travels as "OtherApp.ChatLine". Sent twice: one warning.
         let foreign = RawMessage(typeName: "OtherApp.ChatLine", payload: Data(#"{"text":"lost"}"#.utf8))
@@ -43,16 +53,7 @@ extension LiveTests {
     }
 
     @Test func aForgedTypeNameCannotForgeALogLine() async throws {
-        let type = uniqueServiceType()
-        let logs = LogCapture()
-        var bobConfiguration = testConfiguration("bob", serviceType: type)
-        bobConfiguration.logger = logs.logger("bob")
-        let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
-        let bob = Transceiver(configuration: bobConfiguration)
-        try await alice.start()
-        try await bob.start()
-        let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
-        _ = try await bob.waitForConnectedPeers(1)
+        let (alice, bob, bobPeer, logs) = try await Self.connectedPair()
 
         // What `chirp send TYPE $'x\n... critical receiver: FORGED LINE' '{}'` sends.
         let forged = "x\n2026-11-24T10:00:00+0000 critical receiver: FORGED LINE \u{1B}]0;TITLE\u{07}"
