@@ -89,6 +89,39 @@ extension LiveTests {
         await scene.alice.shutdown()
     }
 
+    /// A consumer of `messages(of:)` that is full has stopped alice reading the first connection when the tie-break
+    /// retires it: it is read to its end all the same (it closes within 5 s), so nothing bob sent there is lost.
+    @Test func aRetiredConnectionIsReadToItsEndEvenWhenItsConsumerIsFull() async throws {
+        let scene = try await AliceConnectedToBob()
+        let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
+        defer { bob.stop() }
+        let markers = alice.messages(of: Marker.self)  // never consumed until the end: full at 256
+
+        // 2,000 markers of 1 KiB on the first connection: far more than one read brings in, so alice stops reading.
+        let filler = String(repeating: "x", count: 1024)
+        try await loser.write((0..<2000).map { bob.message("\($0) \(filler)") })
+        try await withTimeout(20, "alice to stop reading (her consumer is full)") {
+            while received.values.count < 256 { try await Task.sleep(for: .milliseconds(10)) }
+        }
+        #expect(received.values.count < 2000)  // the positive control: she stopped before the end
+
+        // Bob dials too: his connection wins, alice retires the first one and must read it to its end.
+        let winner = try await RawConnection.dial(port: scene.alicePort)
+        try await winner.write(bob.hello() + [bob.message("2000 after the switch")])
+        try await loser.waitFor(text: GoodbyeReason.duplicate)
+        try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
+        try await received.waitForCount(2001)
+
+        var expected = 0
+        for await marker in markers {
+            #expect(marker.payload.text.hasPrefix("\(expected) "), "marker \(expected) is \(marker.payload.text.prefix(20))")
+            expected += 1
+            if expected == 2001 { break }
+        }
+        winner.close()
+        await alice.shutdown()
+    }
+
     /// Bob dials alice a second time, and stops while that connection is in its handshake on alice's side: his
     /// hello on it was sent before his goodbye on the first. Alice reports bob gone, once, and not connected again.
     @Test func aPeerThatStopsWhileItsOtherDialIsInItsHandshakeIsNotReportedConnectedAgain() async throws {

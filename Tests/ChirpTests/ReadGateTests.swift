@@ -50,4 +50,21 @@ import Testing
         #expect(counter.reads == 0)
         _ = try channel.finish()
     }
+
+    @Test func aGateOpenedForGoodNeverClosesAgain() throws {
+        let counter = ReadCounter()
+        let gate = ReadGate()
+        let channel = EmbeddedChannel(handlers: [counter, gate])
+        let key = ObjectIdentifier(ReadCounter.self)
+        gate.close(for: key)
+        channel.read()
+        #expect(counter.reads == 0)  // the positive control: it was closed
+        gate.openForGood()
+        #expect(counter.reads == 1)  // the held read goes through
+        gate.close(for: key)
+        channel.read()
+        #expect(counter.reads == 2)
+        #expect(!gate.isClosed)
+        _ = try channel.finish()
+    }
 }

@@ -330,6 +330,8 @@ final class PeerConnection: @unchecked Sendable {
         eventLoop.execute {
             guard !self.retired, let context = self.context else { return }
             self.retired = true
+            // Read it to its end whatever a consumer says: it closes within 5 s, and what arrives on it comes first.
+            self.readGate?.openForGood()
             self.outbound.withLockedValue { $0.retired = true }
             self.drain()
             let frame = FrameWriter.frame(.goodbye, text: GoodbyeReason.duplicate, allocator: self.channel.allocator)

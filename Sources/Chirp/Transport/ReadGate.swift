@@ -16,6 +16,8 @@ final class ReadGate: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// The consumers that asked to stop reading.
     private var closedBy: Set<ObjectIdentifier> = []
+    /// Set by ``openForGood()``: the gate no longer closes.
+    private var openedForGood = false
     /// Whether a read was asked for (by auto-read, or by another handler) while the gate was closed.
     private var readPending = false
     private var context: ChannelHandlerContext?
@@ -45,7 +47,19 @@ final class ReadGate: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// Stops reading until ``open(for:)`` with the same key (and every other key that closed it).
     func close(for key: ObjectIdentifier) {
+        guard !openedForGood else { return }
         closedBy.insert(key)
+    }
+
+    /// Reads from now on, whoever closed the gate or will: for a connection that lost the tie-break, which is closed
+    /// a few seconds after it was retired. Left unread, what its peer sent there before switching would be lost with
+    /// it; that is bounded by the peer's outbound limit.
+    func openForGood() {
+        openedForGood = true
+        closedBy.removeAll()
+        guard readPending, let context else { return }
+        readPending = false
+        context.read()
     }
 
     /// Reads again once no other key keeps the gate closed.
@@ -81,6 +95,16 @@ struct LoopBoundGate: Sendable {
         } else {
             let gate = self.gate
             gate.eventLoop.execute { gate.value.open(for: key) }
+        }
+    }
+
+    /// Reads from now on, whoever closes the gate (``ReadGate/openForGood()``).
+    func openForGood() {
+        if gate.eventLoop.inEventLoop {
+            gate.value.openForGood()
+        } else {
+            let gate = self.gate
+            gate.eventLoop.execute { gate.value.openForGood() }
         }
     }
 }
