@@ -12,6 +12,24 @@ struct FormattingTests {
             line: 9, appName: "shop", host: "box", processID: 4242, http: http)
     }
 
+    @Test func whatARemoteAppLoggedCannotForgeALineOrDriveTheTerminal() {
+        let hostile = LogRecord(
+            sequence: 1, timestamp: Date(timeIntervalSince1970: 1_700_000_000), level: .info,
+            label: "api\u{1B}[2J", message: "ok\n12:00:00.000 critical shop[1] auth: FORGED\u{1B}]0;TITLE\u{07}",
+            metadata: ["user\n": "x\r\ny"], source: "s", file: "f", function: "g", line: 1,
+            appName: "shop\u{1B}[31m", host: "box", processID: 1, http: nil)
+        for useColor in [false, true] {
+            let line = LogFormatter(useColor: useColor).line(for: hostile)
+            #expect(!line.contains("\n"), "one record, one line")
+            // The positive control: the forged text is there, escaped; only the formatter's own colours use ESC.
+            #expect(line.contains(#"ok\n12:00:00.000 critical shop[1] auth: FORGED\u{1B}]0;TITLE\u{7}"#))
+            #expect(line.contains(#"shop\u{1B}[31m[1]"#))
+            #expect(line.contains(#"api\u{1B}[2J:"#))
+            #expect(line.contains(#"user\n=x\r\ny"#))
+            if !useColor { #expect(!line.contains("\u{1B}")) }
+        }
+    }
+
     @Test func jsonIsPrettyPrintedWithNonASCIIAsText() throws {
         let pretty = try #require(JSONPrettyPrinter.format(#"{"name":"Zo\u00eb","city":"東京","emoji":"\ud83d\ude00","esc":"a\"b\\c\n","keep":"\u0007","n":-1.5e3,"list":[1,2],"empty":{},"deep":[{"a":null}]}"#))
         #expect(pretty == """
