@@ -26,7 +26,14 @@ extension ChirpCLITests {
             try listen.run()
             defer { if listen.isRunning { kill(listen.processIdentifier, SIGKILL) } }
 
-            let sender = try await startPeer(type, name: "flooder")
+            // The sender only dials (it does not advertise): one connection, no tie-break, whose retired connection
+            // would be read to its end whatever chirp's consumer says.
+            var configuration = Configuration(serviceType: type)
+            configuration.peerName = "flooder"
+            configuration.interface = .loopback
+            configuration.advertises = false
+            let sender = Transceiver(configuration: configuration)
+            try await sender.start()
             defer { Task { await sender.shutdown() } }
             let listener = try #require(await waitForPeer(named: "listener", on: sender), "chirp listen never connected")
             let baseline = try #require(residentBytes(of: listen.processIdentifier))

@@ -718,8 +718,13 @@ final class Engine: ConnectionDelegate, @unchecked Sendable {
             // it (and stops reading this peer) while maximumConcurrentResponders run.
             let peer = connection.peer
             responders.submit(ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
-                do { respond(.success(try await body(request.message, peer, coder, allocator))) }
-                catch { respond(.failure(error)) }
+                do {
+                    respond(.success(try await body(request.message, peer, coder, allocator)))
+                } catch where Task.isCancelled {
+                    // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
+                } catch {
+                    respond(.failure(error))
+                }
             })
         }
     }
