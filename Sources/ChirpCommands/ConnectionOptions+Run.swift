@@ -43,9 +43,9 @@ extension ConnectionOptions {
                 var code = outcome.exitCode
                 switch outcome.result {
                 case .success(.failure(let message)):
-                    StandardStreams.error("\(outcome.label): \(message)")
+                    StandardStreams.error("\(outcome.label): \(message)")  // escaped by error()
                 case .success(let response):
-                    StandardStreams.output("== \(outcome.label) ==\n")
+                    StandardStreams.output("== \(UntrustedText.escaped(outcome.label)) ==\n")  // names from the network
                     code = Self.deliver(CommandReply(app: outcome.app, response: response), to: reply, label: outcome.label)
                 case .failure(let error):
                     StandardStreams.error("\(error)")

@@ -1,13 +1,15 @@
 import Logging
 import NIOCore
 
-/// The last handler of every connection: turns frames into calls on the ``ConnectionDelegate`` and keeps the
+/// The last handler of every connection: turns frames into calls on the ``ConnectionDelegate`` (the peer table) and
+/// the ``MessageDispatcher`` (messages and requests), and keeps the
 /// heartbeat (a ping when we have been quiet, a close when the peer has).
 final class PeerChannelHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = ByteBuffer
 
     private let delegate: any ConnectionDelegate
+    private let dispatcher: MessageDispatcher
     private let role: ConnectionRole
     private let localID: String
     private let outboundLimit: Int
@@ -16,7 +18,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
     private let host: String?
     private let logger: Logger
     /// When this channel was initialized: the connection opened then, before its handshake.
-    private let openedAt: NIODeadline
+    private let openedAt: ContinuousClock.Instant
     private let heartbeatTimeout: Double
     /// Closed while a consumer of this connection's messages is full; the heartbeat does not count that time.
     private let readGate: ReadGate?
@@ -33,13 +35,14 @@ final class PeerChannelHandler: ChannelInboundHandler {
     static let maximumHeldBytes = 8 << 20
 
     init(
-        delegate: any ConnectionDelegate, role: ConnectionRole, localID: String, dialedPeerID: String?, host: String?,
+        delegate: any ConnectionDelegate, dispatcher: MessageDispatcher, role: ConnectionRole, localID: String, dialedPeerID: String?, host: String?,
         outboundLimit: Int, heartbeatTimeout: Double, logger: Logger, established: EventLoopPromise<PeerConnection>? = nil,
         readGate: ReadGate? = nil
     ) {
         self.established = established
         self.readGate = readGate
         self.delegate = delegate
+        self.dispatcher = dispatcher
         self.role = role
         self.localID = localID
         self.dialedPeerID = dialedPeerID
@@ -47,7 +50,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
         self.outboundLimit = outboundLimit
         self.heartbeatTimeout = heartbeatTimeout
         self.logger = logger
-        self.openedAt = .now()
+        self.openedAt = ContinuousClock.now
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -129,9 +132,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
         do {
             switch frame.knownKind {
             case .message:
-                delegate.route(try FrameParser.message(frame.body), from: connection)
+                dispatcher.route(try FrameParser.message(frame.body), from: connection)
             case .request:
-                delegate.handleRequest(try FrameParser.request(frame.body), from: connection)
+                dispatcher.handleRequest(try FrameParser.request(frame.body), from: connection)
             case .response:
                 connection.completeRequest(try FrameParser.response(frame.body))
             case .ping:
@@ -152,7 +155,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             }
         } catch {
             // A malformed frame is skipped; the stream stays in sync thanks to the length prefix.
-            delegate.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: .warning)
+            dispatcher.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: .warning)
         }
     }
 
@@ -181,7 +184,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             handshakeError = error
         } else if let connection {
             let level: Logger.Level = (error as? IOError).map { _ in .debug } ?? .warning
-            delegate.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: level)
+            dispatcher.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: level)
         }
         context.close(promise: nil)
     }

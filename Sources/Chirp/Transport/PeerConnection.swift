@@ -25,7 +25,7 @@ final class PeerConnection: @unchecked Sendable {
     /// The id of the peer that dialed this connection, used to pick one connection when both dialed.
     let dialerID: String
     /// When the TCP connection was set up (its channel initialized), before the handshake.
-    let openedAt: NIODeadline
+    let openedAt: ContinuousClock.Instant
     /// Stops reading from the peer while a consumer of its messages is full.
     let readGate: LoopBoundGate?
 
@@ -91,7 +91,7 @@ final class PeerConnection: @unchecked Sendable {
 
     init(
         context: ChannelHandlerContext, role: ConnectionRole, remote: Hello, localID: String, addresses: [String], host: String?,
-        outboundLimit: Int, openedAt: NIODeadline = .now(), readGate: LoopBoundGate? = nil
+        outboundLimit: Int, openedAt: ContinuousClock.Instant = .now, readGate: LoopBoundGate? = nil
     ) {
         self.readGate = readGate
         self.channel = context.channel

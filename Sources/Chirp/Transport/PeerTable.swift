@@ -1,63 +1,334 @@
-import NIOCore
+import Logging
 
-/// What the engine knows about one remote peer. A value type: the engine keeps them in a locked dictionary.
-struct PeerEntry {
-    /// The latest description of the peer (from its TXT record or its hello).
-    var peer: Peer
-    /// DNS-SD instance names under which it is currently advertised.
-    var instances: Set<String> = []
-    /// Where to dial it, from discovery.
-    var dialAddress: (host: String, port: Int)?
-    /// The connection in use, if any.
-    var connection: PeerConnection?
-    /// When that connection was established (for backoff decisions).
-    var connectedAt: NIODeadline?
-    /// A dial is in flight.
-    var dialing = false
-    /// A dial is scheduled.
-    var scheduledDial: Scheduled<Void>?
-    /// Failed attempts in a row, for backoff.
-    var failures = 0
-    /// The peer said it is stopping: do not redial until it is advertised again.
-    var stopping = false
-    /// The last dial was refused (nothing listens at the advertised port): the advertisement is stale, left by a
-    /// process that died. Such a peer is hidden from the available peers until a connection succeeds.
-    var refused = false
+/// The peer table: every rule about which peers exist, which connection to keep, and when to dial, as a pure state
+/// machine. Events in (``Event``), actions out (``Action``), the time given with each event; no locks, no I/O, no
+/// NIO or DNS-SD. ``Engine`` owns one, feeds it what discovery and the connections report, and carries out what it
+/// returns. Tests drive it directly (PeerTableTests), a table row per rule.
+///
+/// `Connection` is whatever identifies a connection to the owner (``PeerConnection`` in the engine, an integer in
+/// tests); the table only compares them.
+struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+    typealias Entry = PeerEntry<Connection, Instant>
 
-    /// Why we do not dial this peer: one of us uses a shared secret and the other does not.
-    var securityMismatch: String?
-
-    /// Failures counted after a refusal (wrong secret, accept policy): the next dial waits about 6 s, then longer.
-    static let refusalFailures = 7
-
-    /// Whether users see this peer among the available peers.
-    var isVisible: Bool { connection != nil || !refused }
-
-    var isAdvertised: Bool { !instances.isEmpty }
-
-    /// The public view, with `isConnected` filled in.
-    var snapshot: Peer {
-        var peer = self.peer
-        peer.isConnected = connection != nil
-        if let connection { peer.addresses = peer.addresses.isEmpty ? connection.peer.addresses : peer.addresses }
-        return peer
+    /// What does not change during a run.
+    struct Settings: Sendable {
+        /// Our peer id.
+        var localID: String
+        /// The protocol version we speak (`pv` in TXT records).
+        var protocolVersion: String
+        /// Whether we hold a shared secret.
+        var usesSecret: Bool
+        /// Higher-id peers leave the first dial to the lower-id peer for this long once we are advertised.
+        var dialGrace: Duration = .seconds(1)
+        /// How long a removed peer's reappearance, or a connection opened before the peer said it stopped, is suspect.
+        var tombstoneLifetime: Duration = .seconds(5)
+        /// A connection that lasted less than this counts as a failure for the backoff of the next dial.
+        var shortConnection: Duration = .seconds(2)
     }
 
-    /// Delay before the next dial: exponential backoff from 0.1 s up to 30 s.
-    var backoff: TimeAmount {
-        failures == 0 ? .zero : .milliseconds(Int64(min(100 * (1 << min(failures - 1, 9)), 30_000)))
-    }
-}
+    let settings: Settings
+    private(set) var isRunning = true
+    /// Our advertisement is in place: peers can have seen us, so lower ids get the dial grace.
+    private(set) var isAdvertised = false
+    private(set) var entries: [String: Entry] = [:]
+    private var instanceOwners: [String: String] = [:]
+    /// Peers removed lately. Avahi can report a dead peer's advertisement again for about a second after it was
+    /// withdrawn (from its cache); such a peer stays hidden until a dial confirms it is alive.
+    private var recentlyGone: [String: Instant] = [:]
+    /// When each peer lately said it was stopping. A connection from it opened before then belongs to the run that
+    /// stopped (both had dialed, and this one was still in its handshake): it is not used.
+    private var stoppedAt: [String: Instant] = [:]
+    private var nextGeneration: UInt64 = 0
 
-/// Picks, from two connections between the same two peers, the one both sides keep: the one dialed by the peer with
-/// the smaller id. Both ends compute the same answer without talking.
-enum TieBreak {
-    static func keepsNew(existing: PeerConnection, new: PeerConnection, localID: String) -> Bool {
-        let preferredDialer = min(localID, new.remote.peerID)
-        if existing.dialerID == new.dialerID {
-            // Same dialer twice: the peer reconnected while we still held a stale connection. The new one is live.
-            return true
+    init(settings: Settings) {
+        self.settings = settings
+    }
+
+    var localID: String { settings.localID }
+
+    // MARK: - Queries
+
+    /// The peers users see, sorted by name then id.
+    var availablePeers: [Peer] {
+        Self.sorted(entries.values.filter(\.isVisible).map(\.snapshot))
+    }
+
+    /// The connection in use to `peerID`.
+    func connection(to peerID: String) -> Connection? {
+        entries[peerID]?.slot?.connection
+    }
+
+    /// Every connection in use, one per peer.
+    var connections: [Connection] {
+        entries.values.compactMap { $0.slot?.connection }
+    }
+
+    /// The peer's description, when the table knows it.
+    func peer(_ peerID: String) -> Peer? {
+        entries[peerID]?.snapshot
+    }
+
+    static func sorted(_ peers: [Peer]) -> [Peer] {
+        peers.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name }
+    }
+
+    // MARK: - Events
+
+    /// Applies `event` at time `now`; returns what to do, in order.
+    mutating func handle(_ event: Event, now: Instant) -> [Action] {
+        var actions: [Action] = []
+        switch event {
+        case .advertised(let advertised):
+            isAdvertised = advertised
+        case .found(let advert):
+            found(advert, now: now, into: &actions)
+        case .lost(let instance):
+            lost(instance, now: now, into: &actions)
+        case .dialDue(let id, let generation):
+            dialDue(id, generation: generation, into: &actions)
+        case .dialFailed(let id, let failure):
+            dialFailed(id, failure, into: &actions)
+        case .established(let established):
+            self.established(established, now: now, into: &actions)
+        case .closed(let connection, let id, let peerStopping, let refusal):
+            closed(connection, peerID: id, peerStopping: peerStopping, refusal: refusal, now: now, into: &actions)
+        case .stop:
+            stop(into: &actions)
         }
-        return new.dialerID == preferredDialer
+        return actions
+    }
+
+    private mutating func found(_ advert: Advert, now: Instant, into actions: inout [Action]) {
+        let id = advert.peerID
+        guard isRunning, !id.isEmpty, id != localID else { return }
+        if let version = advert.protocolVersion, version != settings.protocolVersion {
+            actions.append(.log(.warning, "ignoring a peer that speaks another protocol version", [
+                "instance": "\(UntrustedText.escaped(advert.instanceName))", "version": "\(UntrustedText.escaped(version))",
+                "ours": "\(settings.protocolVersion)"]))
+            return
+        }
+        let securityMismatch: String?
+        switch (advert.usesSecret, settings.usesSecret) {
+        case (true, false): securityMismatch = "\(advert.name) requires a shared secret: set CHIRP_SECRET or use --secret-file"
+        case (false, true): securityMismatch = "\(advert.name) does not use a shared secret, and we do: not connecting"
+        default: securityMismatch = nil
+        }
+        let wasVisible = entries[id]?.isVisible ?? false
+        var entry = entries[id] ?? Entry(peer: Peer(id: id, name: advert.name))
+        if entries[id] == nil, let gone = recentlyGone[id], gone.duration(to: now) < settings.tombstoneLifetime {
+            entry.refused = true  // hidden until a dial succeeds
+        }
+        entry.peer.name = advert.name
+        entry.peer.metadata = advert.metadata
+        entry.peer.host = advert.host
+        entry.peer.addresses = advert.addresses
+        if let address = advert.dialAddress {
+            if let old = entry.dialAddress, old != address { entry.refused = false }
+            entry.dialAddress = address
+        }
+        entry.instances.insert(advert.instanceName)
+        entry.stopping = false
+        if let securityMismatch, entry.securityMismatch == nil {
+            actions.append(.log(.warning, "\(UntrustedText.escaped(securityMismatch))", [:]))
+            actions.append(.emit(.connectionRefused(peer: UntrustedText.escaped(advert.name), reason: UntrustedText.escaped(securityMismatch))))
+        }
+        entry.securityMismatch = securityMismatch
+        instanceOwners[advert.instanceName] = id
+        entries[id] = entry
+        if !wasVisible && entry.isVisible { actions.append(.emit(.peerAdded(entry.snapshot))) }
+        if entry.isVisible { actions.append(peersChanged) }
+        scheduleDial(id, into: &actions)
+    }
+
+    private mutating func lost(_ instance: String, now: Instant, into actions: inout [Action]) {
+        guard let id = instanceOwners.removeValue(forKey: instance), var entry = entries[id] else { return }
+        entry.instances.remove(instance)
+        if !entry.isAdvertised && entry.slot == nil {
+            forget(id, now: now)
+            if entry.isVisible {
+                actions.append(.emit(.peerRemoved(entry.snapshot)))
+                actions.append(peersChanged)
+            }
+        } else {
+            entries[id] = entry
+        }
+    }
+
+    /// Schedules a dial to `id` if it is advertised, not connected and not being dialed.
+    private mutating func scheduleDial(_ id: String, into actions: inout [Action]) {
+        guard isRunning, var entry = entries[id], entry.slot == nil, !entry.dialing, entry.scheduledDial == nil,
+              entry.isAdvertised, !entry.stopping, entry.dialAddress != nil, entry.securityMismatch == nil
+        else { return }
+        // The lower id dials first. The higher id dials at once only while nobody can have discovered it yet;
+        // otherwise it gives the lower id a head start, then dials too in case that peer cannot see it.
+        var delay = entry.backoff
+        if id < localID && isAdvertised && !entry.refused { delay = max(delay, settings.dialGrace) }
+        nextGeneration += 1
+        entry.scheduledDial = nextGeneration
+        entries[id] = entry
+        actions.append(.scheduleDial(peerID: id, after: delay, generation: nextGeneration))
+    }
+
+    private mutating func dialDue(_ id: String, generation: UInt64, into actions: inout [Action]) {
+        guard isRunning, var entry = entries[id], entry.scheduledDial == generation else { return }
+        entry.scheduledDial = nil
+        defer { entries[id] = entry }
+        guard entry.slot == nil, !entry.dialing, let address = entry.dialAddress else { return }
+        entry.dialing = true
+        actions.append(.dial(peerID: id, address: address, peer: entry.snapshot))
+    }
+
+    private mutating func dialFailed(_ id: String, _ failure: DialFailure, into actions: inout [Action]) {
+        guard var entry = entries[id] else { return }
+        entry.dialing = false
+        entry.failures += 1
+        switch failure {
+        case .refused:
+            entry.failures = max(entry.failures, Entry.refusalFailures + 1)
+        case .failed(let reason, let connectionRefused):
+            if connectionRefused && !entry.refused && entry.slot == nil {
+                // Nothing listens where the peer is advertised: a stale advertisement of a process that is gone.
+                entry.refused = true
+                actions.append(.emit(.peerRemoved(entry.snapshot)))
+                entries[id] = entry
+                actions.append(peersChanged)
+            }
+            if let reason {
+                actions.append(.log(.debug, "dial failed", [
+                    "peer": "\(entry.peer)", "reason": "\(reason)", "retry-in": "\(entry.backoff)"]))
+            }
+        }
+        entries[id] = entry
+        scheduleDial(id, into: &actions)
+    }
+
+    private mutating func established(_ new: Established, now: Instant, into actions: inout [Action]) {
+        let id = new.peer.id
+        guard isRunning else {
+            actions.append(.retire(new.connection, holding: nil))
+            return
+        }
+        // The peer stopped while this connection was in its handshake (both had dialed): it is not coming back on
+        // it, so it is closed without telling anyone the peer connected again.
+        if let stopped = stoppedAt[id], new.openedAt < stopped, stopped.duration(to: now) < settings.tombstoneLifetime {
+            if new.role == .dialer, var entry = entries[id] {
+                entry.dialing = false
+                entries[id] = entry
+            }
+            actions.append(.log(.debug, "closing a connection the peer opened before it stopped", ["peer": "\(new.peer)"]))
+            actions.append(.close(new.connection))
+            return
+        }
+        let wasVisible = entries[id]?.isVisible ?? false
+        var entry = entries[id] ?? Entry(peer: new.peer)
+        entry.refused = false
+        entry.peer.name = new.peer.name
+        entry.peer.metadata = new.peer.metadata
+        if new.role == .dialer { entry.dialing = false }
+        entry.stopping = false
+        if let existing = entry.slot {
+            // Two connections with one peer: keep the one both sides keep, retire the other.
+            let loser: Connection
+            if TieBreak.keepsNew(existingDialer: existing.dialerID, newDialer: new.dialerID, localID: localID, remoteID: id) {
+                loser = existing.connection
+                entry.slot = .init(connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: existing.connectedAt)
+            } else {
+                loser = new.connection
+            }
+            entries[id] = entry
+            // Both dialed at once: what the peer sent on the loser comes first. (A second connection from the same
+            // dialer replaces a stale one, whose remaining frames are not waited for.)
+            let winner = loser == existing.connection ? new.connection : existing.connection
+            let holding = existing.dialerID != new.dialerID ? winner : nil
+            actions.append(.log(.debug, "two connections to one peer; keeping one", ["peer": "\(new.peer)"]))
+            actions.append(.retire(loser, holding: holding))
+            return
+        }
+        entry.slot = .init(connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: now)
+        entry.scheduledDial = nil  // a dial still scheduled finds the peer connected, or a newer generation
+        entries[id] = entry
+        if entry.instances.isEmpty {
+            // It dialed us before we resolved it: discovery need not resolve it while this connection lasts.
+            actions.append(.instanceConnected(Self.instanceName(of: new.peer)))
+        }
+        if !wasVisible { actions.append(.emit(.peerAdded(entry.snapshot))) }
+        actions.append(.emit(.peerConnected(entry.snapshot)))
+        actions.append(peersChanged)
+        actions.append(.log(.info, "connected", ["peer": "\(new.peer)", "role": "\(new.role)"]))
+    }
+
+    private mutating func closed(
+        _ connection: Connection, peerID id: String, peerStopping: Bool, refusal: String?, now: Instant,
+        into actions: inout [Action]
+    ) {
+        guard var entry = entries[id], let slot = entry.slot, slot.connection == connection else { return }
+        if entry.instances.isEmpty { actions.append(.instanceDisconnected(Self.instanceName(of: slot.peer))) }
+        entry.slot = nil
+        let lasted = slot.connectedAt.duration(to: now)
+        entry.failures = lasted < settings.shortConnection ? entry.failures + 1 : 0
+        if peerStopping {
+            entry.stopping = true
+            stoppedAt = stoppedAt.filter { $0.value.duration(to: now) < settings.tombstoneLifetime }
+            stoppedAt[id] = now
+        }
+        var peer = entry.snapshot
+        peer.isConnected = false
+        if let refusal {
+            // Refused right after the hellos (the peer's accept policy): a refusal like any other.
+            entry.failures = max(entry.failures, Entry.refusalFailures)
+            let reason = HandshakeError.refusedByRemote(reason: refusal).description
+            actions.append(.log(.warning, "peer \(slot.peer) refused: \(reason)", [:]))
+            actions.append(.emit(.connectionRefused(peer: slot.peer.description, reason: reason)))
+        }
+        actions.append(.emit(.peerDisconnected(peer)))
+        if entry.isAdvertised {
+            entries[id] = entry
+            actions.append(peersChanged)
+            scheduleDial(id, into: &actions)
+        } else {
+            forget(id, now: now)
+            actions.append(.emit(.peerRemoved(peer)))
+            actions.append(peersChanged)
+        }
+        actions.append(.log(.info, "disconnected", ["peer": "\(slot.peer)"]))
+    }
+
+    private mutating func stop(into actions: inout [Action]) {
+        guard isRunning else { return }
+        isRunning = false
+        let stopping = entries.values
+        entries = [:]
+        instanceOwners = [:]
+        for entry in stopping {
+            guard let slot = entry.slot else { continue }
+            actions.append(.closeWithGoodbye(slot.connection))
+            var peer = entry.snapshot
+            peer.isConnected = false
+            actions.append(.emit(.peerDisconnected(peer)))
+        }
+        if !stopping.isEmpty { actions.append(.emit(.availablePeersChanged([]))) }
+    }
+
+    private mutating func forget(_ id: String, now: Instant) {
+        entries[id] = nil
+        recentlyGone = recentlyGone.filter { $0.value.duration(to: now) < settings.tombstoneLifetime }
+        recentlyGone[id] = now
+    }
+
+    private var peersChanged: Action { .emit(.availablePeersChanged(availablePeers)) }
+
+    // MARK: - Names
+
+    /// The DNS-SD instance name of a peer: its display name plus a short id, so that equal names never conflict.
+    static func instanceName(of peer: Peer) -> String {
+        instanceName(name: peer.name, id: peer.id)
+    }
+
+    /// The DNS-SD instance name: the display name plus a short id, so that equal names never conflict.
+    static func instanceName(name: String, id: String) -> String {
+        let suffix = " [\(id.prefix(8))]"
+        var base = name
+        while base.utf8.count + suffix.utf8.count > 63 { base.removeLast() }
+        return base + suffix
     }
 }

@@ -8,13 +8,13 @@ extension ChannelPipeline.SynchronousOperations {
     /// 2. ``FrameDecoder``: bytes -> frames, with the size limits
     /// 3. ``HandshakeHandler``: exchanges and checks hellos, then removes itself
     /// 4. `IdleStateHandler`: heartbeat timers
-    /// 5. ``PeerChannelHandler``: frames -> peer table and router
+    /// 5. ``PeerChannelHandler``: frames -> peer table (``ConnectionDelegate``) and ``MessageDispatcher``
     /// 6. ``ReadGate``: stops reading while a consumer of this connection's messages is full (``MessageSequence``)
     ///
     /// Outbound frames are complete `ByteBuffer`s written by ``PeerConnection``, so no encoder is needed.
     func addChirpHandlers(
         role: ConnectionRole, local: Hello, settings: ConnectionSettings, delegate: any ConnectionDelegate,
-        dialedPeerID: String?, host: String?, established: EventLoopPromise<PeerConnection>?
+        dispatcher: MessageDispatcher, dialedPeerID: String?, host: String?, established: EventLoopPromise<PeerConnection>?
     ) throws {
         if let tls = settings.tls { try addHandler(try tls.handler(for: role)) }
         try addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
@@ -22,7 +22,7 @@ extension ChannelPipeline.SynchronousOperations {
         try addHandler(IdleStateHandler(readTimeout: settings.heartbeatTimeout, writeTimeout: settings.heartbeatInterval))
         let gate = ReadGate()
         try addHandler(PeerChannelHandler(
-            delegate: delegate, role: role, localID: local.peerID, dialedPeerID: dialedPeerID, host: host,
+            delegate: delegate, dispatcher: dispatcher, role: role, localID: local.peerID, dialedPeerID: dialedPeerID, host: host,
             outboundLimit: settings.outboundLimit, heartbeatTimeout: Double(settings.heartbeatTimeout.nanoseconds) / 1e9,
             logger: settings.logger, established: established, readGate: gate))
         try addHandler(gate)

@@ -208,24 +208,32 @@ struct JSONWriter {
                 bytes.append(contentsOf: Array("\\u00".utf8))
                 bytes.append(Self.hex[Int(byte >> 4)])
                 bytes.append(Self.hex[Int(byte & 0xF)])
-            case 0xE2:
-                // U+2028 and U+2029 (E2 80 A8/A9) end lines in JavaScript: escape them.
+            case 0x7F:
+                bytes.append(contentsOf: Array("\\u007f".utf8))
+            case 0xC2, 0xE2:
+                // Two- and three-byte sequences that a terminal or a JavaScript reader would act on: C1 controls
+                // (C2 80-9F), the line and paragraph separators (E2 80 A8-A9) and the bidirectional overrides and
+                // isolates (E2 80 AA-AE, E2 81 A6-A9). Escaped as \uXXXX, as UntrustedText would show them.
                 pending = [byte]
-                if let second = utf8.next() {
-                    pending.append(second)
-                    if second == 0x80, let third = utf8.next() {
-                        if third == 0xA8 || third == 0xA9 {
-                            bytes.append(contentsOf: Array((third == 0xA8 ? "\\u2028" : "\\u2029").utf8))
-                            continue
-                        }
-                        pending.append(third)
-                    }
+                while pending.count < (byte == 0xC2 ? 2 : 3), let next = utf8.next() { pending.append(next) }
+                if let scalar = Self.escapedScalar(pending) {
+                    bytes.append(contentsOf: Array("\\u".utf8))
+                    for shift in stride(from: 12, through: 0, by: -4) { bytes.append(Self.hex[Int((scalar >> UInt32(shift)) & 0xF)]) }
+                } else {
+                    bytes.append(contentsOf: pending)
                 }
-                bytes.append(contentsOf: pending)
             default:
                 bytes.append(byte)
             }
         }
         bytes.append(UInt8(ascii: "\""))
+    }
+
+    /// The scalar a complete UTF-8 sequence encodes, when it is one that JSON lines escape beyond JSON's own rules.
+    private static func escapedScalar(_ sequence: [UInt8]) -> UInt32? {
+        guard let scalar = String(validating: sequence, as: UTF8.self)?.unicodeScalars.first, scalar.value >= 0x80,
+              UntrustedText.needsEscape(scalar)
+        else { return nil }
+        return scalar.value
     }
 }

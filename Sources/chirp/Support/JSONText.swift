@@ -53,7 +53,20 @@ enum JSONText {
         guard let data = try? JSONSerialization.data(
             withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
         else { return nil }
-        return String(decoding: data, as: UTF8.self)
+        let text = String(decoding: data, as: UTF8.self)
+        // JSONSerialization escapes C0 controls only; DEL, C1 controls, U+2028/2029 and bidi overrides from a peer
+        // are escaped as \uXXXX too, so that the line is valid JSON that cannot drive a terminal (Docs/CLI.md).
+        guard text.unicodeScalars.contains(where: UntrustedText.needsEscape) else { return text }
+        var escaped = ""
+        escaped.reserveCapacity(text.utf8.count + 16)
+        for scalar in text.unicodeScalars {
+            if UntrustedText.needsEscape(scalar) {
+                escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+            } else {
+                escaped.unicodeScalars.append(scalar)
+            }
+        }
+        return escaped
     }
 
     private static func trimmingWhitespace(_ data: Data) -> Data {

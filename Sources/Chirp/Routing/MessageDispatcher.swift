@@ -1,0 +1,115 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+
+/// Delivers what arrives on established connections: message frames to the ``Router``'s handlers, request frames to
+/// the responder for their type (async ones through the ``ResponderPool``), the reply back on the same connection.
+///
+/// Called by ``PeerChannelHandler`` on the connection's event loop. One per transceiver run.
+final class MessageDispatcher: Sendable {
+    private let router: Router
+    private let coder: any MessageCoder
+    private let hub: EventHub
+    private let logger: Logger
+    /// Runs async responders, at most `maximumConcurrentResponders` at once; cancelled at ``cancelResponders()``.
+    private let responders: ResponderPool
+    /// Which messages nobody handles were warned about (once per type name and peer, bounded).
+    private let unhandledTypes = NIOLockedValueBox(UnhandledTypeWarnings())
+
+    init(router: Router, configuration: Configuration, hub: EventHub) {
+        self.router = router
+        self.coder = configuration.coder
+        self.hub = hub
+        self.logger = configuration.logger
+        self.responders = ResponderPool(limit: configuration.maximumConcurrentResponders)
+    }
+
+    /// A message frame arrived: runs the handlers for its type (typed ones in registration order, then the
+    /// `receiveAll` ones). A handler that fails is reported; the others still run.
+    func route(_ message: MessageBody, from connection: PeerConnection) {
+        let handlers = router.handlers(for: MessageTypeName.routed(message.typeName))
+        if handlers.isEmpty {
+            warnUnhandled(message.typeName, from: connection.peer)
+            return
+        }
+        let delivery = Router.Delivery(peer: connection.peer, connection: ObjectIdentifier(connection), gate: connection.readGate)
+        for handler in handlers {
+            do {
+                try handler.invoke(message, delivery, coder)
+            } catch let error as ChirpError {
+                report(error, logLevel: .error)
+            } catch {
+                report(.handlerFailed(type: message.typeName, peer: connection.peer, reason: "\(error)"), logLevel: .error)
+            }
+        }
+    }
+
+    /// A type nobody handles: a warning once per type and peer (bounded), naming registered look-alikes.
+    private func warnUnhandled(_ typeName: String, from peer: Peer) {
+        let (warn, isLast) = unhandledTypes.withLockedValue { state in
+            (state.shouldWarn(typeName: typeName, peerID: peer.id), state.isFull)
+        }
+        guard warn else { return }
+        let lookalikes = UnhandledTypeWarnings.lookalikes(of: typeName, among: router.registeredTypeNames())
+        logger.warning("\(UnhandledTypeWarnings.message(typeName: typeName, peer: peer, lookalikes: lookalikes, isLast: isLast))")
+    }
+
+    /// A request frame arrived: runs its type's responder and sends the reply (or the failure) on `connection` only.
+    func handleRequest(_ request: RequestBody, from connection: PeerConnection) {
+        let allocator = connection.channel.allocator
+        let coder = self.coder
+        let typeName = request.message.typeName
+        connection.owesReply()
+        guard let responder = router.responder(for: MessageTypeName.routed(typeName)) else {
+            connection.sendReply(PayloadCoding.failureFrame(
+                id: request.requestID, status: .noResponder, typeName: typeName,
+                message: "no responder for \(typeName)", allocator: allocator))
+            return
+        }
+        let respond: @Sendable (Result<Router.Reply, any Error>) -> Void = { result in
+            connection.sendReply(Self.replyFrame(result, to: request, allocator: allocator))
+        }
+        switch responder {
+        case .sync(let body):
+            respond(Result { try body(request.message, connection.peer, coder, allocator) })
+        case .async(let body):
+            // Called from an event loop, so the async responder needs a task of its own: the pool runs it, or queues
+            // it (and stops reading this peer) while maximumConcurrentResponders run.
+            let peer = connection.peer
+            responders.submit(ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
+                do {
+                    respond(.success(try await body(request.message, peer, coder, allocator)))
+                } catch where Task.isCancelled {
+                    // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
+                } catch {
+                    respond(.failure(error))
+                }
+            })
+        }
+    }
+
+    /// The response frame for a responder's result: the reply, encoded once, or the failure with its status.
+    static func replyFrame(_ result: Result<Router.Reply, any Error>, to request: RequestBody, allocator: ByteBufferAllocator) -> ByteBuffer {
+        switch result {
+        case .success(let reply):
+            return PayloadCoding.responseFrame(id: request.requestID, status: .ok, reply: reply, allocator: allocator)
+        case .failure(let error):
+            let status: ResponseStatus
+            if case ChirpError.decodingFailed = error { status = .undecodable } else { status = .failed }
+            let message = (error as? ChirpError).map { "\($0)" } ?? "\(error)"
+            return PayloadCoding.failureFrame(
+                id: request.requestID, status: status, typeName: request.message.typeName, message: message, allocator: allocator)
+        }
+    }
+
+    /// Cancels the running async responders and drops the queued ones (at `stop()`).
+    func cancelResponders() {
+        responders.cancelAll()
+    }
+
+    /// Logs `error` and delivers it as an ``TransceiverEvent/error(_:)`` event.
+    func report(_ error: ChirpError, logLevel: Logger.Level) {
+        logger.log(level: logLevel, "\(error)")
+        hub.emit(.error(error))
+    }
+}

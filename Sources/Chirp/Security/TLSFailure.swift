@@ -1,0 +1,81 @@
+import NIOSSL
+
+/// Why a TLS handshake with a shared secret failed, in the terms a user can act on.
+enum TLSFailure: Equatable, CustomStringConvertible {
+    /// The records do not decrypt: the two secrets differ.
+    case keysDiffer
+    /// The peer answered with something that is not TLS: it has no secret.
+    case peerDoesNotSpeakTLS
+    /// No cipher or pre-shared key in common.
+    case noCommonCipherOrKey
+    /// Another failure, with BoringSSL's reason.
+    case other(String)
+
+    var description: String {
+        switch self {
+        case .keysDiffer: return "the keys differ"
+        case .peerDoesNotSpeakTLS: return "the peer does not speak TLS"
+        case .noCommonCipherOrKey: return "no common cipher or key"
+        case .other(let reason): return String(reason.prefix(200))
+        }
+    }
+
+    /// The failure behind a swift-nio-ssl error, or `nil` when `error` is not one.
+    ///
+    /// swift-nio-ssl keeps BoringSSL's numeric error codes private: each ``BoringSSLInternalError`` shows them only as
+    /// `ERR_error_string_n`'s text (`error:…:SSL routines:OPENSSL_internal:REASON at file:line`). The REASON field is
+    /// BoringSSL's stable name for the reason code, so it is compared whole, never searched for.
+    init?(_ error: any Error) {
+        let stack: NIOBoringSSLErrorStack
+        switch error {
+        case NIOSSLError.handshakeFailed(let boring), NIOSSLError.shutdownFailed(let boring):
+            guard let errors = Self.stack(of: boring) else { self = .other("\(error)"); return }
+            stack = errors
+        case let boring as BoringSSLError:
+            guard let errors = Self.stack(of: boring) else { self = .other("\(error)"); return }
+            stack = errors
+        case is NIOSSLError:
+            self = .other("\(error)")
+            return
+        default:
+            return nil
+        }
+        let reasons = stack.map { Self.reasonName(of: "\($0)") }
+        if reasons.contains(where: { Self.decryptionReasons.contains($0) }) {
+            self = .keysDiffer
+        } else if reasons.contains(where: { Self.notTLSReasons.contains($0) }) {
+            self = .peerDoesNotSpeakTLS
+        } else if reasons.contains(where: { Self.noCommonReasons.contains($0) }) {
+            self = .noCommonCipherOrKey
+        } else {
+            self = .other(reasons.first.map(String.init) ?? "\(error)")
+        }
+    }
+
+    private static let decryptionReasons: Set<Substring> = ["DECRYPTION_FAILED_OR_BAD_RECORD_MAC", "BAD_RECORD_MAC", "BAD_DECRYPT", "DECRYPT_ERROR", "TLSV1_ALERT_DECRYPT_ERROR", "SSLV3_ALERT_BAD_RECORD_MAC", "TLSV1_ALERT_BAD_RECORD_MAC"]
+    private static let notTLSReasons: Set<Substring> = ["WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "UNEXPECTED_RECORD", "UNEXPECTED_MESSAGE", "RECORD_TOO_LARGE"]
+    private static let noCommonReasons: Set<Substring> = ["NO_SHARED_CIPHER", "SSLV3_ALERT_HANDSHAKE_FAILURE", "HANDSHAKE_FAILURE_ON_CLIENT_HELLO", "PSK_IDENTITY_NOT_FOUND", "TLSV1_ALERT_UNKNOWN_PSK_IDENTITY"]
+
+    private static func stack(of error: BoringSSLError) -> NIOBoringSSLErrorStack? {
+        switch error {
+        case .sslError(let stack), .unknownError(let stack), .invalidSNIName(let stack), .failedToSetALPN(let stack): return stack
+        default: return nil
+        }
+    }
+
+    /// The REASON field of `Error: CODE error:HEX:LIBRARY:FUNCTION:REASON at FILE:LINE`.
+    static func reasonName(of text: String) -> Substring {
+        let message = text.split(separator: " at ", maxSplits: 1).first ?? Substring(text)
+        return message.split(separator: ":").last ?? message
+    }
+}
+
+extension HandshakeError {
+    /// The handshake failure that `error` stands for, as both sides log it; `nil` when it says nothing of the peer.
+    static func explaining(_ error: any Error, withSecret: Bool) -> HandshakeError? {
+        if let error = error as? HandshakeError { return error }
+        if let error = error as? FrameDecodingError, error.reason == .tlsRecord { return .remoteRequiresSecret }
+        if withSecret, let failure = TLSFailure(error) { return .secretMismatch(detail: failure.description) }
+        return nil
+    }
+}

@@ -1,0 +1,105 @@
+import Logging
+
+extension PeerTable {
+    /// A resolved advertisement, as discovery reports it (``DiscoveredService``), reduced to what the table decides on.
+    struct Advert: Sendable, Equatable {
+        /// The DNS-SD instance name.
+        var instanceName: String
+        /// The TXT record's `id`; empty when missing.
+        var peerID: String
+        /// The TXT record's `name`, or the instance name.
+        var name: String
+        /// The TXT record's `pv`, when given.
+        var protocolVersion: String?
+        /// The TXT record says `sec=1`.
+        var usesSecret: Bool
+        /// User metadata: the TXT record without the reserved keys.
+        var metadata: [String: String]
+        /// The target host name.
+        var host: String?
+        /// The addresses as `ip:port` (IPv6 in brackets), for ``Peer/addresses``.
+        var addresses: [String]
+        /// Where to dial: the first IPv4 address (else the first address) and the port.
+        var dialAddress: DialAddress?
+    }
+
+    /// A host and port to dial.
+    struct DialAddress: Sendable, Equatable {
+        var host: String
+        var port: Int
+    }
+
+    /// An established connection, as the table sees it: which it is, who dialed it, when it opened.
+    struct Established: Sendable {
+        /// The connection.
+        var connection: Connection
+        /// The peer as its hello describes it, with the connection's remote address.
+        var peer: Peer
+        /// Whether we dialed it.
+        var role: ConnectionRole
+        /// The id of the peer that dialed it (ours when we did).
+        var dialerID: String
+        /// When the TCP connection was set up, before its handshake.
+        var openedAt: Instant
+        /// The other connection with the same peer, when both dialed at once, is found by the table itself.
+        init(connection: Connection, peer: Peer, role: ConnectionRole, dialerID: String, openedAt: Instant) {
+            self.connection = connection
+            self.peer = peer
+            self.role = role
+            self.dialerID = dialerID
+            self.openedAt = openedAt
+        }
+    }
+
+    /// How a dial ended without an established connection.
+    enum DialFailure: Sendable, Equatable {
+        /// The TCP connect or the handshake failed; `connectionRefused` when nothing listens at the address.
+        case failed(reason: String?, connectionRefused: Bool)
+        /// The peer, or our accept policy, refused: this will not change by itself, so the next dial waits long.
+        case refused
+    }
+
+    /// What happens to the table.
+    enum Event: Sendable {
+        /// Our own advertisement is in place (`true`) or gone because the daemon is (`false`).
+        case advertised(Bool)
+        /// Discovery resolved an instance.
+        case found(Advert)
+        /// An instance is no longer advertised.
+        case lost(instanceName: String)
+        /// A dial scheduled by ``Action/scheduleDial(peerID:after:generation:)`` is due.
+        case dialDue(peerID: String, generation: UInt64)
+        /// A dial we started ended without a connection.
+        case dialFailed(peerID: String, DialFailure)
+        /// A connection (dialed or accepted) completed its handshake.
+        case established(Established)
+        /// An established connection closed. `peerStopping`: the peer's `goodbye(stopping)` closed it; `refusal`: the
+        /// peer refused it right after the hellos (its accept policy), with the reason it gave.
+        case closed(Connection, peerID: String, peerStopping: Bool, refusal: String?)
+        /// The transceiver stops.
+        case stop
+    }
+
+    /// What the table asks its owner to do. Carried out in order, after the table's lock is released.
+    enum Action: Sendable {
+        /// Feed ``Event/dialDue(peerID:generation:)`` back after `delay`.
+        case scheduleDial(peerID: String, after: Duration, generation: UInt64)
+        /// Dial the peer at `address`; report ``Event/established(_:)`` or ``Event/dialFailed(peerID:_:)``.
+        case dial(peerID: String, address: DialAddress, peer: Peer)
+        /// Tell users.
+        case emit(TransceiverEvent)
+        /// Retire the connection that lost the tie-break (a `goodbye(duplicate)`, then a close once nothing is in
+        /// flight); with `holding`, the kept connection holds what arrives until the retired one has delivered all.
+        case retire(Connection, holding: Connection?)
+        /// Close a connection without a goodbye (it belongs to a run of the peer that has stopped).
+        case close(Connection)
+        /// Say goodbye (`stopping`) on the connection and close it.
+        case closeWithGoodbye(Connection)
+        /// The peer advertised as `instanceName` is connected: discovery need not resolve it (``ServiceDiscovery``).
+        case instanceConnected(String)
+        /// That connection ended: discovery resolves the instance again if it had skipped it.
+        case instanceDisconnected(String)
+        /// Log a line (never under a lock).
+        case log(Logger.Level, Logger.Message, Logger.Metadata)
+    }
+}

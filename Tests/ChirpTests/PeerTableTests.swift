@@ -1,0 +1,280 @@
+import Testing
+@testable import Chirp
+
+/// The peer table's rules, one at a time: events in, actions out, time given by the test (Docs/Protocol.md, "One
+/// connection per pair"; Docs/Architecture.md, "How peers find each other"). No sockets, no daemon: microseconds each.
+@Suite struct PeerTableTests {
+    typealias Table = PeerTable<Int, ContinuousClock.Instant>
+
+    /// A table whose local id is "M": peer "A" has a lower id (it dials us first), peer "Z" a higher one.
+    struct Session {
+        var table = Table(settings: .init(localID: "M", protocolVersion: "1", usesSecret: false))
+        let start = ContinuousClock.now
+        var elapsed: Duration = .zero
+
+        /// Applies `event` at the current time and returns the actions in a short readable form (logs left out).
+        mutating func on(_ event: Table.Event) -> [String] {
+            table.handle(event, now: start + elapsed).compactMap(Self.describe)
+        }
+
+        mutating func advance(_ duration: Duration) { elapsed += duration }
+
+        var now: ContinuousClock.Instant { start + elapsed }
+
+        /// The generation of the dial last scheduled for `peer` (from the table's entry).
+        func generation(_ peer: String) -> UInt64? { table.entries[peer]?.scheduledDial }
+
+        static func describe(_ action: Table.Action) -> String? {
+            switch action {
+            case .scheduleDial(let id, let delay, _): return "dial \(id) in \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms"
+            case .dial(let id, let address, _): return "dial \(id) at \(address.host):\(address.port)"
+            case .emit(.peerAdded(let peer)): return "added \(peer.id)"
+            case .emit(.peerRemoved(let peer)): return "removed \(peer.id)"
+            case .emit(.peerConnected(let peer)): return "connected \(peer.id)"
+            case .emit(.peerDisconnected(let peer)): return "disconnected \(peer.id)"
+            case .emit(.availablePeersChanged(let peers)): return "peers [\(peers.map(\.id).joined(separator: ","))]"
+            case .emit(.connectionRefused(let peer, _)): return "refused \(peer)"
+            case .emit(let other): return "event \(other)"
+            case .retire(let loser, let holding): return "retire #\(loser)" + (holding.map { " holding #\($0)" } ?? "")
+            case .close(let connection): return "close #\(connection)"
+            case .closeWithGoodbye(let connection): return "goodbye #\(connection)"
+            case .instanceConnected(let name): return "resolved-by-connection \(name)"
+            case .instanceDisconnected(let name): return "resolve-again \(name)"
+            case .log: return nil
+            }
+        }
+    }
+
+    static func advert(_ id: String, port: Int = 7000, secret: Bool = false, version: String? = "1") -> Table.Advert {
+        Table.Advert(
+            instanceName: "\(id) [\(id)]", peerID: id, name: id, protocolVersion: version, usesSecret: secret, metadata: [:],
+            host: "host.local.", addresses: ["127.0.0.1:\(port)"], dialAddress: .init(host: "127.0.0.1", port: port))
+    }
+
+    /// A connection to `id` whose handshake completed: `number` identifies it, `dialer` is who dialed it.
+    static func established(_ number: Int, peer id: String, dialer: String, openedAt: ContinuousClock.Instant) -> Table.Event {
+        .established(.init(
+            connection: number, peer: Peer(id: id, name: id, addresses: ["127.0.0.1:1"], isConnected: true),
+            role: dialer == "M" ? .dialer : .acceptor, dialerID: dialer, openedAt: openedAt))
+    }
+
+    // MARK: - Dialing
+
+    @Test func aPeerWithAHigherIDIsDialedAtOnce() throws {
+        var session = Session()
+        _ = session.on(.advertised(true))
+        #expect(session.on(.found(Self.advert("Z"))) == ["added Z", "peers [Z]", "dial Z in 0 ms"])
+        let generation = try #require(session.generation("Z"))
+        #expect(session.on(.dialDue(peerID: "Z", generation: generation)) == ["dial Z at 127.0.0.1:7000"])
+    }
+
+    @Test(arguments: [
+        // advertised, expected delay: a lower id gets the first dial only once it can have seen us
+        (true, "dial A in 1000 ms"),
+        (false, "dial A in 0 ms"),
+    ])
+    func aPeerWithALowerIDGetsAHeadStart(advertised: Bool, expected: String) {
+        var session = Session()
+        _ = session.on(.advertised(advertised))
+        #expect(session.on(.found(Self.advert("A"))).last == expected)
+    }
+
+    @Test func aDueDialOfAnOlderGenerationIsIgnored() throws {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        let first = try #require(session.generation("Z"))
+        _ = session.on(.dialDue(peerID: "Z", generation: first))
+        _ = session.on(.dialFailed(peerID: "Z", .failed(reason: "timed out", connectionRefused: false)))
+        let second = try #require(session.generation("Z"))
+        #expect(second != first)
+        #expect(session.on(.dialDue(peerID: "Z", generation: first)).isEmpty)  // stale: nothing
+        #expect(session.on(.dialDue(peerID: "Z", generation: second)) == ["dial Z at 127.0.0.1:7000"])  // control
+    }
+
+    @Test func failedDialsBackOffExponentiallyUpToThirtySeconds() throws {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        var delays: [String] = []
+        for _ in 0..<11 {
+            _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
+            delays.append(session.on(.dialFailed(peerID: "Z", .failed(reason: nil, connectionRefused: false))).last ?? "none")
+        }
+        #expect(delays == [
+            "dial Z in 100 ms", "dial Z in 200 ms", "dial Z in 400 ms", "dial Z in 800 ms", "dial Z in 1600 ms",
+            "dial Z in 3200 ms", "dial Z in 6400 ms", "dial Z in 12800 ms", "dial Z in 25600 ms", "dial Z in 30000 ms",
+            "dial Z in 30000 ms",
+        ])
+    }
+
+    @Test func aRefusalWaitsLongBeforeTheNextDial() throws {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
+        #expect(session.on(.dialFailed(peerID: "Z", .refused)) == ["dial Z in 12800 ms"])
+    }
+
+    // MARK: - Stale advertisements
+
+    @Test func anAdvertWhereNothingListensIsHiddenUntilADialSucceeds() throws {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
+        #expect(session.on(.dialFailed(peerID: "Z", .failed(reason: "refused", connectionRefused: true)))
+            == ["removed Z", "peers []", "dial Z in 100 ms"])
+        #expect(session.table.availablePeers.isEmpty)
+        // It was alive after all: the next dial works.
+        _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
+        #expect(session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+            == ["added Z", "connected Z", "peers [Z]"])
+    }
+
+    @Test func aPeerSeenAgainSoonAfterItWentIsHiddenUntilConfirmed() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        #expect(session.on(.lost(instanceName: "Z [Z]")) == ["removed Z", "peers []"])
+        session.advance(.seconds(1))
+        // The daemon's cache reports the dead peer's advert again: no "added", but it is still dialed.
+        #expect(session.on(.found(Self.advert("Z"))) == ["dial Z in 0 ms"])
+        #expect(session.table.availablePeers.isEmpty)
+        // Control: after the tombstone's lifetime, the same advert is a peer again.
+        _ = session.on(.lost(instanceName: "Z [Z]"))
+        session.advance(.seconds(6))
+        #expect(session.on(.found(Self.advert("Z"))).prefix(1) == ["added Z"])
+    }
+
+    @Test func anAdvertAtANewAddressIsBelievedAgain() throws {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z", port: 7000)))
+        _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
+        _ = session.on(.dialFailed(peerID: "Z", .failed(reason: nil, connectionRefused: true)))
+        #expect(session.on(.found(Self.advert("Z", port: 7001))).prefix(2) == ["added Z", "peers [Z]"])
+    }
+
+    // MARK: - One connection per pair
+
+    @Test(arguments: [
+        // existing dialer, new dialer, local id, remote id, new one kept
+        ("M", "Z", "M", "Z", false),  // the lower id's dial is kept, whichever completes first
+        ("Z", "M", "M", "Z", true),
+        ("A", "M", "M", "A", false),
+        ("M", "A", "M", "A", true),
+        ("Z", "Z", "M", "Z", true),  // same dialer twice: the peer reconnected, the new one is live
+        ("M", "M", "M", "Z", true),
+    ])
+    func theTieBreakKeepsTheLowerIDsDial(existing: String, new: String, local: String, remote: String, keepsNew: Bool) {
+        #expect(TieBreak.keepsNew(existingDialer: existing, newDialer: new, localID: local, remoteID: remote) == keepsNew)
+    }
+
+    @Test func bothDialedAtOnceTheLoserIsRetiredAndTheWinnerHoldsUntilItIsDone() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        #expect(session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now)).contains("connected Z"))
+        // Our own dial completes second, and wins (M < Z): the first is retired, and what Z sent on it comes first.
+        #expect(session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: session.now)) == ["retire #1 holding #2"])
+        #expect(session.table.connection(to: "Z") == 2)
+        // The retired connection closing does not disconnect the peer.
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).isEmpty)
+        #expect(session.table.availablePeers.map(\.isConnected) == [true])
+    }
+
+    @Test func aReconnectionFromTheSameDialerReplacesTheStaleConnectionWithoutAHold() {
+        var session = Session()
+        _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
+        #expect(session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == ["retire #1"])
+    }
+
+    // MARK: - Stopping peers
+
+    @Test func aPeerThatStoppedWhileItsOtherDialWasInItsHandshakeIsNotConnectedAgain() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
+        let ourDialOpened = session.now + .milliseconds(10)
+        session.advance(.milliseconds(50))
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: true, refusal: nil)) == ["disconnected Z", "peers [Z]"])
+        session.advance(.milliseconds(50))
+        // Our dial, opened before Z said goodbye, completes now: it belongs to the run that stopped.
+        #expect(session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: ourDialOpened)) == ["close #2"])
+        // Control: a connection opened after the goodbye (Z restarted) is a peer again.
+        #expect(session.on(Self.established(3, peer: "Z", dialer: "Z", openedAt: session.now)).contains("connected Z"))
+    }
+
+    @Test func aStoppedPeerIsNotRedialedUntilItIsAdvertisedAgain() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
+        session.advance(.seconds(3))
+        #expect(!session.on(.closed(1, peerID: "Z", peerStopping: true, refusal: nil)).contains { $0.hasPrefix("dial") })
+        #expect(session.on(.found(Self.advert("Z"))).last == "dial Z in 0 ms")
+    }
+
+    @Test(arguments: [
+        // how long the connection lasted, the delay of the redial
+        (Duration.seconds(1), "dial Z in 100 ms"),
+        (Duration.seconds(3), "dial Z in 0 ms"),
+    ])
+    func aShortLivedConnectionCountsAsAFailure(lasted: Duration, expected: String) {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
+        session.advance(lasted)
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).last == expected)
+    }
+
+    @Test func aRefusalAfterTheHellosIsReportedAndWaitsLong() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+        let actions = session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: "not on the list"))
+        #expect(actions.first?.hasPrefix("refused Z") == true)
+        #expect(actions.last == "dial Z in 6400 ms")
+    }
+
+    // MARK: - Discovery
+
+    @Test func aPeerWhoseAdvertIsGoneIsForgottenOnlyOnceItsConnectionEnds() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
+        #expect(session.on(.lost(instanceName: "Z [Z]")).isEmpty)
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil))
+            == ["resolve-again Z [Z]", "disconnected Z", "removed Z", "peers []"])
+    }
+
+    @Test func aPeerThatDialedUsBeforeWeResolvedItNeedsNoResolveWhileConnected() {
+        var session = Session()
+        #expect(session.on(Self.established(1, peer: "A", dialer: "A", openedAt: session.now)).first == "resolved-by-connection A [A]")
+        #expect(session.on(.closed(1, peerID: "A", peerStopping: false, refusal: nil)).first == "resolve-again A [A]")
+    }
+
+    @Test(arguments: [(true, false), (false, true)])
+    func aPeerWithoutTheSameSecretSettingIsReportedOnceAndNotDialed(peerSecret: Bool, ourSecret: Bool) {
+        var session = Session()
+        session.table = Table(settings: .init(localID: "M", protocolVersion: "1", usesSecret: ourSecret))
+        let first = session.on(.found(Self.advert("Z", secret: peerSecret)))
+        #expect(first.first == "refused Z")
+        #expect(!first.contains { $0.hasPrefix("dial") })
+        #expect(!session.on(.found(Self.advert("Z", secret: peerSecret))).contains { $0.hasPrefix("refused") })
+    }
+
+    @Test func anAdvertOfAnotherProtocolVersionOrOfOurselvesIsIgnored() {
+        var session = Session()
+        #expect(session.on(.found(Self.advert("Z", version: "2"))).isEmpty)
+        #expect(session.on(.found(Self.advert("M"))).isEmpty)
+        #expect(session.table.availablePeers.isEmpty)
+        #expect(session.on(.found(Self.advert("Z", version: nil))).first == "added Z")  // control: no version given
+    }
+
+    // MARK: - Stop
+
+    @Test func stopSaysGoodbyeOnEveryConnectionAndIgnoresWhatFollows() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(.found(Self.advert("A")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
+        #expect(session.on(.stop) == ["goodbye #1", "disconnected Z", "peers []"])
+        #expect(session.on(.found(Self.advert("Y"))).isEmpty)
+        #expect(session.on(Self.established(2, peer: "A", dialer: "A", openedAt: session.now)) == ["retire #2"])
+        #expect(session.table.connections.isEmpty)
+    }
+}
