@@ -120,6 +120,7 @@ let package = Package(
             dependencies: [
                 "ListrCommands",
                 "ChirpCommands",
+                "Chirp",  // UntrustedText: app names from the network
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Examples/Listr/listrctl"

@@ -8,6 +8,16 @@ import Glibc
 import Darwin
 #endif
 
+/// The characters a JSON line must not carry raw (those ``UntrustedText`` escapes).
+enum UntrustedTextProbe {
+    static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+}
+
 /// What a newcomer ran into, checked with the real binaries: a closed pipe, signals, what peers send reaching the
 /// terminal, one error style, options before the subcommand, numbers and addresses in words.
 struct ListItemsRequest: Codable, Sendable, ChirpMessage {
@@ -100,6 +110,24 @@ extension ChirpCLITests {
             #expect(listen.stdout.contains(#"x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{7}"#))
             #expect(listen.stdout.contains(#"mallory\u{1B}]0;TITLE\u{7}"#))
             #expect(!listen.stdout.contains("\u{1B}") && !listen.stderr.contains("\u{1B}"))
+        }
+
+        @Test func jsonLinesEscapeWhatPeersSendAndStayValidJSON() async throws {
+            let type = uniqueServiceType()
+            let listen = try startChirp(["listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60", "--json"])
+            let sender = try await startPeer(type, name: "mallory\u{7F}\u{9B}")
+            defer { Task { await sender.shutdown() } }
+            let peer = try #require(await waitForPeer(named: "listener", on: sender))
+            let typeName = "x\u{7F}\u{9B}31m\u{2028}\u{202E}y"
+            try sender.send(RawMessage(typeName: typeName, payload: Data("{}".utf8)), to: peer)
+            let status = await listen.exitStatus(timeout: .seconds(60))
+            #expect(status == 0, "\(listen.transcript)")
+            let line = try #require(listen.stdoutLines.first)
+            // Valid JSON, every such character a \uXXXX escape, and the value exactly what the peer sent.
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            #expect(object["type"] as? String == typeName, "\(line)")
+            #expect(line.contains(#"x\u007f\u009b31m\u2028\u202ey"#), "\(line)")
+            #expect(!line.unicodeScalars.contains { UntrustedTextProbe.isControl($0) })
         }
 
         // MARK: - One error style

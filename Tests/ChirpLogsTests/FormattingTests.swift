@@ -124,6 +124,14 @@ struct FormattingTests {
         #expect(try #require(LogFormatter(useColor: true).httpLine(for: record(http: ok))).contains("\u{1B}[32m200"))
     }
 
+    @Test func ndjsonEscapesDELC1SeparatorsAndBidiOverridesAsJSON() throws {
+        let message = "a\u{7F}b\u{9B}31mc\u{2028}d\u{2029}e\u{202E}f\u{2066}g é東\u{2014}\u{A9}"
+        let line = LogJSON.line(for: record(message: message))
+        #expect(line.contains(#"a\u007fb\u009b31mc\u2028d\u2029e\u202ef\u2066g é東"#), "\(line)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])
+        #expect(object["message"] as? String == message)  // the value is what the app logged, exactly
+    }
+
     @Test func ndjsonParsesAndKeepsNonASCII() throws {
         let exchange = HTTPExchange(
             method: "GET", url: "http://api.test/x", status: 200, responseBody: HTTPBody(Data([0xff, 0x00])))

@@ -15,10 +15,11 @@ extension LiveTests {
         let named = Collected<Int>()
         let data = Collected<Data>()
 
-        init(handshakeTimeout: Duration? = nil) async throws {
+        init(handshakeTimeout: Duration? = nil, acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil) async throws {
             type = uniqueServiceType()
             var configuration = testConfiguration("server", serviceType: type)
             if let handshakeTimeout { configuration.handshakeTimeout = handshakeTimeout }
+            if let acceptPolicy { configuration.acceptPolicy = acceptPolicy }
             transceiver = Transceiver(configuration: configuration)
             let named = self.named
             let data = self.data
@@ -135,6 +136,21 @@ extension LiveTests {
         try await peer.send(RawPeer.hello(service: server.type, id: server.transceiver.configuration.peerID))
         try await peer.waitForClose()
         #expect(peer.frames.map(\.kind) == [1, 2])
+        await server.stop()
+    }
+
+    @Test func section4_anAcceptorWhosePolicySaysNoSendsOnlyARefuseFrameThenCloses() async throws {
+        let server = try await Server(acceptPolicy: { candidate in candidate.peer.name != "raw" })
+        let peer = try await RawPeer(port: server.port)
+        try await peer.send(RawPeer.hello(service: server.type))
+        try await peer.waitForClose()
+        #expect(peer.frames.map(\.kind) == [2])  // no hello: the policy decides before the acceptor says who it is
+        #expect(peer.frames.first?.text.contains("not accepted") == true)
+        // Control: a name the policy accepts gets the acceptor's hello and stays connected.
+        let accepted = try await RawPeer(port: server.port)
+        try await accepted.send(RawPeer.hello(service: server.type, name: "welcome"))
+        #expect(try await accepted.waitForFrames(1)[0].kind == 1)
+        await accepted.close()
         await server.stop()
     }
 

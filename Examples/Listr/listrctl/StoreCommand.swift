@@ -1,4 +1,5 @@
 import ArgumentParser
+import Chirp
 import ChirpCommands
 import Foundation
 import ListrCommands
@@ -31,10 +32,10 @@ struct StoreCommand: AsyncParsableCommand {
                 // that `store replace` refuses later.
                 let file = try StoreFile.decode(bytes)
                 if path == "-" {
-                    FileHandle.standardOutput.write(bytes)
+                    StandardStreams.output(bytes)  // quietly done on a closed pipe
                 } else {
                     try AtomicFile.write(bytes, to: path)
-                    print("saved the store of \(reply.label) to \(path): \(file.items.count) items, \(bytes.count) bytes")
+                    print("saved the store of \(UntrustedText.escaped(reply.label)) to \(path): \(file.items.count) items, \(bytes.count) bytes")
                 }
             }
         }
