@@ -71,14 +71,14 @@ final class PeerChannelHandler: ChannelInboundHandler {
             established?.succeed(connection)
             return
         }
-        if let idle = event as? IdleStateHandler.IdleStateEvent {
-            switch idle {
-            case .write:
+        if let heartbeat = event as? HeartbeatHandler.Event {
+            switch heartbeat {
+            case .quiet:
                 // Quiet for a heartbeat interval: say we are alive. Never before the handshake.
                 if connection != nil {
                     context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.ping, body: ByteBuffer(), allocator: context.channel.allocator)), promise: nil)
                 }
-            case .read:
+            case .silent:
                 // Before the handshake, the handshake timeout (HandshakeHandler) decides alone: a hello that is still
                 // arriving, or that has not started, gets the whole of it (Protocol.md section 4).
                 guard let connection else { return }
@@ -95,8 +95,6 @@ final class PeerChannelHandler: ChannelInboundHandler {
                     self.logger.notice("closing connection: nothing received for \(self.heartbeatTimeout) s", metadata: ["peer": "\(connection.peer)"])
                     context.close(promise: nil)
                 }
-            case .all:
-                break
             }
             return
         }

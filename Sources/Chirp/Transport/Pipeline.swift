@@ -7,7 +7,7 @@ extension ChannelPipeline.SynchronousOperations {
     /// 1. TLS (`NIOSSLServerHandler` / `NIOSSLClientHandler`), when a shared secret is configured
     /// 2. ``FrameDecoder``: bytes -> frames, with the size limits
     /// 3. ``HandshakeHandler``: exchanges and checks hellos, then removes itself
-    /// 4. `IdleStateHandler`: heartbeat timers
+    /// 4. ``HeartbeatHandler``: when we last wrote and last read a frame, checked by scheduled tasks (no promise per write)
     /// 5. ``PeerChannelHandler``: frames -> peer table (``ConnectionDelegate``) and ``MessageDispatcher``
     /// 6. ``ReadGate``: stops reading while a consumer of this connection's messages is full (``MessageSequence``)
     ///
@@ -19,7 +19,7 @@ extension ChannelPipeline.SynchronousOperations {
         if let tls = settings.tls { try addHandler(try tls.handler(for: role)) }
         try addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
         try addHandler(HandshakeHandler(local: local, timeout: settings.handshakeTimeout, role: role, acceptPolicy: settings.acceptPolicy))
-        try addHandler(IdleStateHandler(readTimeout: settings.heartbeatTimeout, writeTimeout: settings.heartbeatInterval))
+        try addHandler(HeartbeatHandler(interval: settings.heartbeatInterval, timeout: settings.heartbeatTimeout))
         let gate = ReadGate()
         try addHandler(PeerChannelHandler(
             delegate: delegate, dispatcher: dispatcher, role: role, localID: local.peerID, dialedPeerID: dialedPeerID, host: host,

@@ -1,4 +1,5 @@
 import Foundation
+import Chirp
 import Logging
 
 /// One JSON object per line (NDJSON) for `chirp logs --json`: records and viewer notices, each with an `event` field.

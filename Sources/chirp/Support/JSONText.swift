@@ -1,3 +1,4 @@
+import Chirp
 import Foundation
 
 /// JSON as `chirp` reads and prints it: payloads are checked before anything is sent, and printed one object per line.

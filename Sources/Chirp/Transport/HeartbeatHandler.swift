@@ -1,0 +1,133 @@
+import NIOCore
+
+/// The heartbeat's clocks (Docs/Protocol.md section 7): when this side last wrote, and when the last complete frame
+/// arrived, checked by one scheduled task each.
+///
+/// NIO's `IdleStateHandler` does the same job, but learns of writes through a promise attached to every write: an
+/// allocation and a callback per frame on the hot path. This handler notes the time at each `flush` and at the end
+/// of each read that brought a frame (one clock read per batch, not per frame), and its checks compare those times
+/// with the deadlines. It decides nothing: it fires ``Event``s, and ``PeerChannelHandler`` (after the handshake)
+/// pings or closes.
+final class HeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = Frame
+    typealias InboundOut = Frame
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    /// Fired as user inbound events.
+    enum Event: Sendable {
+        /// Nothing was written for the heartbeat interval: time for a ping.
+        case quiet
+        /// No complete frame arrived for the heartbeat timeout (fired again every timeout while it lasts).
+        case silent
+    }
+
+    private let interval: TimeAmount
+    private let timeout: TimeAmount
+    private var lastRead = NIODeadline.now()
+    private var lastWrite = NIODeadline.now()
+    /// A frame passed since the last `channelReadComplete`.
+    private var readFrame = false
+    private var readCheck: Scheduled<Void>?
+    private var writeCheck: Scheduled<Void>?
+
+    /// - Parameters:
+    ///   - interval: after this long without writing, ``Event/quiet`` fires.
+    ///   - timeout: after this long without a complete frame, ``Event/silent`` fires.
+    init(interval: TimeAmount, timeout: TimeAmount) {
+        self.interval = interval
+        self.timeout = timeout
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { start(context: context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context: context)
+        context.fireChannelActive()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        stop()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        stop()
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        readFrame = true
+        context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if readFrame {
+            readFrame = false
+            lastRead = .now()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        lastWrite = .now()
+        context.flush()
+    }
+
+    private func start(context: ChannelHandlerContext) {
+        guard readCheck == nil else { return }
+        let now = NIODeadline.now()
+        lastRead = now
+        lastWrite = now
+        scheduleReadCheck(context: context, at: now + timeout)
+        scheduleWriteCheck(context: context, at: now + interval)
+    }
+
+    private func stop() {
+        readCheck?.cancel()
+        writeCheck?.cancel()
+        readCheck = nil
+        writeCheck = nil
+    }
+
+    private func scheduleReadCheck(context: ChannelHandlerContext, at deadline: NIODeadline) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        readCheck = context.eventLoop.scheduleTask(deadline: deadline) {
+            let (handler, context) = loopBound.value
+            handler.checkRead(context: context)
+        }
+    }
+
+    private func scheduleWriteCheck(context: ChannelHandlerContext, at deadline: NIODeadline) {
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        writeCheck = context.eventLoop.scheduleTask(deadline: deadline) {
+            let (handler, context) = loopBound.value
+            handler.checkWrite(context: context)
+        }
+    }
+
+    private func checkRead(context: ChannelHandlerContext) {
+        guard readCheck != nil, context.channel.isActive else { return }
+        let now = NIODeadline.now()
+        let due = lastRead + timeout
+        if now < due {
+            scheduleReadCheck(context: context, at: due)
+            return
+        }
+        scheduleReadCheck(context: context, at: now + timeout)
+        context.fireUserInboundEventTriggered(Event.silent)
+    }
+
+    private func checkWrite(context: ChannelHandlerContext) {
+        guard writeCheck != nil, context.channel.isActive else { return }
+        let now = NIODeadline.now()
+        let due = lastWrite + interval
+        if now < due {
+            scheduleWriteCheck(context: context, at: due)
+            return
+        }
+        scheduleWriteCheck(context: context, at: now + interval)
+        context.fireUserInboundEventTriggered(Event.quiet)
+    }
+}
