@@ -1,5 +1,4 @@
 import Foundation
-import NIOConcurrencyHelpers
 
 /// A message type that names itself on the wire.
 ///
@@ -20,8 +19,6 @@ public protocol ChirpMessage {
 
 /// Looks up (and caches) the wire name of message types.
 enum MessageTypeName {
-    private static let cache = NIOLockedValueBox<[ObjectIdentifier: String]>([:])
-
     /// The wire name of `Data` (a binary payload, and every command reply): stable across platforms, where
     /// `String(reflecting: Data.self)` is `FoundationEssentials.Data` on Linux and `Foundation.Data` on macOS.
     static let data = "chirp.data"
@@ -33,18 +30,17 @@ enum MessageTypeName {
         legacyDataNames.contains(typeName) ? data : typeName
     }
 
-    /// The name `type` travels under.
+    /// The name `type` travels under: resolved once per type on each thread and kept in that thread's
+    /// ``CodingScratch``, so that sending takes no process-wide lock.
     static func of<T>(_ type: T.Type) -> String {
         if type == Data.self { return data }
-        let key = ObjectIdentifier(type)
-        if let name = cache.withLockedValue({ $0[key] }) { return name }
-        let name: String
-        if let named = type as? any ChirpMessage.Type {
-            name = named.chirpTypeName
-        } else {
-            name = String(reflecting: type)
-        }
-        cache.withLockedValue { $0[key] = name }
-        return name
+        return CodingScratch.forThisThread.typeName(of: type) { resolve(type) }
+    }
+
+    /// The name `type` travels under, worked out (a dynamic cast, and for most types `String(reflecting:)`).
+    static func resolve<T>(_ type: T.Type) -> String {
+        if type == Data.self { return data }
+        if let named = type as? any ChirpMessage.Type { return named.chirpTypeName }
+        return String(reflecting: type)
     }
 }

@@ -21,19 +21,48 @@ final class FastJSONDecoder {
         var next: Int
     }
 
-    fileprivate let bytes: [UInt8]
+    /// The document being decoded: valid only during ``decode(_:from:)``.
+    fileprivate private(set) var bytes = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
     fileprivate private(set) var nodes: [Node] = []
+    /// A copy of the document for ``decode(_:)`` (tests, and callers without a buffer of their own).
+    private let owned: [UInt8]
+    /// Set while a decode runs: a decoder reused per thread (``CodingScratch``) is not entered twice.
+    private(set) var isBusy = false
 
-    init(bytes: [UInt8]) {
-        self.bytes = bytes
+    /// A decoder for ``decode(_:from:)``, which reads the caller's bytes in place; reusable, its node table kept.
+    init() {
+        owned = []
     }
 
-    /// Decodes `type` from the whole document, or throws ``FastJSONFallback``.
+    /// A decoder of a copy of `bytes`, for ``decode(_:)``.
+    init(bytes: [UInt8]) {
+        owned = bytes
+    }
+
+    /// Decodes `type` from the bytes given at init, or throws ``FastJSONFallback``.
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try owned.withUnsafeBufferPointer { try decode(type, from: $0) }
+    }
+
+    /// Decodes `type` from `document`, read in place (no copy), or throws ``FastJSONFallback``. The decoder keeps
+    /// no reference to `document` afterwards, and keeps its node table's capacity for the next call.
+    func decode<T: Decodable>(_ type: T.Type, from document: UnsafeBufferPointer<UInt8>) throws -> T {
+        guard !isBusy else { throw FastJSONFallback() }  // one document at a time
+        isBusy = true
+        bytes = document
+        nodes.removeAll(keepingCapacity: true)
+        defer {
+            bytes = UnsafeBufferPointer(start: nil, count: 0)
+            isBusy = false
+        }
+        return try decodeDocument(type)
+    }
+
+    private func decodeDocument<T: Decodable>(_ type: T.Type) throws -> T {
         if isFoundationSpecialJSONType(T.self) { throw FastJSONFallback() }
         // Foundation refuses a document with invalid UTF-8 anywhere (an ignored key included).
         if bytes.contains(where: { $0 >= 0x80 }),
-           bytes.withUnsafeBufferPointer({ String(validating: $0, as: UTF8.self) }) == nil {
+           String(validating: bytes, as: UTF8.self) == nil {
             throw FastJSONFallback()
         }
         nodes.reserveCapacity(16)
@@ -205,9 +234,7 @@ final class FastJSONDecoder {
         let node = nodes[index]
         switch node.kind {
         case .string:
-            let string = bytes.withUnsafeBufferPointer { all in
-                String(validating: UnsafeBufferPointer(rebasing: all[node.start..<node.end]), as: UTF8.self)
-            }
+            let string = String(validating: UnsafeBufferPointer(rebasing: bytes[node.start..<node.end]), as: UTF8.self)
             guard let string else { throw FastJSONFallback() }
             return string
         case .escapedString:
@@ -335,9 +362,7 @@ final class FastJSONDecoder {
         var key = key
         return key.withUTF8 { utf8 in
             guard utf8.count == node.end - node.start else { return false }
-            return bytes.withUnsafeBufferPointer { all in
-                utf8.elementsEqual(UnsafeBufferPointer(rebasing: all[node.start..<node.end]))
-            }
+            return utf8.elementsEqual(UnsafeBufferPointer(rebasing: bytes[node.start..<node.end]))
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import NIOCore
 
 /// Thrown inside the fast JSON coders when a value needs Foundation's coder instead (a `Date`, `Data`, `URL` or
 /// `Decimal`, a container shape they do not handle, many or duplicate keys, or any error). It never leaves
@@ -47,11 +48,32 @@ final class FastJSONEncoder {
         bytes.reserveCapacity(128)
     }
 
+    /// Set while an encode runs: an encoder reused per thread (``CodingScratch``) is not entered twice.
+    private(set) var isBusy = false
+
     /// The JSON of `value`, or ``FastJSONFallback``.
     func encode<T: Encodable>(_ value: T) throws -> [UInt8] {
         try encodeValue(value)
         guard !failed, levels.isEmpty else { throw FastJSONFallback() }
         return bytes
+    }
+
+    /// Appends the JSON of `value` to `buffer`, or throws ``FastJSONFallback`` (and appends nothing). The encoder is
+    /// left empty, its storage kept for the next call.
+    func encode<T: Encodable>(_ value: T, into buffer: inout ByteBuffer) throws {
+        guard !isBusy else { throw FastJSONFallback() }  // one value at a time
+        isBusy = true
+        defer {
+            bytes.removeAll(keepingCapacity: true)
+            codingPathStorage.removeAll(keepingCapacity: true)
+            levels.removeAll(keepingCapacity: true)
+            keys.removeAll(keepingCapacity: true)
+            failed = false
+            isBusy = false
+        }
+        try encodeValue(value)
+        guard !failed, levels.isEmpty else { throw FastJSONFallback() }
+        buffer.writeBytes(bytes)
     }
 
     fileprivate var depth: Int { levels.count }

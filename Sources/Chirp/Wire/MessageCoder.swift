@@ -57,19 +57,20 @@ public struct JSONMessageCoder: MessageCoder {
     /// Encodes small structs of strings, numbers, booleans, optionals and arrays directly (``FastJSONEncoder``);
     /// anything else, and any value the fast path declines, with Foundation's `JSONEncoder`. Both write the same JSON.
     public func encode<T: Encodable>(_ value: T, into buffer: inout ByteBuffer) throws {
-        if let bytes = try? FastJSONEncoder().encode(value) {
-            buffer.writeBytes(bytes)
-            return
-        }
+        // This thread's encoder writes the bytes straight after the frame header (no allocation once warm).
+        if (try? CodingScratch.forThisThread.availableEncoder.encode(value, into: &buffer)) != nil { return }
         try buffer.writeJSONEncodable(value, encoder: encoder)
     }
 
     /// Decodes with the fast path (``FastJSONDecoder``) and, when it declines (an unsupported type or shape, or any
     /// error), again with Foundation's `JSONDecoder`, whose result or error is then the answer.
     public func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
-        if let value = try? FastJSONDecoder(bytes: Array(buffer.readableBytesView)).decode(type) {
-            return value
+        // Read in place from the received bytes by this thread's decoder (no copy, no allocation once warm).
+        let fastDecoder = CodingScratch.forThisThread.availableDecoder
+        let fast = buffer.withUnsafeReadableBytes { raw in
+            raw.withMemoryRebound(to: UInt8.self) { try? fastDecoder.decode(type, from: $0) }
         }
+        if let fast { return fast }
         return try decoder.decode(type, from: buffer)
     }
 }

@@ -1,0 +1,41 @@
+import NIOPosix
+
+/// What the message path reuses on each thread instead of allocating it per message or sharing it behind a lock:
+/// the fast JSON coders (with their buffers and node tables) and the wire names of the types seen.
+///
+/// Each thread has its own (NIO's `ThreadSpecificVariable`): the event loops that decode, and the app's threads that
+/// send. Nothing in it is ever touched by another thread, so no lock is taken. A coder found busy (a value whose
+/// `Codable` conformance encodes or decodes another message on the same thread) is not shared: a fresh one serves.
+final class CodingScratch {
+    // @unchecked below: an instance is only ever reached through `current`, from the thread it belongs to.
+    private static let current = ThreadSpecificVariable<CodingScratch>()
+
+    private let encoder = FastJSONEncoder()
+    private let decoder = FastJSONDecoder()
+    private var typeNames: [ObjectIdentifier: String] = [:]
+
+    /// This thread's scratch state.
+    static var forThisThread: CodingScratch {
+        if let scratch = current.currentValue { return scratch }
+        let scratch = CodingScratch()
+        current.currentValue = scratch
+        return scratch
+    }
+
+    /// This thread's encoder, or a new one when it is in use.
+    var availableEncoder: FastJSONEncoder { encoder.isBusy ? FastJSONEncoder() : encoder }
+
+    /// This thread's decoder, or a new one when it is in use.
+    var availableDecoder: FastJSONDecoder { decoder.isBusy ? FastJSONDecoder() : decoder }
+
+    /// The wire name of `type` as this thread last resolved it, or `resolve()`'s answer, kept.
+    func typeName(of type: Any.Type, resolve: () -> String) -> String {
+        let key = ObjectIdentifier(type)
+        if let name = typeNames[key] { return name }
+        let name = resolve()
+        typeNames[key] = name
+        return name
+    }
+}
+
+extension CodingScratch: @unchecked Sendable {}
