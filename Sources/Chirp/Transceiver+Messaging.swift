@@ -171,7 +171,21 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        enqueue(try messageFrame(value, allocator: first.channel.allocator), on: connections, engine: engine)
+        try withMessageFrame(value, allocator: first.channel.allocator) { frame in enqueue(frame, on: connections, engine: engine) }
+    }
+
+    /// Runs `body` with the message frame of `value`, built in memory this thread reuses (``CodingScratch``): the
+    /// connections copy a small frame into their batch, so the next message is built in the same memory.
+    func withMessageFrame<T: Encodable, R>(_ value: T, allocator: ByteBufferAllocator, _ body: (ByteBuffer) throws -> R) throws -> R {
+        let scratch = CodingScratch.forThisThread
+        var frame = scratch.takeFrameBuffer() ?? allocator.buffer(capacity: 128)
+        let coder = configuration.coder
+        try PayloadCoding.writeFrame(typeName: MessageTypeName.of(T.self), limit: configuration.maximumMessageSize, into: &frame) {
+            try PayloadCoding.encode(value, coder: coder, into: &$0)
+        }
+        let result = try body(frame)
+        scratch.giveBack(frame, ifAtMost: PeerConnection.coalescedFrameLimit)
+        return result
     }
 
     /// The message frame of `value`, encoded once with the configured coder and size limit.
@@ -198,7 +212,7 @@ extension Transceiver {
     ///   encoding error.
     public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
         let connection = try connection(to: peer)
-        try enqueue(try messageFrame(value, allocator: connection.channel.allocator), on: connection)
+        try withMessageFrame(value, allocator: connection.channel.allocator) { frame in try enqueue(frame, on: connection) }
     }
 
     func enqueue(_ frame: ByteBuffer, on connection: PeerConnection) throws {

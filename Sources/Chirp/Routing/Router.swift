@@ -128,6 +128,18 @@ enum PayloadCoding {
         writePayload: (inout ByteBuffer) throws -> PayloadFlags
     ) throws -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 128)
+        try writeFrame(requestID: requestID, typeName: typeName, limit: limit, into: &buffer, writePayload: writePayload)
+        return buffer
+    }
+
+    /// Appends a complete message or request frame to `buffer` (in place: a buffer nothing else holds is written
+    /// without a copy).
+    @inlinable
+    static func writeFrame(
+        requestID: UInt64? = nil, typeName: String, limit: Int, into buffer: inout ByteBuffer,
+        writePayload: (inout ByteBuffer) throws -> PayloadFlags
+    ) throws {
+        let start = buffer.writerIndex
         do {
             try FrameWriter.write(requestID == nil ? .message : .request, into: &buffer) { buffer in
                 if let requestID { buffer.writeInteger(requestID) }
@@ -139,8 +151,8 @@ enum PayloadCoding {
         } catch {
             throw ChirpError.encodingFailed(type: typeName, reason: "\(error)")
         }
-        try checkSize(buffer, typeName: typeName, limit: limit)
-        return buffer
+        let size = buffer.writerIndex - start - WireFormat.lengthPrefixSize
+        if size > limit { throw ChirpError.messageTooLarge(type: typeName, size: size, limit: limit) }
     }
 
     /// A complete message or request frame for `value`.
@@ -182,12 +194,6 @@ enum PayloadCoding {
         var payload = allocator.buffer(capacity: message.utf8.count)
         payload.writeString(message)
         return responseFrame(id: id, status: status, reply: .init(typeName: typeName, flags: [], payload: payload), allocator: allocator)
-    }
-
-    @usableFromInline
-    static func checkSize(_ frame: ByteBuffer, typeName: String, limit: Int) throws {
-        let size = frame.readableBytes - WireFormat.lengthPrefixSize
-        if size > limit { throw ChirpError.messageTooLarge(type: typeName, size: size, limit: limit) }
     }
 }
 

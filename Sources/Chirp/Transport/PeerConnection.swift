@@ -30,7 +30,15 @@ final class PeerConnection: @unchecked Sendable {
     let readGate: LoopBoundGate?
 
     private struct Outbound {
+        /// Chunks ready to write, in order: frames over ``PeerConnection/coalescedFrameLimit`` as they were built, and
+        /// full batches of small frames.
         var queue = CircularBuffer<ByteBuffer>(initialCapacity: 16)
+        /// Small frames queued after the last chunk of `queue`, copied one after the other into one buffer: a burst
+        /// of small messages then crosses the pipeline as a few large writes.
+        var batch: ByteBuffer?
+        /// The last batch handed to NIO. Once NIO has written it, nothing else holds it, and the next batch reuses
+        /// its memory (`clear()` allocates only while NIO still holds it).
+        var spare: ByteBuffer?
         var queuedBytes = 0
         var drainScheduled = false
         var closed = false
@@ -42,6 +50,37 @@ final class PeerConnection: @unchecked Sendable {
         /// Senders waiting for room in the queue (``waitForRoom()``), by id.
         var roomWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
         var nextWaiterID: UInt64 = 0
+
+        /// Queues `frame`: copied into the current batch when small, else after it as it is.
+        mutating func append(_ frame: ByteBuffer, allocator: ByteBufferAllocator) {
+            queuedBytes += frame.readableBytes
+            guard frame.readableBytes <= PeerConnection.coalescedFrameLimit else {
+                if let open = batch.take() { queue.append(open) }
+                queue.append(frame)
+                return
+            }
+            var open = batch.take() ?? newBatch(allocator: allocator)
+            open.writeImmutableBuffer(frame)
+            if open.readableBytes >= PeerConnection.coalescedWriteSize {
+                queue.append(open)
+            } else {
+                batch = open
+            }
+        }
+
+        /// An empty batch: the spare one's memory when NIO is done with it.
+        private mutating func newBatch(allocator: ByteBufferAllocator) -> ByteBuffer {
+            guard var reused = spare.take() else { return allocator.buffer(capacity: PeerConnection.coalescedBatchCapacity) }
+            reused.clear()
+            return reused
+        }
+
+        /// The next chunk to write: the queue's first, then the open batch.
+        mutating func nextChunk() -> ByteBuffer? {
+            guard let chunk = queue.popFirst() ?? batch.take() else { return nil }
+            queuedBytes -= chunk.readableBytes
+            return chunk
+        }
 
         /// Takes the waiters to wake: all of them once the queue is at most half full, or closed.
         mutating func wakeableWaiters(limit: Int) -> [CheckedContinuation<Void, Never>] {
@@ -65,6 +104,7 @@ final class PeerConnection: @unchecked Sendable {
 
     private let outbound = NIOLockedValueBox(Outbound())
     private let outboundLimit: Int
+    private let allocator: ByteBufferAllocator
 
     // Touched on `eventLoop` only.
     private var pendingRequests: [UInt64: EventLoopPromise<ResponseBody>] = [:]
@@ -102,6 +142,7 @@ final class PeerConnection: @unchecked Sendable {
         self.remote = remote
         self.dialerID = role == .dialer ? localID : remote.peerID
         self.outboundLimit = outboundLimit
+        self.allocator = context.channel.allocator
         self.peer = Peer(id: remote.peerID, name: remote.name, metadata: remote.metadata, host: host, addresses: addresses, isConnected: true)
     }
 
@@ -134,12 +175,12 @@ final class PeerConnection: @unchecked Sendable {
     }
 
     private func admit(_ frame: ByteBuffer, isReply: Bool) -> Admission {
+        let allocator = self.allocator
         let (admission, schedule) = outbound.withLockedValue { state -> (Admission, Bool) in
             if state.closed { return (.closed, false) }
             if state.retired && !isReply { return (.retired, false) }
             if state.queuedBytes > 0 && state.queuedBytes + frame.readableBytes > outboundLimit { return (.full, false) }
-            state.queue.append(frame)
-            state.queuedBytes += frame.readableBytes
+            state.append(frame, allocator: allocator)
             if isReply { state.repliesOwed = max(0, state.repliesOwed - 1) }
             if state.drainScheduled { return (.accepted, false) }
             state.drainScheduled = true
@@ -258,16 +299,13 @@ final class PeerConnection: @unchecked Sendable {
 
     // MARK: Event loop side
 
-    /// Frames up to this size are copied into one buffer when several wait, so that a burst of small messages goes
-    /// through the channel pipeline as one write instead of one per message.
+    /// Frames up to this size are copied into the current batch when queued (one copy of a hundred bytes costs far
+    /// less than a write through the pipeline); larger ones are queued as they are, shared, never copied.
     static let coalescedFrameLimit = 4096
-    /// A buffer of coalesced frames is written once it holds this many bytes.
+    /// A batch is closed, and queued as one chunk, once it holds this many bytes.
     static let coalescedWriteSize = 64 * 1024
 
     /// Writes everything queued while the channel is writable, then flushes once.
-    ///
-    /// A frame alone is written as it is. Consecutive small frames are copied into one buffer first: a write through
-    /// the pipeline costs far more than copying a hundred bytes (the heartbeat's idle handler adds a promise to each).
     func drain() {
         eventLoop.preconditionInEventLoop()
         guard let context else {
@@ -275,52 +313,31 @@ final class PeerConnection: @unchecked Sendable {
             return
         }
         var wrote = false
-        // Small frames not yet written: one frame as it was queued, or several copied into one buffer.
-        var pending: ByteBuffer?
-        var pendingIsCopy = false
-        func writePending() {
-            guard let buffer = pending else { return }
-            pending = nil
-            context.write(NIOAny(buffer), promise: nil)
-            wrote = true
-        }
+        var written: ByteBuffer?  // the last batch written, kept as the spare for the next one
         while true {
             let next: ByteBuffer? = outbound.withLockedValue { state in
-                guard context.channel.isWritable, let frame = state.queue.popFirst() else {
+                guard context.channel.isWritable, let chunk = state.nextChunk() else {
                     state.drainScheduled = false
                     return nil
                 }
-                state.queuedBytes -= frame.readableBytes
-                return frame
+                return chunk
             }
-            guard let frame = next else { break }
-            guard frame.readableBytes <= Self.coalescedFrameLimit else {
-                writePending()
-                context.write(NIOAny(frame), promise: nil)
-                wrote = true
-                continue
-            }
-            guard var batch = pending else {
-                pending = frame
-                pendingIsCopy = false
-                continue
-            }
-            pending = nil  // so that `batch` is the only reference and grows in place
-            if !pendingIsCopy {
-                var copy = context.channel.allocator.buffer(capacity: 2 * Self.coalescedFrameLimit)
-                copy.writeImmutableBuffer(batch)
-                batch = copy
-                pendingIsCopy = true
-            }
-            batch.writeImmutableBuffer(frame)
-            pending = batch
-            if batch.readableBytes >= Self.coalescedWriteSize { writePending() }
+            guard let chunk = next else { break }
+            context.write(NIOAny(chunk), promise: nil)
+            wrote = true
+            // Any chunk of a batch's size can serve as the next batch once NIO has written it (copy-on-write keeps a
+            // chunk still held elsewhere intact); larger ones are not kept.
+            if (Self.coalescedBatchCapacity...(4 * Self.coalescedWriteSize)).contains(chunk.capacity) { written = chunk }
         }
-        writePending()
         if wrote { context.flush() }
+        // Kept after the flush, which usually hands the bytes to the kernel: NIO has let go of them by then.
+        if let written { outbound.withLockedValue { $0.spare = written } }
         let limit = outboundLimit
         for waiter in outbound.withLockedValue({ $0.wakeableWaiters(limit: limit) }) { waiter.resume() }
     }
+
+    /// The capacity a new batch starts with.
+    static let coalescedBatchCapacity = 16 * 1024
 
     /// Marks the connection as losing the tie-break: no new message or request is queued on it, a goodbye tells the
     /// other side, and the channel closes once the other side's goodbye has arrived (so no frame it sent before is
@@ -436,6 +453,8 @@ final class PeerConnection: @unchecked Sendable {
         let waiters = outbound.withLockedValue { state in
             state.closed = true
             state.queue.removeAll()
+            state.batch = nil
+            state.spare = nil
             state.queuedBytes = 0
             return state.wakeableWaiters(limit: limit)
         }

@@ -1,3 +1,4 @@
+import NIOCore
 import NIOPosix
 
 /// What the message path reuses on each thread instead of allocating it per message or sharing it behind a lock:
@@ -13,6 +14,8 @@ final class CodingScratch {
     private let encoder = FastJSONEncoder()
     private let decoder = FastJSONDecoder()
     private var typeNames: [ObjectIdentifier: String] = [:]
+    /// The buffer the last small frame was built in, copied out since: the next frame is built in its memory.
+    private var frameBuffer: ByteBuffer?
 
     /// This thread's scratch state.
     static var forThisThread: CodingScratch {
@@ -27,6 +30,19 @@ final class CodingScratch {
 
     /// This thread's decoder, or a new one when it is in use.
     var availableDecoder: FastJSONDecoder { decoder.isBusy ? FastJSONDecoder() : decoder }
+
+    /// An empty buffer to build a frame in: the memory of the last one given back, when there is one.
+    func takeFrameBuffer() -> ByteBuffer? {
+        guard var buffer = frameBuffer.take() else { return nil }
+        buffer.clear()
+        return buffer
+    }
+
+    /// Keeps `frame`'s memory for the next frame, if it is at most `limit` bytes (frames that size are copied out by
+    /// the connections, so nothing else holds them; a larger one may be queued as it is, and is let go).
+    func giveBack(_ frame: ByteBuffer, ifAtMost limit: Int) {
+        if frame.readableBytes <= limit && frame.capacity <= 4 * limit { frameBuffer = frame }
+    }
 
     /// The wire name of `type` as this thread last resolved it, or `resolve()`'s answer, kept.
     func typeName(of type: Any.Type, resolve: () -> String) -> String {

@@ -24,6 +24,8 @@ final class FastJSONDecoder {
     /// The document being decoded: valid only during ``decode(_:from:)``.
     fileprivate private(set) var bytes = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
     fileprivate private(set) var nodes: [Node] = []
+    /// The key nodes of the objects read so far, each object's a run of its own (kept across calls, like `nodes`).
+    fileprivate private(set) var memberKeys: [Int] = []
     /// A copy of the document for ``decode(_:)`` (tests, and callers without a buffer of their own).
     private let owned: [UInt8]
     /// Set while a decode runs: a decoder reused per thread (``CodingScratch``) is not entered twice.
@@ -51,6 +53,7 @@ final class FastJSONDecoder {
         isBusy = true
         bytes = document
         nodes.removeAll(keepingCapacity: true)
+        memberKeys.removeAll(keepingCapacity: true)
         defer {
             bytes = UnsafeBufferPointer(start: nil, count: 0)
             isBusy = false
@@ -230,6 +233,9 @@ final class FastJSONDecoder {
 
     fileprivate func isNull(_ index: Int) -> Bool { nodes[index].kind == .null }
 
+    /// Records the key node of an object member (see ``memberKeys``).
+    fileprivate func appendMemberKey(_ index: Int) { memberKeys.append(index) }
+
     fileprivate func string(_ index: Int) throws -> String {
         let node = nodes[index]
         switch node.kind {
@@ -408,32 +414,40 @@ private struct FastJSONValueDecoder: Decoder {
 private struct FastJSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     let document: FastJSONDecoder
     let codingPath: [any CodingKey]
-    /// The object's members: (key node, value node).
-    private let members: [(key: Int, value: Int)]
+    /// The object's members: their key nodes, at these positions of the document's `memberKeys` (each value node
+    /// follows its key node). Kept in the document, whose storage is reused, rather than in an array per object.
+    private let members: Range<Int>
 
     init(document: FastJSONDecoder, node: Int, codingPath: [any CodingKey]) throws {
         let object = document.node(node)
         guard object.kind == .object else { throw FastJSONFallback() }
-        var members: [(key: Int, value: Int)] = []
+        let start = document.memberKeys.count
         var index = node + 1
         while index < object.next {
-            guard members.count < FastJSONEncoder.maximumKeys, document.node(index).kind == .string else { throw FastJSONFallback() }
-            for member in members where document.sameKey(member.key, index) { throw FastJSONFallback() }
-            members.append((index, index + 1))
+            guard document.memberKeys.count - start < FastJSONEncoder.maximumKeys, document.node(index).kind == .string else {
+                throw FastJSONFallback()
+            }
+            for member in start..<document.memberKeys.count where document.sameKey(document.memberKeys[member], index) {
+                throw FastJSONFallback()
+            }
+            document.appendMemberKey(index)
             index = document.node(index + 1).next
         }
         self.document = document
         self.codingPath = codingPath
-        self.members = members
+        self.members = start..<document.memberKeys.count
     }
 
     var allKeys: [Key] {
-        members.compactMap { member in (try? document.string(member.key)).flatMap { Key(stringValue: $0) } }
+        members.compactMap { member in (try? document.string(document.memberKeys[member])).flatMap { Key(stringValue: $0) } }
     }
 
     private func find(_ key: Key) -> Int? {
         let name = key.stringValue
-        for member in members where document.keyEquals(member.key, name) { return member.value }
+        for member in members {
+            let keyNode = document.memberKeys[member]
+            if document.keyEquals(keyNode, name) { return keyNode + 1 }
+        }
         return nil
     }
 

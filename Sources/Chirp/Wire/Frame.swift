@@ -23,17 +23,38 @@ enum FrameKind: UInt8, Sendable, CaseIterable {
 /// One decoded frame: its kind byte and its body (everything after the kind byte).
 ///
 /// `kind` is kept as the raw byte so that unknown kinds from newer peers can be skipped, not treated as fatal.
+///
+/// Both live in one `ByteBuffer` (the kind byte, then the body), a slice of what was read: a frame is then no larger
+/// than a `ByteBuffer`, so passing it down the channel pipeline (`NIOAny`) needs no box on the heap.
 struct Frame: Sendable, Equatable {
-    var kind: UInt8
-    var body: ByteBuffer
+    /// The kind byte and the body; at least the kind byte is readable.
+    private var bytes: ByteBuffer
 
+    /// A frame from its parts (tests, and code that builds frames to inspect them); copies `body`.
     init(kind: UInt8, body: ByteBuffer) {
-        self.kind = kind
-        self.body = body
+        var bytes = ByteBuffer()
+        bytes.reserveCapacity(1 + body.readableBytes)
+        bytes.writeInteger(kind)
+        bytes.writeImmutableBuffer(body)
+        self.bytes = bytes
     }
 
     init(_ kind: FrameKind, body: ByteBuffer) {
         self.init(kind: kind.rawValue, body: body)
+    }
+
+    /// A frame whose kind byte and body are `bytes`, as read; `nil` when not even the kind byte is there.
+    init?(kindAndBody bytes: ByteBuffer) {
+        guard bytes.readableBytes >= WireFormat.kindSize else { return nil }
+        self.bytes = bytes
+    }
+
+    /// The kind byte.
+    var kind: UInt8 { bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) ?? 0 }
+
+    /// Everything after the kind byte (a slice: no copy).
+    var body: ByteBuffer {
+        bytes.getSlice(at: bytes.readerIndex + WireFormat.kindSize, length: bytes.readableBytes - WireFormat.kindSize) ?? ByteBuffer()
     }
 
     /// The known kind, or `nil` for a kind this version does not know.

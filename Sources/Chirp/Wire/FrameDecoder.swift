@@ -95,10 +95,10 @@ struct FrameDecoder: ByteToMessageDecoder {
         let total = WireFormat.lengthPrefixSize + Int(length)
         guard buffer.readableBytes >= total else { return nil }
         buffer.moveReaderIndex(forwardBy: WireFormat.lengthPrefixSize)
-        guard let kind = buffer.readInteger(as: UInt8.self),
-              let body = buffer.readSlice(length: Int(length) - WireFormat.kindSize)
-        else { return nil }  // unreachable: readableBytes was checked above
+        guard let bytes = buffer.readSlice(length: Int(length)), let frame = Frame(kindAndBody: bytes) else {
+            return nil  // unreachable: readableBytes and length > 0 were checked above
+        }
         state = .established
-        return Frame(kind: kind, body: body)
+        return frame
     }
 }
