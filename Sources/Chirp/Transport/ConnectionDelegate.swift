@@ -4,8 +4,9 @@
 protocol ConnectionDelegate: AnyObject, Sendable {
     /// The handshake completed.
     func connectionEstablished(_ connection: PeerConnection)
-    /// An established connection closed.
-    func connectionClosed(_ connection: PeerConnection)
+    /// An established connection closed: `peerStopping` when the peer's `goodbye(stopping)` closed it, `refusal` when
+    /// the peer refused it right after the hellos (its accept policy), with the reason it gave.
+    func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?)
     /// A connection closed before its handshake completed; `error` says why when known.
     func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?)
 }

@@ -411,9 +411,8 @@ final class Engine: ConnectionDelegate {
             openedAt: connection.openedAt)))
     }
 
-    func connectionClosed(_ connection: PeerConnection) {
-        apply(.closed(
-            connection, peerID: connection.remote.peerID, peerStopping: connection.peerIsStopping, refusal: connection.refusal))
+    func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?) {
+        apply(.closed(connection, peerID: connection.remote.peerID, peerStopping: peerStopping, refusal: refusal))
     }
 
     func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?) {

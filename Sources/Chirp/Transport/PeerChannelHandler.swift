@@ -1,9 +1,14 @@
 import Logging
 import NIOCore
 
-/// The last handler of every connection: turns frames into calls on the ``ConnectionDelegate`` (the peer table) and
-/// the ``MessageDispatcher`` (messages and requests), and keeps the
-/// heartbeat (a ping when we have been quiet, a close when the peer has).
+/// The last handler of every connection, and the owner of its state: turns frames into calls on the
+/// ``ConnectionDelegate`` (the peer table) and the ``MessageDispatcher`` (messages and requests), writes what the
+/// connection's queue holds, keeps the heartbeat (a ping when we have been quiet, a close when the peer has), and
+/// holds the connection's lifecycle (``ConnectionLifecycle``) and the requests and pings in flight
+/// (``PendingExchanges``).
+///
+/// All of it is touched on the channel's event loop only. Other threads reach it through ``PeerConnection``, which
+/// hands it work once (`eventLoop.execute`).
 final class PeerChannelHandler: ChannelInboundHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = ByteBuffer
@@ -23,6 +28,18 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// Closed while a consumer of this connection's messages is full; the heartbeat does not count that time.
     private let readGate: ReadGate?
     private var connection: PeerConnection?
+    private var context: ChannelHandlerContext?
+    private var lifecycle = ConnectionLifecycle()
+    /// Requests we sent on this connection, waiting for their response.
+    private var requests = PendingExchanges<Waiting<ResponseBody>>()
+    /// Pings we sent (``PeerConnection/ping(timeout:)``), waiting for their pong.
+    private var pings = PendingExchanges<Waiting<Void>>()
+    /// Set once the peer can send nothing more here: its `goodbye(duplicate)` arrived or the channel closed.
+    private var inboundFinished = false
+    private var inboundFinishedCallbacks: [@Sendable () -> Void] = []
+    /// Set while what the peer sends here waits for its other connection to deliver first
+    /// (``PeerConnection/holdInbound(until:)``).
+    private var holdsInbound = false
     private var handshakeError: (any Error)?
     private var remoteDescription = "unknown"
     /// Completed once the handshake is done (or failed if the channel closes before).
@@ -53,6 +70,20 @@ final class PeerChannelHandler: ChannelInboundHandler {
         self.openedAt = ContinuousClock.now
     }
 
+    /// A promise waiting for an answer, and the timer that fails it.
+    struct Waiting<Value> {
+        var promise: EventLoopPromise<Value>
+        var timer: Scheduled<Void>?
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
     func channelActive(context: ChannelHandlerContext) {
         remoteDescription = context.remoteAddress.map(Self.text(of:)) ?? "unknown"
         context.fireChannelActive()
@@ -62,11 +93,10 @@ final class PeerChannelHandler: ChannelInboundHandler {
         if let completed = event as? HandshakeCompleted {
             let addresses = context.remoteAddress.map { [Self.text(of: $0)] } ?? []
             let connection = PeerConnection(
-                context: context, role: role, remote: completed.remote, localID: localID, addresses: addresses,
-                host: host, outboundLimit: outboundLimit, openedAt: openedAt,
+                handler: self, channel: context.channel, role: role, remote: completed.remote, localID: localID,
+                addresses: addresses, host: host, outboundLimit: outboundLimit, openedAt: openedAt,
                 readGate: readGate.map { LoopBoundGate($0, eventLoop: context.eventLoop) })
             self.connection = connection
-            connection.inboundReleased = { [weak self] in self?.deliverHeld(context: context) }
             delegate.connectionEstablished(connection)
             established?.succeed(connection)
             return
@@ -104,17 +134,168 @@ final class PeerChannelHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let connection else { return }  // nothing passes the handshake handler before the handshake
         let frame = unwrapInboundIn(data)
-        if connection.holdsInbound, frame.knownKind != .ping, frame.knownKind != .pong {
+        if holdsInbound, frame.knownKind != .ping, frame.knownKind != .pong {
             held.append(frame)
             heldBytes += frame.body.readableBytes
             if heldBytes > Self.maximumHeldBytes {
                 logger.notice("delivering before the peer's other connection is done: too much waits", metadata: [
                     "peer": "\(connection.peer)", "bytes": "\(heldBytes)"])
-                connection.releaseInbound()
+                releaseHold()
             }
             return
         }
         handle(frame, on: connection, context: context)
+    }
+
+    // MARK: - The connection's state (on the event loop, called through PeerConnection)
+
+    /// Writes everything queued while the channel is writable, then flushes once.
+    func drain() {
+        guard let connection else { return }
+        guard let context else {
+            _ = connection.nextChunk(isWritable: false)  // ends the scheduled drain: nothing can be written
+            return
+        }
+        var wrote = false
+        var lastWritten: ByteBuffer?
+        while let chunk = connection.nextChunk(isWritable: context.channel.isWritable) {
+            context.write(wrapOutboundOut(chunk), promise: nil)
+            wrote = true
+            lastWritten = chunk
+        }
+        if wrote { context.flush() }
+        // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
+        // batch reuses their memory.
+        connection.drained(recycling: lastWritten)
+    }
+
+    /// This connection lost the tie-break.
+    func retire() {
+        perform(lifecycle.retire(exchangesInFlight: exchangesInFlight))
+    }
+
+    /// Says goodbye (why, as text) and closes once it is written; closes at once without a reason.
+    func close(goodbye reason: String?) {
+        guard let context else { return }
+        guard let reason else {
+            context.close(promise: nil)
+            return
+        }
+        drain()
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.goodbye, text: reason, allocator: channel.allocator)))
+            .whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    /// A reply was queued, or an exchange of ours ended: a connection both sides retired may close now.
+    func exchangeEnded() {
+        perform(lifecycle.exchangeEnded(exchangesInFlight: exchangesInFlight))
+    }
+
+    /// Waits for the response to request `id`, at most `timeout`.
+    func awaitResponse(id: UInt64, promise: EventLoopPromise<ResponseBody>, timeout: TimeAmount) {
+        let loopBound = NIOLoopBound(self, eventLoop: promise.futureResult.eventLoop)
+        let timer = promise.futureResult.eventLoop.scheduleTask(in: timeout) {
+            loopBound.value.abandonRequest(id: id, error: RequestTimeoutError())
+        }
+        if let refused = requests.add(id, Waiting(promise: promise, timer: timer)) {
+            refused.timer?.cancel()
+            refused.promise.fail(ConnectionClosedError())
+        }
+    }
+
+    /// Waits for the pong to ping `id`, at most `timeout`.
+    func awaitPong(id: UInt64, promise: EventLoopPromise<Void>, timeout: TimeAmount) {
+        let loopBound = NIOLoopBound(self, eventLoop: promise.futureResult.eventLoop)
+        let timer = promise.futureResult.eventLoop.scheduleTask(in: timeout) {
+            loopBound.value.abandonPing(id: id, error: RequestTimeoutError())
+        }
+        if let refused = pings.add(id, Waiting(promise: promise, timer: timer)) {
+            refused.timer?.cancel()
+            refused.promise.fail(ConnectionClosedError())
+        }
+    }
+
+    /// Request `id` failed before its response: its frame was not queued, or it timed out.
+    func abandonRequest(id: UInt64, error: any Error) {
+        answered(requests.abandoned(id)) { $0.fail(error) }
+    }
+
+    /// Ping `id` failed before its pong: its frame was not queued, or it timed out.
+    func abandonPing(id: UInt64, error: any Error) {
+        answered(pings.abandoned(id)) { $0.fail(error) }
+    }
+
+    /// Resolves a waiter the tables gave back (if any), then lets the lifecycle know an exchange ended.
+    private func answered<Value>(_ waiter: Waiting<Value>?, _ resolve: (EventLoopPromise<Value>) -> Void) {
+        guard let waiter else { return }
+        waiter.timer?.cancel()
+        resolve(waiter.promise)
+        exchangeEnded()
+    }
+
+    /// Whether anything is in flight: our requests and pings, or replies we owe.
+    private var exchangesInFlight: Bool {
+        !requests.isEmpty || !pings.isEmpty || (connection?.repliesOwed ?? 0) > 0
+    }
+
+    /// Starts holding what the peer sends; `false` when already holding, or closed.
+    func startHold() -> Bool {
+        guard !holdsInbound, context != nil, connection != nil else { return false }
+        holdsInbound = true
+        return true
+    }
+
+    /// Ends a hold: delivers what was held, in order.
+    func releaseHold() {
+        guard holdsInbound, let context else { return }
+        holdsInbound = false
+        deliverHeld(context: context)
+    }
+
+    /// Runs `callback` once the peer can send nothing more on this connection.
+    func whenInboundFinished(_ callback: @escaping @Sendable () -> Void) {
+        if inboundFinished { callback() } else { inboundFinishedCallbacks.append(callback) }
+    }
+
+    private func perform(_ actions: [ConnectionLifecycle.Action]) {
+        for action in actions {
+            switch action {
+            case .stopQueueing:
+                connection?.stopQueueing()
+            case .refuseAllFrames:
+                connection?.refuseAllFrames()
+            case .openReadGateForGood:
+                connection?.readGate?.openForGood()
+            case .drain:
+                drain()
+            case .sendGoodbye(let reason):
+                guard let context else { continue }
+                context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.goodbye, text: reason, allocator: context.channel.allocator)), promise: nil)
+            case .scheduleForcedClose:
+                guard let context else { continue }
+                let channel = context.channel
+                context.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
+            case .close:
+                drain()
+                context?.close(promise: nil)
+            case .finishInbound:
+                guard !inboundFinished else { continue }
+                inboundFinished = true
+                let callbacks = inboundFinishedCallbacks
+                inboundFinishedCallbacks = []
+                callbacks.forEach { $0() }
+            case .failExchanges:
+                for waiter in requests.close() {
+                    waiter.timer?.cancel()
+                    waiter.promise.fail(ConnectionClosedError())
+                }
+                for waiter in pings.close() {
+                    waiter.timer?.cancel()
+                    waiter.promise.fail(ConnectionClosedError())
+                }
+            }
+        }
     }
 
     /// Delivers, in order, the frames held while the connection waited for the peer's other connection.
@@ -134,18 +315,21 @@ final class PeerChannelHandler: ChannelInboundHandler {
             case .request:
                 dispatcher.handleRequest(try FrameParser.request(frame.body), from: connection)
             case .response:
-                connection.completeRequest(try FrameParser.response(frame.body))
+                let response = try FrameParser.response(frame.body)
+                answered(requests.answered(response.requestID)) { $0.succeed(response) }
             case .ping:
                 context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.pong, body: frame.body, allocator: context.channel.allocator)), promise: nil)
             case .pong:
-                connection.completePing(frame.body)
+                // A heartbeat's pong is empty; a ping's carries its id.
+                guard let id = frame.body.getInteger(at: frame.body.readerIndex, as: UInt64.self) else { return }
+                answered(pings.answered(id)) { $0.succeed(()) }
             case .goodbye:
                 let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 256)) ?? ""
-                connection.receivedGoodbye(reason: reason)
+                perform(lifecycle.receivedGoodbye(reason: reason, exchangesInFlight: exchangesInFlight))
             case .refuse:
                 // The peer's accept policy refused us after it said hello (we dialed it): not established after all.
                 let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024))
-                connection.receivedRefusal(reason: reason ?? "no reason given")
+                perform(lifecycle.receivedRefusal(reason: reason ?? "no reason given"))
             case .hello:
                 logger.debug("ignoring a repeated handshake frame", metadata: ["peer": "\(connection.peer)"])
             case nil:
@@ -158,16 +342,17 @@ final class PeerChannelHandler: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { connection?.drain() }
+        if context.channel.isWritable { drain() }
         context.fireChannelWritabilityChanged()
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
             // What arrived before the close is delivered, even if the hold has not ended.
+            holdsInbound = false
             deliverHeld(context: context)
-            connection.closed()
-            delegate.connectionClosed(connection)
+            perform(lifecycle.channelClosed())
+            delegate.connectionClosed(connection, peerStopping: lifecycle.peerIsStopping, refusal: lifecycle.refusal)
             self.connection = nil
         } else {
             established?.fail(handshakeError ?? ConnectionClosedError())

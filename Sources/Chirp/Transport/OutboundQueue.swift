@@ -1,0 +1,151 @@
+import NIOCore
+
+/// What waits to be written on one connection, bounded by ``Configuration/outboundLimit``: a value type, kept behind
+/// the connection's lock, because any thread may send while the event loop writes.
+///
+/// Small frames (up to ``coalescedFrameLimit``) are copied one after the other into a batch as they are queued, so a
+/// burst of small messages crosses the pipeline as a few large writes; the batch reuses the memory of the one written
+/// before. Larger frames are queued as they are, shared (a broadcast's frame is the same bytes for every peer).
+struct OutboundQueue {
+    /// Frames up to this size are copied into the current batch when queued: copying a hundred bytes costs far less
+    /// than a write through the pipeline.
+    static let coalescedFrameLimit = 4096
+    /// A batch is closed, and queued as one chunk, once it holds this many bytes.
+    static let coalescedWriteSize = 64 * 1024
+    /// The capacity a new batch starts with.
+    static let batchCapacity = 16 * 1024
+
+    /// What became of a frame handed to ``admit(_:isReply:allocator:)``.
+    enum Admission: Equatable, Sendable {
+        /// Queued; it will be written.
+        case accepted
+        /// Not queued: the queue is full (``Configuration/outboundLimit``).
+        case full
+        /// Not queued: the connection is closed.
+        case closed
+        /// Not queued: the connection lost the tie-break; the peer's other connection takes new frames.
+        case retired
+    }
+
+    let limit: Int
+    /// Chunks ready to write, in order: frames over the coalescing limit as they were built, and full batches.
+    private var queue = CircularBuffer<ByteBuffer>(initialCapacity: 16)
+    /// Small frames queued after the last chunk of `queue`.
+    private var batch: ByteBuffer?
+    /// The last batch handed to NIO. Once NIO has written it, nothing else holds it, and the next batch reuses its
+    /// memory (`clear()` allocates only while NIO still holds it).
+    private var spare: ByteBuffer?
+    private(set) var queuedBytes = 0
+    /// A drain task is scheduled on the event loop.
+    var drainScheduled = false
+    /// Nothing more is queued: the connection closed or was refused.
+    private(set) var isClosed = false
+    /// Lost the tie-break: no new messages or requests, but replies owed on it are still sent.
+    private(set) var isRetired = false
+    /// Requests received on this connection whose reply has not been queued yet.
+    private(set) var repliesOwed = 0
+    private var nextRequestID: UInt64 = 1
+    /// Senders waiting for room (``PeerConnection/waitForRoom()``), by id.
+    private var roomWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiterID: UInt64 = 0
+
+    init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Queues a complete frame, or says why not. A reply is queued on a retired connection too.
+    mutating func admit(_ frame: ByteBuffer, isReply: Bool, allocator: ByteBufferAllocator) -> Admission {
+        if isClosed { return .closed }
+        if isRetired && !isReply { return .retired }
+        if queuedBytes > 0 && queuedBytes + frame.readableBytes > limit { return .full }
+        append(frame, allocator: allocator)
+        if isReply { repliesOwed = max(0, repliesOwed - 1) }
+        return .accepted
+    }
+
+    private mutating func append(_ frame: ByteBuffer, allocator: ByteBufferAllocator) {
+        queuedBytes += frame.readableBytes
+        guard frame.readableBytes <= Self.coalescedFrameLimit else {
+            if let open = batch.take() { queue.append(open) }
+            queue.append(frame)
+            return
+        }
+        var open = batch.take() ?? newBatch(allocator: allocator)
+        open.writeImmutableBuffer(frame)
+        if open.readableBytes >= Self.coalescedWriteSize {
+            queue.append(open)
+        } else {
+            batch = open
+        }
+    }
+
+    /// An empty batch: the spare one's memory when NIO is done with it.
+    private mutating func newBatch(allocator: ByteBufferAllocator) -> ByteBuffer {
+        guard var reused = spare.take() else { return allocator.buffer(capacity: Self.batchCapacity) }
+        reused.clear()
+        return reused
+    }
+
+    /// The next chunk to write: the queue's first, then the open batch.
+    mutating func nextChunk() -> ByteBuffer? {
+        guard let chunk = queue.popFirst() ?? batch.take() else { return nil }
+        queuedBytes -= chunk.readableBytes
+        return chunk
+    }
+
+    /// Keeps a written chunk's memory for the next batch, when it is of a batch's size (a larger one is let go).
+    mutating func recycle(_ written: ByteBuffer) {
+        if (Self.batchCapacity...(4 * Self.coalescedWriteSize)).contains(written.capacity) { spare = written }
+    }
+
+    /// A request arrived on this connection: a retired connection stays open until its reply is queued.
+    mutating func owesReply() { repliesOwed += 1 }
+
+    /// A reply owed could not be queued (the connection closed).
+    mutating func replyDropped() { repliesOwed = max(0, repliesOwed - 1) }
+
+    /// A new request id, unique on this connection.
+    mutating func makeRequestID() -> UInt64 {
+        defer { nextRequestID &+= 1 }
+        return nextRequestID
+    }
+
+    /// No new message or request from now on (replies still go out).
+    mutating func retire() { isRetired = true }
+
+    /// Nothing more is queued; what waits is dropped. Returns the senders to wake.
+    mutating func close() -> [CheckedContinuation<Void, Never>] {
+        isClosed = true
+        queue.removeAll()
+        batch = nil
+        spare = nil
+        queuedBytes = 0
+        return wakeableWaiters()
+    }
+
+    /// Registers a sender waiting for room; `false` when there is room already (or the queue closed).
+    mutating func wait(_ continuation: CheckedContinuation<Void, Never>, id: UInt64) -> Bool {
+        if isClosed || queuedBytes <= limit / 2 { return false }
+        roomWaiters[id] = continuation
+        return true
+    }
+
+    /// An id for ``wait(_:id:)``.
+    mutating func makeWaiterID() -> UInt64 {
+        nextWaiterID += 1
+        return nextWaiterID
+    }
+
+    /// Forgets a waiter (its task was cancelled); returns it to resume.
+    mutating func removeWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
+        roomWaiters.removeValue(forKey: id)
+    }
+
+    /// Takes the waiters to wake: all of them once the queue is at most half full, or closed. Half, not "room for
+    /// one frame": a sender that woke at every freed byte would wake once per frame written.
+    mutating func wakeableWaiters() -> [CheckedContinuation<Void, Never>] {
+        guard !roomWaiters.isEmpty, isClosed || queuedBytes <= limit / 2 else { return [] }
+        defer { roomWaiters = [:] }
+        return Array(roomWaiters.values)
+    }
+}

@@ -1,0 +1,138 @@
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOEmbedded
+import Testing
+@testable import Chirp
+
+/// The connection's handler on NIO's `EmbeddedChannel`: the frames it writes and the closes it makes for the rules of
+/// Docs/Protocol.md sections 5 to 7, byte for byte, with no socket and no other thread.
+@Suite struct PeerChannelHandlerTests {
+    /// What the handler reported to the peer table.
+    final class Reports: ConnectionDelegate {
+        struct Closed: Sendable { var peerStopping: Bool; var refusal: String? }
+        let established = NIOLockedValueBox<[PeerConnection]>([])
+        let closed = NIOLockedValueBox<[Closed]>([])
+        func connectionEstablished(_ connection: PeerConnection) { established.withLockedValue { $0.append(connection) } }
+        func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?) {
+            closed.withLockedValue { $0.append(Closed(peerStopping: peerStopping, refusal: refusal)) }
+        }
+        func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?) {}
+    }
+
+    /// An embedded channel whose handshake is done: the handler and the connection it made.
+    struct Session {
+        let channel = EmbeddedChannel()
+        let reports = Reports()
+        let connection: PeerConnection
+
+        init() throws {
+            let configuration = Configuration(serviceType: "test")
+            let handler = PeerChannelHandler(
+                delegate: reports, dispatcher: MessageDispatcher(router: Router(), configuration: configuration, hub: EventHub()),
+                role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: 1 << 20,
+                heartbeatTimeout: 2.5, logger: Logger(label: "test"))
+            try channel.pipeline.syncOperations.addHandler(handler)
+            try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+            channel.pipeline.fireUserInboundEventTriggered(
+                HandshakeCompleted(remote: Hello(peerID: "remote", name: "remote", service: "test", metadata: [:])))
+            connection = try #require(reports.established.withLockedValue { $0.first })
+        }
+
+        /// The frames written since the last call: (kind, body), in order, whatever writes carried them.
+        func written() throws -> [(kind: UInt8, body: [UInt8])] {
+            channel.embeddedEventLoop.run()
+            var frames: [(UInt8, [UInt8])] = []
+            while var bytes = try channel.readOutbound(as: ByteBuffer.self) {
+                while let length = bytes.readInteger(as: UInt32.self), let kind = bytes.readInteger(as: UInt8.self) {
+                    frames.append((kind, bytes.readBytes(length: Int(length) - 1) ?? []))
+                }
+            }
+            return frames
+        }
+
+        func receive(_ kind: FrameKind, _ body: [UInt8] = []) throws {
+            try channel.writeInbound(Frame(kind, body: ByteBuffer(bytes: body)))
+            channel.embeddedEventLoop.run()
+        }
+    }
+
+    static let goodbye = FrameKind.goodbye.rawValue
+
+    @Test func smallMessagesQueuedInOneTickLeaveAsOneWrite() throws {
+        let session = try Session()
+        for value in 0..<3 { session.connection.enqueue(FrameWriter.frame(.ping, body: ByteBuffer(bytes: [UInt8(value)]), allocator: .init())) }
+        session.channel.embeddedEventLoop.run()
+        let first = try #require(try session.channel.readOutbound(as: ByteBuffer.self))
+        #expect(first.readableBytes == 3 * 6)  // three frames of 6 bytes, one buffer
+        #expect(try session.channel.readOutbound(as: ByteBuffer.self) == nil)
+    }
+
+    @Test func aRetiredConnectionSaysGoodbyeAndClosesOnlyOnceThePeerRetiredItToo() throws {
+        let session = try Session()
+        session.connection.retire()
+        #expect(try session.written().map(\.kind) == [Self.goodbye])
+        #expect(!session.connection.enqueue(FrameWriter.frame(.ping, body: ByteBuffer(), allocator: .init())))  // no new frames
+        #expect(session.channel.isActive)  // control: still open while the peer may still send on it
+        try session.receive(.goodbye, Array("duplicate".utf8))
+        #expect(!session.channel.isActive)
+        #expect(session.reports.closed.withLockedValue { $0.map(\.peerStopping) } == [false])
+    }
+
+    @Test func aRequestInFlightKeepsARetiredConnectionOpenUntilItsResponse() throws {
+        let session = try Session()
+        let id = session.connection.makeRequestID()
+        let response = session.connection.request(
+            id: id, frame: FrameWriter.frame(.request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, UInt8(id), 0, 0, 1, 65]), allocator: .init()),
+            timeout: .seconds(30))
+        session.connection.retire()
+        try session.receive(.goodbye, Array("duplicate".utf8))
+        #expect(session.channel.isActive)  // our request is still out
+        // An answer to an id nobody waits on changes nothing.
+        try session.receive(.response, [0, 0, 0, 0, 0, 0, 0, 99, 0, 0, 0, 1, 65])
+        #expect(session.channel.isActive)
+        try session.receive(.response, [0, 0, 0, 0, 0, 0, 0, UInt8(id), 0, 0, 0, 1, 65, 0x7B, 0x7D])
+        let body = try response.wait()
+        #expect(body.requestID == id && body.status == .ok)
+        #expect(!session.channel.isActive)
+    }
+
+    @Test func aRequestTimesOutAndFailsOnce() throws {
+        let session = try Session()
+        let response = session.connection.request(
+            id: 7, frame: FrameWriter.frame(.request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 1, 65]), allocator: .init()),
+            timeout: .seconds(2))
+        session.channel.embeddedEventLoop.advanceTime(by: .seconds(3))
+        #expect(throws: RequestTimeoutError.self) { try response.wait() }
+        try session.receive(.response, [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 1, 65])  // too late: ignored
+        #expect(session.channel.isActive)
+    }
+
+    @Test func aGoodbyeStoppingClosesAndFailsWhatIsInFlight() throws {
+        let session = try Session()
+        let ping = session.connection.ping(timeout: .seconds(30))
+        try session.receive(.goodbye, Array("stopping".utf8))
+        #expect(!session.channel.isActive)
+        #expect(throws: ConnectionClosedError.self) { try ping.wait() }
+        #expect(session.reports.closed.withLockedValue { $0.map(\.peerStopping) } == [true])
+    }
+
+    @Test func aRefusalAfterTheHellosIsReportedWithItsReason() throws {
+        let session = try Session()
+        try session.receive(.refuse, Array("not on the list".utf8))
+        #expect(!session.channel.isActive)
+        #expect(session.reports.closed.withLockedValue { $0.first?.refusal } == "not on the list")
+    }
+
+    @Test func aPingIsAnsweredWithItsBytesAndAPongCompletesOurPing() throws {
+        let session = try Session()
+        try session.receive(.ping, [1, 2, 3])
+        let written = try session.written()
+        #expect(written.count == 1 && written[0].kind == FrameKind.pong.rawValue && written[0].body == [1, 2, 3])
+        let ping = session.connection.ping(timeout: .seconds(30))
+        let sent = try #require(try session.written().first)
+        #expect(sent.kind == FrameKind.ping.rawValue)
+        try session.receive(.pong, sent.body)
+        try ping.wait()
+    }
+}
