@@ -121,9 +121,9 @@ extension Transceiver {
     ) {
         let typeName = MessageTypeName.of(type)
         let responseName = MessageTypeName.of(Response.self)
-        router.setResponder(for: typeName, .sync { message, peer, coder, allocator in
+        router.setResponder(for: typeName, .sync { message, peer, coder in
             let request = try Self.decodeRequest(Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
-            return try Self.encodeReply(try handler(request, peer), typeName: responseName, coder: coder, allocator: allocator)
+            return Self.reply(try handler(request, peer), typeName: responseName, coder: coder)
         })
     }
 
@@ -139,9 +139,9 @@ extension Transceiver {
     ) {
         let typeName = MessageTypeName.of(type)
         let responseName = MessageTypeName.of(Response.self)
-        router.setResponder(for: typeName, .async { message, peer, coder, allocator in
+        router.setResponder(for: typeName, .async { message, peer, coder in
             let request = try Self.decodeRequest(Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
-            return try Self.encodeReply(try await handler(request, peer), typeName: responseName, coder: coder, allocator: allocator)
+            return Self.reply(try await handler(request, peer), typeName: responseName, coder: coder)
         })
     }
 
@@ -153,10 +153,9 @@ extension Transceiver {
         }
     }
 
-    private static func encodeReply<Response: Encodable>(_ value: Response, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator) throws -> Router.Reply {
-        var payload = allocator.buffer(capacity: 64)
-        let flags = try PayloadCoding.encode(value, coder: coder, into: &payload)
-        return Router.Reply(typeName: typeName, flags: flags, payload: payload)
+    /// The reply of a responder: `value`, to be encoded once, into the response frame.
+    private static func reply<Response: Encodable & Sendable>(_ value: Response, typeName: String, coder: any MessageCoder) -> Router.Reply {
+        Router.Reply(typeName: typeName) { try PayloadCoding.encode(value, coder: coder, into: &$0) }
     }
 
     // MARK: - Sending

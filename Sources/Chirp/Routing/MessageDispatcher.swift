@@ -71,14 +71,14 @@ final class MessageDispatcher: Sendable {
         }
         switch responder {
         case .sync(let body):
-            respond(Result { try body(request.message, connection.peer, coder, allocator) })
+            respond(Result { try body(request.message, connection.peer, coder) })
         case .async(let body):
             // Called from an event loop, so the async responder needs a task of its own: the pool runs it, or queues
             // it (and stops reading this peer) while maximumConcurrentResponders run.
             let peer = connection.peer
             responders.submit(ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
                 do {
-                    respond(.success(try await body(request.message, peer, coder, allocator)))
+                    respond(.success(try await body(request.message, peer, coder)))
                 } catch where Task.isCancelled {
                     // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
                 } catch {
@@ -90,16 +90,22 @@ final class MessageDispatcher: Sendable {
 
     /// The response frame for a responder's result: the reply, encoded once, or the failure with its status.
     static func replyFrame(_ result: Result<Router.Reply, any Error>, to request: RequestBody, allocator: ByteBufferAllocator) -> ByteBuffer {
+        let failure: any Error
         switch result {
         case .success(let reply):
-            return PayloadCoding.responseFrame(id: request.requestID, status: .ok, reply: reply, allocator: allocator)
+            do {
+                return try PayloadCoding.responseFrame(id: request.requestID, status: .ok, reply: reply, allocator: allocator)
+            } catch {
+                failure = error  // the reply did not encode: the requester hears why
+            }
         case .failure(let error):
-            let status: ResponseStatus
-            if case ChirpError.decodingFailed = error { status = .undecodable } else { status = .failed }
-            let message = (error as? ChirpError).map { "\($0)" } ?? "\(error)"
-            return PayloadCoding.failureFrame(
-                id: request.requestID, status: status, typeName: request.message.typeName, message: message, allocator: allocator)
+            failure = error
         }
+        let status: ResponseStatus
+        if case ChirpError.decodingFailed = failure { status = .undecodable } else { status = .failed }
+        let message = (failure as? ChirpError).map { "\($0)" } ?? "\(failure)"
+        return PayloadCoding.failureFrame(
+            id: request.requestID, status: status, typeName: request.message.typeName, message: message, allocator: allocator)
     }
 
     /// Cancels the running async responders and drops the queued ones (at `stop()`).

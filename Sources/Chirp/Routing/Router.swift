@@ -22,17 +22,18 @@ final class Router: Sendable {
         var gate: LoopBoundGate?
     }
 
-    /// What a responder produces: the encoded reply, ready to frame.
+    /// What a responder produces: the reply's type name, and the payload's encoding, which runs once, straight into
+    /// the response frame (``PayloadCoding/responseFrame(id:status:reply:allocator:)``).
     struct Reply: Sendable {
         var typeName: String
-        var flags: PayloadFlags
-        var payload: ByteBuffer
+        /// Appends the payload and returns its flags.
+        var writePayload: @Sendable (inout ByteBuffer) throws -> PayloadFlags
     }
 
     /// A registered responder.
     enum Responder: Sendable {
-        case sync(@Sendable (MessageBody, Peer, any MessageCoder, ByteBufferAllocator) throws -> Reply)
-        case async(@Sendable (MessageBody, Peer, any MessageCoder, ByteBufferAllocator) async throws -> Reply)
+        case sync(@Sendable (MessageBody, Peer, any MessageCoder) throws -> Reply)
+        case async(@Sendable (MessageBody, Peer, any MessageCoder) async throws -> Reply)
     }
 
     private struct Tables {
@@ -176,24 +177,30 @@ enum PayloadCoding {
         }
     }
 
-    /// A complete response frame.
-    static func responseFrame(id: UInt64, status: ResponseStatus, reply: Router.Reply, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: 32 + reply.typeName.utf8.count + reply.payload.readableBytes)
-        FrameWriter.write(.response, into: &buffer) { buffer in
+    /// A complete response frame, the reply's payload encoded straight into it. Throws what the encoding throws.
+    static func responseFrame(id: UInt64, status: ResponseStatus, reply: Router.Reply, allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 96 + reply.typeName.utf8.count)
+        try FrameWriter.write(.response, into: &buffer) { buffer in
             buffer.writeInteger(id)
             buffer.writeInteger(status.rawValue)
-            FrameWriter.writeMessageHeader(typeName: reply.typeName, flags: reply.flags, into: &buffer)
-            var payload = reply.payload
-            buffer.writeBuffer(&payload)
+            let flagsIndex = buffer.writerIndex
+            FrameWriter.writeMessageHeader(typeName: reply.typeName, flags: [], into: &buffer)
+            let flags = try reply.writePayload(&buffer)
+            if !flags.isEmpty { buffer.setInteger(flags.rawValue, at: flagsIndex) }
         }
         return buffer
     }
 
     /// A failure response frame carrying `message` as text.
     static func failureFrame(id: UInt64, status: ResponseStatus, typeName: String, message: String, allocator: ByteBufferAllocator) -> ByteBuffer {
-        var payload = allocator.buffer(capacity: message.utf8.count)
-        payload.writeString(message)
-        return responseFrame(id: id, status: status, reply: .init(typeName: typeName, flags: [], payload: payload), allocator: allocator)
+        var buffer = allocator.buffer(capacity: 32 + typeName.utf8.count + message.utf8.count)
+        FrameWriter.write(.response, into: &buffer) { buffer in
+            buffer.writeInteger(id)
+            buffer.writeInteger(status.rawValue)
+            FrameWriter.writeMessageHeader(typeName: typeName, flags: [], into: &buffer)
+            buffer.writeString(message)
+        }
+        return buffer
     }
 }
 

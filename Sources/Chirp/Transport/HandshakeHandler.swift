@@ -66,14 +66,14 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         if role == .dialer || acceptPolicy == nil {
             guard sendHello(context: context) else { return }
         }
-        let loopBoundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         let seconds = Double(timeout.nanoseconds) / 1e9
-        deadline = context.eventLoop.scheduleTask(in: timeout) { [self] in
-            switch self.state {
+        deadline = context.eventLoop.scheduleTask(in: timeout) {
+            let (handler, context) = loopBound.value
+            switch handler.state {
             case .waiting, .deciding: break
             case .done: return
             }
-            let context = loopBoundContext.value
             context.fireErrorCaught(HandshakeError.timedOut(seconds: seconds))
             context.close(promise: nil)
         }
@@ -184,4 +184,5 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 }
 
-extension HandshakeHandler: @unchecked Sendable {}
+@available(*, unavailable)
+extension HandshakeHandler: Sendable {}
