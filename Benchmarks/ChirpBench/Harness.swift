@@ -54,6 +54,7 @@ final class Harness {
             ("startup", startup),
             ("listrctl", listrctl),
             ("log", logCall),
+            ("flood", flood),
         ]
         for (name, body) in benchmarks {
             // oneway, roundtrip and bulk share one pair of processes.

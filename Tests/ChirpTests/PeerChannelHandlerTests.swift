@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -26,13 +27,16 @@ import Testing
         let reports = Reports()
         let connection: PeerConnection
 
-        init() throws {
+        let gate = ReadGate()
+
+        init(router: Router = Router()) throws {
             let configuration = Configuration(serviceType: "test")
             let handler = PeerChannelHandler(
-                delegate: reports, dispatcher: MessageDispatcher(router: Router(), configuration: configuration, hub: EventHub()),
+                delegate: reports, dispatcher: MessageDispatcher(router: router, configuration: configuration, hub: EventHub()),
                 role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: 1 << 20,
-                heartbeatTimeout: 2.5, logger: Logger(label: "test"))
+                heartbeatTimeout: 2.5, logger: Logger(label: "test"), readGate: gate)
             try channel.pipeline.syncOperations.addHandler(handler)
+            try channel.pipeline.syncOperations.addHandler(gate)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
             channel.pipeline.fireUserInboundEventTriggered(
                 HandshakeCompleted(remote: Hello(peerID: "remote", name: "remote", service: "test", metadata: [:])))
@@ -122,6 +126,40 @@ import Testing
         try session.receive(.refuse, Array("not on the list".utf8))
         #expect(!session.channel.isActive)
         #expect(session.reports.closed.withLockedValue { $0.first?.refusal } == "not on the list")
+    }
+
+    @Test func slowHandlersRunAtMost50msPerTurnAndTheRestWaitsWithReadingStopped() throws {
+        let router = Router()
+        let handled = NIOLockedValueBox(0)
+        router.addHandler(for: "slow") { _, _, _ in
+            handled.withLockedValue { $0 += 1 }
+            usleep(5_000)  // 5 ms a message: 100 messages are half a second of work
+        }
+        let session = try Session(router: router)
+        // One read brings 100 messages, as the frame decoder fires them.
+        let message = Frame(.message, body: ByteBuffer(bytes: [0, 0, 4] + Array("slow".utf8) + Array("{}".utf8)))
+        for _ in 0..<100 { session.channel.pipeline.fireChannelRead(NIOAny(message)) }
+        session.channel.pipeline.fireChannelReadComplete()
+        // The first turn stops once 50 ms are spent (checked every 16 messages): the rest waits, unread meanwhile.
+        let firstTurn = handled.withLockedValue { $0 }
+        #expect(firstTurn >= 16 && firstTurn < 100, "\(firstTurn) handled in the first turn")
+        #expect(session.gate.isClosed)
+        // The next turns handle the rest, in order, and reading resumes.
+        session.channel.embeddedEventLoop.run()
+        #expect(handled.withLockedValue { $0 } == 100)
+        #expect(!session.gate.isClosed)
+    }
+
+    @Test func fastHandlersRunInTheTurnTheirFramesArrivedIn() throws {
+        let router = Router()
+        let handled = NIOLockedValueBox(0)
+        router.addHandler(for: "fast") { _, _, _ in handled.withLockedValue { $0 += 1 } }
+        let session = try Session(router: router)
+        for _ in 0..<100 {
+            try session.channel.writeInbound(Frame(.message, body: ByteBuffer(bytes: [0, 0, 4] + Array("fast".utf8))))
+        }
+        #expect(handled.withLockedValue { $0 } == 100)  // control for the test above: no turn was cut
+        #expect(!session.gate.isClosed)
     }
 
     @Test func aPingIsAnsweredWithItsBytesAndAPongCompletesOurPing() throws {

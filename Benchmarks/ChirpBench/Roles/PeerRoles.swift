@@ -17,6 +17,9 @@ enum PeerRoles {
             try sink(service: try option("--service"), port: Int(try option("--port")) ?? 0, name: try option("--name"),
                      secure: arguments.contains("--secure"))
         case "raw-sink": try rawSink()
+        case "slow-sink":
+            try slowSink(service: try option("--service"), port: Int(try option("--port")) ?? 0, mode: try option("--mode"),
+                         rate: Int(try option("--rate")) ?? 1000, slowSeconds: Double(try option("--slow-seconds")) ?? 10)
         case "join": try join(service: try option("--service"), advertises: true)
         case "join-cli": try join(service: try option("--service"), advertises: false)
         case "noop": say("connected 0")
@@ -32,7 +35,14 @@ enum PeerRoles {
     }
 
     /// Logging off: the figures are about messages, not about the logs Chirp writes while connecting.
-    static let quietLogger = Logger(label: "chirp-bench") { _ in SwiftLogNoOpLogHandler() }
+    static let quietLogger: Logger = {
+        guard ProcessInfo.processInfo.environment["CHIRP_BENCH_LOG"] != nil else {
+            return Logger(label: "chirp-bench") { _ in SwiftLogNoOpLogHandler() }
+        }
+        var logger = Logger(label: "chirp-bench") { StreamLogHandler.standardError(label: $0) }
+        logger.logLevel = .debug
+        return logger
+    }()
 
     /// Blocks until standard input closes (the harness is done with us, or died).
     static func waitForStdinEOF() {

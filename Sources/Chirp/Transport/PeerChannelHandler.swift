@@ -46,6 +46,14 @@ final class PeerChannelHandler: ChannelInboundHandler {
     private let established: EventLoopPromise<PeerConnection>?
     /// Frames held while the connection waits for another one with the same peer (``PeerConnection/holdInbound(until:)``).
     private var held = CircularBuffer<Frame>()
+    /// Frames read and not handled yet: what one read brought in, while the handlers of earlier frames run
+    /// (``deliverInbox(context:)``).
+    private var inbox = CircularBuffer<Frame>()
+    /// ``deliverInbox(context:)`` runs, or its continuation is scheduled.
+    private var delivering = false
+    /// When handlers started running in this turn of the event loop (a read, or a continuation), and how many ran.
+    private var turnStart: NIODeadline?
+    private var handledThisTurn = 0
     private var heldBytes = 0
     /// Past this many held bytes the hold ends early: the connection is never starved of reads, since the
     /// heartbeat would close it, at the price of the order across the switch.
@@ -144,8 +152,56 @@ final class PeerChannelHandler: ChannelInboundHandler {
             }
             return
         }
-        handle(frame, on: connection, context: context)
+        inbox.append(frame)
+        if !delivering { deliverInbox(context: context) }
     }
+
+    /// Runs the handlers of what arrived, in order, for at most ``deliveryBudget`` per turn of the event loop.
+    ///
+    /// A synchronous handler that takes its time (a millisecond per message, say, as an app that writes each one to
+    /// a slow pipe) would otherwise hold the event loop for as long as the frames of a read take: seconds, during
+    /// which this side sends no heartbeat, and the peer closes the connection with everything it had queued. Past the
+    /// budget, the rest is handled in a task of its own, so that timers (the heartbeat's ping) run in between, and the
+    /// connection is not read meanwhile (its read gate is closed): TCP slows the sender instead of this side
+    /// buffering. The check reads the clock once every 16 frames.
+    private func deliverInbox(context: ChannelHandlerContext) {
+        guard let connection else { return }
+        delivering = true
+        let start = turnStart ?? NIODeadline.now()
+        turnStart = start
+        while let frame = inbox.popFirst() {
+            handle(frame, on: connection, context: context)
+            handledThisTurn += 1
+            if handledThisTurn % 16 == 0, NIODeadline.now() - start > Self.deliveryBudget {
+                // The budget of this turn is spent: the rest, and what this read still brings in, in a task of its
+                // own; reading waits until it is done.
+                readGate?.close(for: ObjectIdentifier(self))
+                let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+                context.eventLoop.execute {
+                    let (handler, context) = loopBound.value
+                    handler.startTurn()
+                    handler.deliverInbox(context: context)
+                }
+                return
+            }
+        }
+        delivering = false
+        readGate?.open(for: ObjectIdentifier(self))
+    }
+
+    /// A new turn of the event loop: the handlers get a new budget.
+    private func startTurn() {
+        turnStart = nil
+        handledThisTurn = 0
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if !delivering { startTurn() }
+        context.fireChannelReadComplete()
+    }
+
+    /// How long handlers may run in one turn of the event loop before the rest waits for the next turn.
+    static let deliveryBudget: TimeAmount = .milliseconds(50)
 
     // MARK: - The connection's state (on the event loop, called through PeerConnection)
 
@@ -246,11 +302,12 @@ final class PeerChannelHandler: ChannelInboundHandler {
         return true
     }
 
-    /// Ends a hold: delivers what was held, in order.
+    /// Ends a hold: delivers what was held, in order, after what arrived before it.
     func releaseHold() {
         guard holdsInbound, let context else { return }
         holdsInbound = false
-        deliverHeld(context: context)
+        moveHeldToInbox()
+        if !delivering { deliverInbox(context: context) }
     }
 
     /// Runs `callback` once the peer can send nothing more on this connection.
@@ -298,12 +355,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
         }
     }
 
-    /// Delivers, in order, the frames held while the connection waited for the peer's other connection.
-    private func deliverHeld(context: ChannelHandlerContext) {
-        guard let connection else { return }
-        while let frame = held.popFirst() {
-            handle(frame, on: connection, context: context)
-        }
+    /// Queues the frames held while the connection waited for the peer's other connection after what arrived before.
+    private func moveHeldToInbox() {
+        while let frame = held.popFirst() { inbox.append(frame) }
         heldBytes = 0
     }
 
@@ -348,9 +402,10 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
-            // What arrived before the close is delivered, even if the hold has not ended.
+            // What arrived before the close is delivered, in order, even if the hold has not ended.
             holdsInbound = false
-            deliverHeld(context: context)
+            moveHeldToInbox()
+            while let frame = inbox.popFirst() { handle(frame, on: connection, context: context) }
             perform(lifecycle.channelClosed())
             delegate.connectionClosed(connection, peerStopping: lifecycle.peerIsStopping, refusal: lifecycle.refusal)
             self.connection = nil
