@@ -67,6 +67,42 @@ extension ChirpCLITests {
             }
         }
 
+        @Test func logsJSONEndsQuietlyWhenItsReaderGoesAway() async throws {
+            let type = uniqueServiceType()
+            try Binaries.require(Binaries.logdemo)
+            let app = Process()
+            app.executableURL = Binaries.logdemo
+            app.arguments = ["--name", "shop", "--service", type, "--interface", "lo", "--plain", "--rate", "500"]
+            app.standardOutput = FileHandle.nullDevice
+            app.standardError = FileHandle.nullDevice
+            try app.run()
+            defer { if app.isRunning { kill(app.processIdentifier, SIGKILL) } }
+            try Binaries.require(Binaries.chirp)
+            let process = Process()
+            process.executableURL = Binaries.chirp
+            process.arguments = ["logs", "--service", type, "--interface", "lo", "--follow", "--json"]
+            let output = Pipe()
+            let errors = Pipe()
+            process.standardOutput = output
+            process.standardError = errors
+            try process.run()
+            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+
+            // Records flow until the reader goes away, like `chirp logs --json | head -2`.
+            let reader = output.fileHandleForReading
+            let firstBytes = await firstChunk(of: reader, timeout: .seconds(30))
+            #expect(String(decoding: firstBytes ?? Data(), as: UTF8.self).contains("\"event\""))  // it was printing
+            try reader.close()
+
+            let ended = await ChildProcess.eventually(timeout: .seconds(30)) { !process.isRunning }
+            #expect(ended, "chirp logs kept running with nobody reading its output")
+            if ended {
+                #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+                let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                #expect(!stderr.contains("error"), "quietly (its notes aside): \(stderr)")
+            }
+        }
+
         // MARK: - Signals
 
         @Test(arguments: [SIGINT, SIGTERM])

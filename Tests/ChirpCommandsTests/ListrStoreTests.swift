@@ -44,6 +44,26 @@ import Testing
         }
     }
 
+    @Test func dumpToAPipeWhoseReaderLeavesEndsQuietly() async throws {
+        try await ListrFixture.run { fixture in
+            // A store of about 400 KiB: more than a pipe holds, so the reader is gone while listrctl still writes.
+            let items = (1...4000).map { TodoItem(id: $0, title: "item \($0) " + String(repeating: "x", count: 80)) }
+            try StoreFile(nextID: 4001, items: items).encoded().write(to: URL(fileURLWithPath: fixture.path("alpha.json")))
+            _ = try await fixture.startApp("alpha")
+            // `listrctl store dump - | head -c 1`: listrctl's status and standard error, with the reader gone.
+            let command = "\(Binaries.listrctl.path) store dump - --service \(fixture.service) --loopback --timeout 15 "
+                + "2>\(fixture.path("stderr.txt")) | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
+            let shell = try RunningProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", command], in: fixture.directory)
+            #expect(await shell.waitForExit() == 0)
+            #expect(shell.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "listrctl's exit status: \(shell.stdout)")
+            let errors = try String(contentsOfFile: fixture.path("stderr.txt"), encoding: .utf8)
+            #expect(errors.isEmpty, "quietly: \(errors)")
+            // Control: with a reader that reads everything, the same dump is the whole store.
+            let whole = try await fixture.ctl(["store", "dump", "-"])
+            #expect(whole.status == 0 && whole.stdout.utf8.count > 300_000, "\(whole.status) \(whole.stdout.utf8.count) bytes")
+        }
+    }
+
     @Test func replaceWithCorruptFileLeavesTheStoreIntact() async throws {
         try await ListrFixture.run { fixture in
             _ = try await fixture.startApp("alpha")

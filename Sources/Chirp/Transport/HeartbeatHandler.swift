@@ -91,43 +91,40 @@ final class HeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
         writeCheck = nil
     }
 
+    private enum Check {
+        case read, write
+    }
+
     private func scheduleReadCheck(context: ChannelHandlerContext, at deadline: NIODeadline) {
-        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        readCheck = context.eventLoop.scheduleTask(deadline: deadline) {
-            let (handler, context) = loopBound.value
-            handler.checkRead(context: context)
-        }
+        readCheck = schedule(.read, context: context, at: deadline)
     }
 
     private func scheduleWriteCheck(context: ChannelHandlerContext, at deadline: NIODeadline) {
+        writeCheck = schedule(.write, context: context, at: deadline)
+    }
+
+    private func schedule(_ check: Check, context: ChannelHandlerContext, at deadline: NIODeadline) -> Scheduled<Void> {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        writeCheck = context.eventLoop.scheduleTask(deadline: deadline) {
+        return context.eventLoop.scheduleTask(deadline: deadline) {
             let (handler, context) = loopBound.value
-            handler.checkWrite(context: context)
+            handler.run(check, context: context)
         }
     }
 
-    private func checkRead(context: ChannelHandlerContext) {
-        guard readCheck != nil, context.channel.isActive else { return }
-        let now = NIODeadline.now()
-        let due = lastRead + timeout
-        if now < due {
-            scheduleReadCheck(context: context, at: due)
-            return
+    /// A check is due: fires its event when its clock shows no activity for its period, and schedules the next one.
+    private func run(_ check: Check, context: ChannelHandlerContext) {
+        let (pending, last, period, event): (Scheduled<Void>?, NIODeadline, TimeAmount, Event) = switch check {
+        case .read: (readCheck, lastRead, timeout, .silent)
+        case .write: (writeCheck, lastWrite, interval, .quiet)
         }
-        scheduleReadCheck(context: context, at: now + timeout)
-        context.fireUserInboundEventTriggered(Event.silent)
-    }
-
-    private func checkWrite(context: ChannelHandlerContext) {
-        guard writeCheck != nil, context.channel.isActive else { return }
+        guard pending != nil, context.channel.isActive else { return }
         let now = NIODeadline.now()
-        let due = lastWrite + interval
-        if now < due {
-            scheduleWriteCheck(context: context, at: due)
-            return
+        let due = last + period
+        let next = now < due ? due : now + period
+        switch check {
+        case .read: scheduleReadCheck(context: context, at: next)
+        case .write: scheduleWriteCheck(context: context, at: next)
         }
-        scheduleWriteCheck(context: context, at: now + interval)
-        context.fireUserInboundEventTriggered(Event.quiet)
+        if now >= due { context.fireUserInboundEventTriggered(event) }
     }
 }

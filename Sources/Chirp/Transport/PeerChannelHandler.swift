@@ -250,26 +250,29 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// Waits for the response to request `id`, at most `timeout`.
     func awaitResponse(id: UInt64, promise: EventLoopPromise<ResponseBody>, timeout: TimeAmount) {
-        let loopBound = NIOLoopBound(self, eventLoop: promise.futureResult.eventLoop)
-        let timer = promise.futureResult.eventLoop.scheduleTask(in: timeout) {
-            loopBound.value.abandonRequest(id: id, error: RequestTimeoutError())
-        }
-        if let refused = requests.add(id, Waiting(promise: promise, timer: timer)) {
-            refused.timer?.cancel()
-            refused.promise.fail(ConnectionClosedError())
-        }
+        let waiting = startWaiting(promise, timeout: timeout) { $0.abandonRequest(id: id, error: RequestTimeoutError()) }
+        if let refused = requests.add(id, waiting) { Self.failClosed(refused) }
     }
 
     /// Waits for the pong to ping `id`, at most `timeout`.
     func awaitPong(id: UInt64, promise: EventLoopPromise<Void>, timeout: TimeAmount) {
+        let waiting = startWaiting(promise, timeout: timeout) { $0.abandonPing(id: id, error: RequestTimeoutError()) }
+        if let refused = pings.add(id, waiting) { Self.failClosed(refused) }
+    }
+
+    /// `promise` with its timer, which runs `timedOut` on this handler.
+    private func startWaiting<Value>(
+        _ promise: EventLoopPromise<Value>, timeout: TimeAmount, timedOut: @escaping @Sendable (PeerChannelHandler) -> Void
+    ) -> Waiting<Value> {
         let loopBound = NIOLoopBound(self, eventLoop: promise.futureResult.eventLoop)
-        let timer = promise.futureResult.eventLoop.scheduleTask(in: timeout) {
-            loopBound.value.abandonPing(id: id, error: RequestTimeoutError())
-        }
-        if let refused = pings.add(id, Waiting(promise: promise, timer: timer)) {
-            refused.timer?.cancel()
-            refused.promise.fail(ConnectionClosedError())
-        }
+        let timer = promise.futureResult.eventLoop.scheduleTask(in: timeout) { timedOut(loopBound.value) }
+        return Waiting(promise: promise, timer: timer)
+    }
+
+    /// Fails a waiter the connection could not take (it closed).
+    private static func failClosed<Value>(_ waiter: Waiting<Value>) {
+        waiter.timer?.cancel()
+        waiter.promise.fail(ConnectionClosedError())
     }
 
     /// Request `id` failed before its response: its frame was not queued, or it timed out.
@@ -343,14 +346,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 inboundFinishedCallbacks = []
                 callbacks.forEach { $0() }
             case .failExchanges:
-                for waiter in requests.close() {
-                    waiter.timer?.cancel()
-                    waiter.promise.fail(ConnectionClosedError())
-                }
-                for waiter in pings.close() {
-                    waiter.timer?.cancel()
-                    waiter.promise.fail(ConnectionClosedError())
-                }
+                requests.close().forEach(Self.failClosed)
+                pings.close().forEach(Self.failClosed)
             }
         }
     }

@@ -147,6 +147,7 @@ enum Binaries {
 
     static var chirp: URL { directory.appendingPathComponent("chirp") }
     static var chat: URL { directory.appendingPathComponent("chat") }
+    static var logdemo: URL { directory.appendingPathComponent("logdemo") }
 
     /// Fails the test (rather than crashing) when a binary was not built.
     static func require(_ url: URL) throws {
