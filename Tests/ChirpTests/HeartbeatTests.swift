@@ -19,6 +19,10 @@ extension LiveTests {
         aliceConfiguration.heartbeatInterval = .milliseconds(200)
         aliceConfiguration.heartbeatTimeout = .seconds(2)
         var bobConfiguration = testConfiguration("bob", serviceType: type)
+        // Only bob dials: with both dialing, the second connection could still be in its handshake on alice's side
+        // when her loop stops reading, and bob, keeping that one, would rightly hear nothing on it (a tie-break
+        // race that is not this test's subject, seen once in a full run).
+        bobConfiguration.advertises = false
         bobConfiguration.heartbeatInterval = .milliseconds(200)
         bobConfiguration.heartbeatTimeout = .seconds(2)
         let alice = Transceiver(configuration: aliceConfiguration)
