@@ -183,7 +183,7 @@ extension Transceiver {
             try PayloadCoding.encode(value, coder: coder, into: &$0)
         }
         let result = try body(frame)
-        scratch.giveBack(frame, ifAtMost: PeerConnection.coalescedFrameLimit)
+        scratch.giveBack(frame, ifAtMost: OutboundQueue.coalescedFrameLimit)
         return result
     }
 

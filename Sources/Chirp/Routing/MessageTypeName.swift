@@ -38,8 +38,7 @@ enum MessageTypeName {
     }
 
     /// The name `type` travels under, worked out (a dynamic cast, and for most types `String(reflecting:)`).
-    static func resolve<T>(_ type: T.Type) -> String {
-        if type == Data.self { return data }
+    private static func resolve<T>(_ type: T.Type) -> String {
         if let named = type as? any ChirpMessage.Type { return named.chirpTypeName }
         return String(reflecting: type)
     }

@@ -44,6 +44,9 @@ struct OutboundQueue {
     private(set) var isRetired = false
     /// Requests received on this connection whose reply has not been queued yet.
     private(set) var repliesOwed = 0
+    /// Requests and pings sent from another thread whose wait the channel handler has not registered yet: until it
+    /// has, a retired connection must not take itself for idle and close under them.
+    private(set) var waitsUnregistered = 0
     private var nextRequestID: UInt64 = 1
     /// Senders waiting for room (``PeerConnection/waitForRoom()``), by id.
     private var roomWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
@@ -100,6 +103,15 @@ struct OutboundQueue {
 
     /// A request arrived on this connection: a retired connection stays open until its reply is queued.
     mutating func owesReply() { repliesOwed += 1 }
+
+    /// A request or ping is about to be queued; ``waitRegistered()`` follows on the event loop.
+    mutating func waitStarting() { waitsUnregistered += 1 }
+
+    /// The channel handler registered a wait announced by ``waitStarting()``.
+    mutating func waitRegistered() { waitsUnregistered = max(0, waitsUnregistered - 1) }
+
+    /// Whether a reply is owed or a wait is not registered yet: a retired connection is not idle.
+    var hasUnfinishedExchanges: Bool { repliesOwed > 0 || waitsUnregistered > 0 }
 
     /// A reply owed could not be queued (the connection closed).
     mutating func replyDropped() { repliesOwed = max(0, repliesOwed - 1) }

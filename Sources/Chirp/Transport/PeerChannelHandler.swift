@@ -295,7 +295,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// Whether anything is in flight: our requests and pings, or replies we owe.
     private var exchangesInFlight: Bool {
-        !requests.isEmpty || !pings.isEmpty || (connection?.repliesOwed ?? 0) > 0
+        !requests.isEmpty || !pings.isEmpty || (connection?.hasUnfinishedExchanges ?? false)
     }
 
     /// Starts holding what the peer sends; `false` when already holding, or closed.

@@ -56,9 +56,6 @@ final class PeerConnection: Sendable {
 
     typealias Admission = OutboundQueue.Admission
 
-    /// Frames up to this size are copied into the current batch when queued (``OutboundQueue``).
-    static var coalescedFrameLimit: Int { OutboundQueue.coalescedFrameLimit }
-
     // MARK: Sending (any thread)
 
     /// Queues a complete frame. Returns `false` when it was not queued: the connection is closed or retired, or its
@@ -125,7 +122,11 @@ final class PeerConnection: Sendable {
     /// Sends a request frame (built with `id`) and completes with the response, a timeout, or a disconnect.
     func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
         let promise = eventLoop.makePromise(of: ResponseBody.self)
-        onLoop { $0.awaitResponse(id: id, promise: promise, timeout: timeout) }
+        outbound.withLockedValue { $0.waitStarting() }
+        onLoop { handler in
+            handler.awaitResponse(id: id, promise: promise, timeout: timeout)
+            self.outbound.withLockedValue { $0.waitRegistered() }
+        }
         let admission = submit(frame)
         if admission != .accepted {
             onLoop { $0.abandonRequest(id: id, error: Self.error(for: admission)) }
@@ -139,7 +140,11 @@ final class PeerConnection: Sendable {
         let promise = eventLoop.makePromise(of: Void.self)
         var body = allocator.buffer(capacity: 8)
         body.writeInteger(id)
-        onLoop { $0.awaitPong(id: id, promise: promise, timeout: timeout) }
+        outbound.withLockedValue { $0.waitStarting() }
+        onLoop { handler in
+            handler.awaitPong(id: id, promise: promise, timeout: timeout)
+            self.outbound.withLockedValue { $0.waitRegistered() }
+        }
         let admission = submit(FrameWriter.frame(.ping, body: body, allocator: allocator))
         if admission != .accepted {
             onLoop { $0.abandonPing(id: id, error: Self.error(for: admission)) }
@@ -213,8 +218,8 @@ final class PeerConnection: Sendable {
         for waiter in waiters { waiter.resume() }
     }
 
-    /// Replies owed on this connection.
-    var repliesOwed: Int { outbound.withLockedValue { $0.repliesOwed } }
+    /// Replies owed on this connection, or requests and pings whose wait is not registered yet.
+    var hasUnfinishedExchanges: Bool { outbound.withLockedValue { $0.hasUnfinishedExchanges } }
 
     /// No new message or request is queued from now on.
     func stopQueueing() {

@@ -41,14 +41,6 @@ extension PeerTable {
         var dialerID: String
         /// When the TCP connection was set up, before its handshake.
         var openedAt: Instant
-        /// The other connection with the same peer, when both dialed at once, is found by the table itself.
-        init(connection: Connection, peer: Peer, role: ConnectionRole, dialerID: String, openedAt: Instant) {
-            self.connection = connection
-            self.peer = peer
-            self.role = role
-            self.dialerID = dialerID
-            self.openedAt = openedAt
-        }
     }
 
     /// How a dial ended without an established connection.
