@@ -51,6 +51,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     private var inbox = CircularBuffer<Frame>()
     /// ``deliverInbox(context:)`` runs, or its continuation is scheduled.
     private var delivering = false
+    /// Frames were queued on the event loop while delivering: written when this batch of handlers is done.
+    private var drainAfterDelivery = false
     /// When handlers started running in this turn of the event loop (a read, or a continuation), and how many ran.
     private var turnStart: NIODeadline?
     private var handledThisTurn = 0
@@ -174,8 +176,12 @@ final class PeerChannelHandler: ChannelInboundHandler {
             handledThisTurn += 1
             if handledThisTurn % 16 == 0, NIODeadline.now() - start > Self.deliveryBudget {
                 // The budget of this turn is spent: the rest, and what this read still brings in, in a task of its
-                // own; reading waits until it is done.
+                // own; reading waits until it is done. What the handlers queued goes out now.
                 readGate?.close(for: ObjectIdentifier(self))
+                if drainAfterDelivery {
+                    drainAfterDelivery = false
+                    drain()
+                }
                 let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
                 context.eventLoop.execute {
                     let (handler, context) = loopBound.value
@@ -186,6 +192,10 @@ final class PeerChannelHandler: ChannelInboundHandler {
             }
         }
         delivering = false
+        if drainAfterDelivery {
+            drainAfterDelivery = false
+            drain()
+        }
         readGate?.open(for: ObjectIdentifier(self))
     }
 
@@ -223,6 +233,17 @@ final class PeerChannelHandler: ChannelInboundHandler {
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
         connection.drained(recycling: lastWritten)
+    }
+
+    /// Writes what was queued on the event loop: after the handlers of this read when they are running (what they
+    /// queue shares one flush), else in a task of its own (frames queued in the same tick share one flush).
+    func drainSoon(on eventLoop: any EventLoop) {
+        if delivering {
+            drainAfterDelivery = true
+        } else {
+            let loopBound = NIOLoopBound(self, eventLoop: eventLoop)
+            eventLoop.execute { loopBound.value.drain() }
+        }
     }
 
     /// This connection lost the tie-break.

@@ -93,10 +93,27 @@ final class PeerConnection: Sendable {
             return (admission, true)
         }
         if schedule {
-            // Even on the event loop, defer to a task: frames queued in the same tick then share one flush.
-            let handler = self.handler
-            eventLoop.execute { handler.value.drain() }
+            if eventLoop.inEventLoop {
+                // On the loop (a synchronous responder's reply, a handler that sends): written once the frames that
+                // arrived in this read are handled, so that what they queue shares one flush.
+                handler.value.drainSoon(on: eventLoop)
+            } else {
+                let handler = self.handler
+                eventLoop.execute { handler.value.drain() }
+            }
         }
+        return admission
+    }
+
+    /// Queues a request or ping frame on the event loop, right after its wait was registered, and writes it at once:
+    /// the caller's one hand-off to the loop carries both.
+    private func admitAndDrain(_ frame: ByteBuffer, handler: PeerChannelHandler) -> Admission {
+        let allocator = self.allocator
+        let admission = outbound.withLockedValue { queue in
+            queue.waitRegistered()
+            return queue.admit(frame, isReply: false, allocator: allocator)
+        }
+        if admission == .accepted { handler.drain() }
         return admission
     }
 
@@ -120,34 +137,36 @@ final class PeerConnection: Sendable {
     }
 
     /// Sends a request frame (built with `id`) and completes with the response, a timeout, or a disconnect.
+    ///
+    /// One task on the event loop registers the wait, queues the frame and writes it; the response completes the
+    /// future there. Until that task has run, the connection counts the request as in flight (a retired connection
+    /// does not close under it).
     func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
         let promise = eventLoop.makePromise(of: ResponseBody.self)
         outbound.withLockedValue { $0.waitStarting() }
         onLoop { handler in
             handler.awaitResponse(id: id, promise: promise, timeout: timeout)
-            self.outbound.withLockedValue { $0.waitRegistered() }
-        }
-        let admission = submit(frame)
-        if admission != .accepted {
-            onLoop { $0.abandonRequest(id: id, error: Self.error(for: admission)) }
+            let admission = self.admitAndDrain(frame, handler: handler)
+            if admission != .accepted { handler.abandonRequest(id: id, error: Self.error(for: admission)) }
         }
         return promise.futureResult
     }
 
-    /// Sends a ping with a fresh nonce; completes when the matching pong arrives.
+    /// Sends a ping with a fresh nonce; completes when the matching pong arrives (one task on the event loop, as
+    /// ``request(id:frame:timeout:)``).
     func ping(timeout: TimeAmount) -> EventLoopFuture<Void> {
-        let id = makeRequestID()
         let promise = eventLoop.makePromise(of: Void.self)
         var body = allocator.buffer(capacity: 8)
+        let id = outbound.withLockedValue { queue in
+            queue.waitStarting()
+            return queue.makeRequestID()
+        }
         body.writeInteger(id)
-        outbound.withLockedValue { $0.waitStarting() }
+        let frame = FrameWriter.frame(.ping, body: body, allocator: allocator)
         onLoop { handler in
             handler.awaitPong(id: id, promise: promise, timeout: timeout)
-            self.outbound.withLockedValue { $0.waitRegistered() }
-        }
-        let admission = submit(FrameWriter.frame(.ping, body: body, allocator: allocator))
-        if admission != .accepted {
-            onLoop { $0.abandonPing(id: id, error: Self.error(for: admission)) }
+            let admission = self.admitAndDrain(frame, handler: handler)
+            if admission != .accepted { handler.abandonPing(id: id, error: Self.error(for: admission)) }
         }
         return promise.futureResult
     }
