@@ -13,9 +13,10 @@ final class CodingScratch {
 
     private let encoder = FastJSONEncoder()
     private let decoder = FastJSONDecoder()
-    private var typeNames: [ObjectIdentifier: String] = [:]
+    // `@exclusivity(unchecked)`: one thread only (see `current`), no overlapping accesses.
+    @exclusivity(unchecked) private var typeNames: [ObjectIdentifier: String] = [:]
     /// The buffer the last small frame was built in, copied out since: the next frame is built in its memory.
-    private var frameBuffer: ByteBuffer?
+    @exclusivity(unchecked) private var frameBuffer: ByteBuffer?
 
     /// This thread's scratch state.
     static var forThisThread: CodingScratch {
