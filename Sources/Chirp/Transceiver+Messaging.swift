@@ -170,7 +170,7 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        try withMessageFrame(value, allocator: first.channel.allocator) { frame in enqueue(frame, on: connections, engine: engine) }
+        try withMessageFrame(value, allocator: first.allocator) { frame in enqueue(frame, on: connections, engine: engine) }
     }
 
     /// Runs `body` with the message frame of `value`, built in memory this thread reuses (``CodingScratch``): the
@@ -211,7 +211,7 @@ extension Transceiver {
     ///   encoding error.
     public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
         let connection = try connection(to: peer)
-        try withMessageFrame(value, allocator: connection.channel.allocator) { frame in try enqueue(frame, on: connection) }
+        try withMessageFrame(value, allocator: connection.allocator) { frame in try enqueue(frame, on: connection) }
     }
 
     func enqueue(_ frame: ByteBuffer, on connection: PeerConnection) throws {
@@ -240,7 +240,7 @@ extension Transceiver {
     ///   `CancellationError` when the task is cancelled while waiting (the message was not sent).
     public func sendWhenReady<T: Encodable>(_ value: T, to peer: Peer) async throws {
         let connection = try connection(to: peer)
-        let frame = try messageFrame(value, allocator: connection.channel.allocator)
+        let frame = try messageFrame(value, allocator: connection.allocator)
         guard try await submitWhenReady(frame, on: connection, engine: currentEngine) else {
             throw ChirpError.peerNotConnected(connection.peer)
         }
@@ -255,7 +255,7 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        let frame = try messageFrame(value, allocator: first.channel.allocator)
+        let frame = try messageFrame(value, allocator: first.allocator)
         for connection in connections {
             _ = try await submitWhenReady(frame, on: connection, engine: engine)  // a peer that left is skipped
         }
@@ -305,7 +305,7 @@ extension Transceiver {
             let id = connection.makeRequestID()
             let frame = try PayloadCoding.frame(
                 request, requestID: id, typeName: typeName, coder: self.configuration.coder,
-                allocator: connection.channel.allocator, limit: self.configuration.maximumMessageSize)
+                allocator: connection.allocator, limit: self.configuration.maximumMessageSize)
             return try await self.exchange(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
         }
         do {

@@ -66,14 +66,14 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        let frame = try PayloadCoding.frame(message, allocator: first.channel.allocator, limit: configuration.maximumMessageSize)
+        let frame = try PayloadCoding.frame(message, allocator: first.allocator, limit: configuration.maximumMessageSize)
         enqueue(frame, on: connections, engine: engine)
     }
 
     /// Sends a raw message to one peer.
     public func send(_ message: RawMessage, to peer: Peer) throws {
         let connection = try connection(to: peer)
-        let frame = try PayloadCoding.frame(message, allocator: connection.channel.allocator, limit: configuration.maximumMessageSize)
+        let frame = try PayloadCoding.frame(message, allocator: connection.allocator, limit: configuration.maximumMessageSize)
         try enqueue(frame, on: connection)
     }
 
@@ -82,7 +82,7 @@ extension Transceiver {
         let (reply, _) = try await retryingIfRetired(peer) { connection in
             let id = connection.makeRequestID()
             let frame = try PayloadCoding.frame(
-                message, requestID: id, allocator: connection.channel.allocator, limit: self.configuration.maximumMessageSize)
+                message, requestID: id, allocator: connection.allocator, limit: self.configuration.maximumMessageSize)
             return try await self.exchange(frame, id: id, typeName: message.typeName, on: connection, timeout: timeout)
         }
         return RawMessage(reply)

@@ -14,7 +14,13 @@ import Testing
 
         /// Applies `event` at the current time and returns the actions in a short readable form (logs left out).
         mutating func on(_ event: Table.Event) -> [String] {
-            table.handle(event, now: start + elapsed).compactMap(Self.describe)
+            let actions = table.handle(event, now: start + elapsed).compactMap(Self.describe)
+            // The lookup a send uses agrees with the entries after every event.
+            for (id, entry) in table.entries {
+                #expect(table.connection(to: id) == entry.slot?.connection, "route of \(id) after \(event)")
+            }
+            #expect(table.connections.count == table.entries.values.filter { $0.slot != nil }.count, "after \(event)")
+            return actions
         }
 
         mutating func advance(_ duration: Duration) { elapsed += duration }

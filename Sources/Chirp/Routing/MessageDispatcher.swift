@@ -56,7 +56,7 @@ final class MessageDispatcher: Sendable {
 
     /// A request frame arrived: runs its type's responder and sends the reply (or the failure) on `connection` only.
     func handleRequest(_ request: RequestBody, from connection: PeerConnection) {
-        let allocator = connection.channel.allocator
+        let allocator = connection.allocator
         let coder = self.coder
         let typeName = request.message.typeName
         connection.owesReply()

@@ -33,7 +33,8 @@ final class PeerConnection: Sendable {
     let readGate: LoopBoundGate?
 
     private let outbound: NIOLockedValueBox<OutboundQueue>
-    private let allocator: ByteBufferAllocator
+    /// The channel's allocator, kept here: `Channel.allocator` costs a lookup and a retain, and every send needs it.
+    let allocator: ByteBufferAllocator
     private let handler: NIOLoopBound<PeerChannelHandler>
 
     init(

@@ -31,6 +31,9 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
     /// Our advertisement is in place: peers can have seen us, so lower ids get the dial grace.
     private(set) var isAdvertised = false
     private(set) var entries: [String: Entry] = [:]
+    /// The connection in use to each peer: the `slot`s of `entries`, kept apart so that a send looks one up without
+    /// copying a whole entry (a send does it every time).
+    private var routes: [String: Connection] = [:]
     private var instanceOwners: [String: String] = [:]
     /// Peers removed lately. Avahi can report a dead peer's advertisement again for about a second after it was
     /// withdrawn (from its cache); such a peer stays hidden until a dial confirms it is alive.
@@ -55,12 +58,12 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
 
     /// The connection in use to `peerID`.
     func connection(to peerID: String) -> Connection? {
-        entries[peerID]?.slot?.connection
+        routes[peerID]
     }
 
     /// Every connection in use, one per peer.
     var connections: [Connection] {
-        entries.values.compactMap { $0.slot?.connection }
+        Array(routes.values)
     }
 
     /// The peer's description, when the table knows it.
@@ -232,6 +235,7 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
             if TieBreak.keepsNew(existingDialer: existing.dialerID, newDialer: new.dialerID, localID: localID, remoteID: id) {
                 loser = existing.connection
                 entry.slot = .init(connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: existing.connectedAt)
+                routes[id] = new.connection
             } else {
                 loser = new.connection
             }
@@ -245,6 +249,7 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
             return
         }
         entry.slot = .init(connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: now)
+        routes[id] = new.connection
         entry.scheduledDial = nil  // a dial still scheduled finds the peer connected, or a newer generation
         entries[id] = entry
         if entry.instances.isEmpty {
@@ -264,6 +269,7 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         guard var entry = entries[id], let slot = entry.slot, slot.connection == connection else { return }
         if entry.instances.isEmpty { actions.append(.instanceDisconnected(Self.instanceName(of: slot.peer))) }
         entry.slot = nil
+        routes[id] = nil
         let lasted = slot.connectedAt.duration(to: now)
         entry.failures = lasted < settings.shortConnection ? entry.failures + 1 : 0
         if peerStopping {
@@ -298,6 +304,7 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         isRunning = false
         let stopping = entries.values
         entries = [:]
+        routes = [:]
         instanceOwners = [:]
         for entry in stopping {
             guard let slot = entry.slot else { continue }
