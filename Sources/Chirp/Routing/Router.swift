@@ -103,7 +103,7 @@ enum PayloadCoding {
     /// Writes `value`'s payload to `buffer` and returns the flags that describe it.
     @inlinable
     static func encode<T: Encodable>(_ value: T, coder: any MessageCoder, into buffer: inout ByteBuffer) throws -> PayloadFlags {
-        if let data = value as? Data {
+        if T.self == Data.self, let data = value as? Data {  // a metatype comparison first: a failing cast costs more
             buffer.writeBytes(data)
             return .binary
         }
@@ -112,14 +112,19 @@ enum PayloadCoding {
     }
 
     static func decode<T: Decodable>(_ type: T.Type, from message: MessageBody, coder: any MessageCoder) throws -> T {
-        if message.flags.contains(.binary) {
-            // Large payloads share the received bytes instead of copying them (NIO's `.automatic`: copies up to 256 KiB).
-            let payload = message.payload
-            let bytes = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
-            if let data = bytes as? T { return data }
-            throw PayloadError.binaryPayloadForNonData(typeName: message.typeName)
-        }
+        if message.flags.contains(.binary) { return try decodeBinary(type, from: message) }
         return try coder.decode(type, from: message.payload)
+    }
+
+    /// A binary payload as `Data`. A function of its own: the cast needs the metadata of `T?`, which Swift looks up
+    /// at run time on entry to the function that casts, and the JSON path should not pay for it.
+    @inline(never)
+    private static func decodeBinary<T: Decodable>(_ type: T.Type, from message: MessageBody) throws -> T {
+        // Large payloads share the received bytes instead of copying them (NIO's `.automatic`: copies up to 256 KiB).
+        let payload = message.payload
+        let bytes = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
+        if let data = bytes as? T { return data }
+        throw PayloadError.binaryPayloadForNonData(typeName: message.typeName)
     }
 
     /// A complete message frame (`requestID == nil`) or request frame whose payload `writePayload` appends.
