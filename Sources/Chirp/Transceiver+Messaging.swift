@@ -211,7 +211,24 @@ extension Transceiver {
     ///   encoding error.
     public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
         let connection = try connection(to: peer)
+        if T.self == Data.self, let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit {
+            try enqueue(largeFrame(data, typeName: MessageTypeName.of(T.self), on: connection), on: connection)
+            return
+        }
         try withMessageFrame(value, allocator: connection.allocator) { frame in try enqueue(frame, on: connection) }
+    }
+
+    /// The frame of a large `Data` payload for one peer, built in the memory of a frame this connection wrote lately
+    /// when there is one (``OutboundQueue`` keeps a few during a burst): a megabyte in fresh memory costs more in page
+    /// faults than in copying.
+    func largeFrame(_ data: Data, typeName: String, on connection: PeerConnection) throws -> ByteBuffer {
+        let capacity = data.count + typeName.utf8.count + 32  // the header: length, kind, type name, flags
+        var frame = connection.takeSpareLargeBuffer(minimumCapacity: capacity) ?? connection.allocator.buffer(capacity: capacity)
+        try PayloadCoding.writeFrame(typeName: typeName, limit: configuration.maximumMessageSize, into: &frame) { buffer in
+            buffer.writeBytes(data)
+            return .binary
+        }
+        return frame
     }
 
     func enqueue(_ frame: ByteBuffer, on connection: PeerConnection) throws {
@@ -240,7 +257,12 @@ extension Transceiver {
     ///   `CancellationError` when the task is cancelled while waiting (the message was not sent).
     public func sendWhenReady<T: Encodable>(_ value: T, to peer: Peer) async throws {
         let connection = try connection(to: peer)
-        let frame = try messageFrame(value, allocator: connection.allocator)
+        let frame: ByteBuffer
+        if T.self == Data.self, let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit {
+            frame = try largeFrame(data, typeName: MessageTypeName.of(T.self), on: connection)
+        } else {
+            frame = try messageFrame(value, allocator: connection.allocator)
+        }
         guard try await submitWhenReady(frame, on: connection, engine: currentEngine) else {
             throw ChirpError.peerNotConnected(connection.peer)
         }

@@ -146,6 +146,26 @@ extension LiveTests {
         await pair.stop()
     }
 
+    @Test func aBurstOfLargeDataPayloadsArrivesIntactAndInOrder() async throws {
+        // Large frames are built in the memory of frames written before (OutboundQueue.recycleLarge): each payload
+        // differs, so a frame built over one still being written would show as a wrong payload.
+        let pair = Pair()
+        let received = Collected<Data>()
+        pair.bob.receive(Data.self) { data in received.append(data) }
+        let (bobPeer, _) = try await pair.connect()
+        func payload(_ number: Int) -> Data {
+            Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ number &* 131) })
+        }
+        let payloads = (0..<24).map(payload)
+        for data in payloads { try pair.alice.send(data, to: bobPeer) }
+        try await received.waitForCount(payloads.count)
+        let values = received.values
+        for (index, data) in payloads.enumerated() {
+            #expect(values[index] == data, "payload \(index)")
+        }
+        await pair.stop()
+    }
+
     @Test func requestResponseGoesToTheRequesterOnly() async throws {
         let type = uniqueServiceType()
         let server = Transceiver(configuration: testConfiguration("server", serviceType: type))

@@ -35,6 +35,8 @@ struct OutboundQueue {
     /// The last batch handed to NIO. Once NIO has written it, nothing else holds it, and the next batch reuses its
     /// memory (`clear()` allocates only while NIO still holds it).
     private var spare: ByteBuffer?
+    /// Large frames NIO has written, kept while a burst of them goes on (see ``recycleLarge(_:)``).
+    private var largeSpares: [ByteBuffer] = []
     private(set) var queuedBytes = 0
     /// A drain task is scheduled on the event loop.
     var drainScheduled = false
@@ -101,6 +103,32 @@ struct OutboundQueue {
         if (Self.batchCapacity...(4 * Self.coalescedWriteSize)).contains(written.capacity) { spare = written }
     }
 
+    /// At most this many written large frames are kept for reuse.
+    static let maximumLargeSpares = 4
+
+    /// Keeps a large frame NIO has written (its write completed), so that the next large frame is built in its
+    /// memory: only while more is queued (a burst of large sends), and at most ``maximumLargeSpares``; a queue that
+    /// empties lets them go (``drainedEmpty()``). A frame another connection also wrote (a broadcast) may be kept
+    /// by both: `ByteBuffer`'s copy-on-write then gives the one that writes first memory of its own.
+    mutating func recycleLarge(_ written: ByteBuffer) {
+        guard queuedBytes > 0, !isClosed, largeSpares.count < Self.maximumLargeSpares,
+              written.capacity > 4 * Self.coalescedWriteSize else { return }
+        largeSpares.append(written)
+    }
+
+    /// A kept large frame's memory, cleared, with room for `minimumCapacity` bytes.
+    mutating func takeSpareLarge(minimumCapacity: Int) -> ByteBuffer? {
+        guard let index = largeSpares.firstIndex(where: { $0.capacity >= minimumCapacity }) else { return nil }
+        var spare = largeSpares.remove(at: index)
+        spare.clear()
+        return spare
+    }
+
+    /// A drain found nothing more to write: a burst is over, the large frames kept for it are let go.
+    mutating func drainedEmpty() {
+        if queuedBytes == 0 { largeSpares.removeAll() }
+    }
+
     /// A request arrived on this connection: a retired connection stays open until its reply is queued.
     mutating func owesReply() { repliesOwed += 1 }
 
@@ -131,6 +159,7 @@ struct OutboundQueue {
         queue.removeAll()
         batch = nil
         spare = nil
+        largeSpares.removeAll()
         queuedBytes = 0
         return wakeableWaiters()
     }

@@ -225,7 +225,14 @@ final class PeerChannelHandler: ChannelInboundHandler {
         var wrote = false
         var lastWritten: ByteBuffer?
         while let chunk = connection.nextChunk(isWritable: context.channel.isWritable) {
-            context.write(wrapOutboundOut(chunk), promise: nil)
+            if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {
+                // A large frame: once written, its memory may serve the next one (OutboundQueue.recycleLarge).
+                let promise = context.eventLoop.makePromise(of: Void.self)
+                promise.futureResult.whenSuccess { connection.recycleLarge(chunk) }
+                context.write(wrapOutboundOut(chunk), promise: promise)
+            } else {
+                context.write(wrapOutboundOut(chunk), promise: nil)
+            }
             wrote = true
             lastWritten = chunk
         }

@@ -229,10 +229,22 @@ final class PeerConnection: Sendable {
         }
     }
 
+    /// Memory of a large frame written lately, cleared, with room for `minimumCapacity` bytes (see
+    /// ``OutboundQueue/recycleLarge(_:)``).
+    func takeSpareLargeBuffer(minimumCapacity: Int) -> ByteBuffer? {
+        outbound.withLockedValue { $0.takeSpareLarge(minimumCapacity: minimumCapacity) }
+    }
+
+    /// NIO wrote a large frame: its memory may serve the next one.
+    func recycleLarge(_ written: ByteBuffer) {
+        outbound.withLockedValue { $0.recycleLarge(written) }
+    }
+
     /// After a drain: keeps the last batch's memory, and wakes the senders waiting for room.
     func drained(recycling written: ByteBuffer?) {
         let waiters = outbound.withLockedValue { queue in
             if let written { queue.recycle(written) }
+            queue.drainedEmpty()
             return queue.wakeableWaiters()
         }
         for waiter in waiters { waiter.resume() }

@@ -1,0 +1,84 @@
+import NIOCore
+import Testing
+@testable import Chirp
+
+/// The outbound queue of one connection: batching of small frames, and the memory it keeps between writes.
+@Suite struct OutboundQueueTests {
+    let allocator = ByteBufferAllocator()
+
+    /// Any large spare the queue keeps.
+    func takeAny(_ queue: inout OutboundQueue) -> ByteBuffer? { queue.takeSpareLarge(minimumCapacity: 1) }
+
+    func frame(_ size: Int, byte: UInt8 = 0xAB) -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: size)
+        buffer.writeRepeatingByte(byte, count: size)
+        return buffer
+    }
+
+    @Test func smallFramesShareOneChunkAndLargeOnesGoAsTheyAre() {
+        var queue = OutboundQueue(limit: 64 << 20)
+        #expect(queue.admit(frame(100), isReply: false, allocator: allocator) == .accepted)
+        #expect(queue.admit(frame(200), isReply: false, allocator: allocator) == .accepted)
+        #expect(queue.admit(frame(1 << 20), isReply: false, allocator: allocator) == .accepted)
+        let first = queue.nextChunk(), second = queue.nextChunk(), third = queue.nextChunk()
+        #expect(first?.readableBytes == 300)
+        #expect(second?.readableBytes == 1 << 20)
+        #expect(third == nil)
+        #expect(queue.queuedBytes == 0)
+    }
+
+    @Test func aWrittenLargeFrameIsReusedWhileMoreIsQueuedAndLetGoWhenTheQueueEmpties() throws {
+        var queue = OutboundQueue(limit: 64 << 20)
+        #expect(queue.admit(frame(1 << 20), isReply: false, allocator: allocator) == .accepted)
+        #expect(queue.admit(frame(1 << 20), isReply: false, allocator: allocator) == .accepted)
+        let memory: UInt
+        do {
+            // (No #require here: Swift Testing keeps what it checks, and the memory would not be ours alone.)
+            guard let written = queue.nextChunk() else {
+                Issue.record("nothing to write")
+                return
+            }
+            memory = written.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) }
+            queue.recycleLarge(written)  // the second frame is still queued: a burst goes on
+        }  // NIO let go of it
+        // Control: a spare too small for the frame is not handed out.
+        let tooSmall = queue.takeSpareLarge(minimumCapacity: 2 << 20)
+        #expect(tooSmall == nil)
+        guard var reused = queue.takeSpareLarge(minimumCapacity: 1 << 20) else {
+            Issue.record("the written frame was not kept")
+            return
+        }
+        #expect(reused.readableBytes == 0)
+        reused.writeRepeatingByte(0x01, count: 1 << 20)
+        #expect(reused.withUnsafeReadableBytes { UInt(bitPattern: $0.baseAddress) } == memory)  // no new memory
+        #expect(takeAny(&queue) == nil)  // handed out once
+
+        // The burst ends: what is written after the queue emptied, or kept before, is let go.
+        let lastChunk = queue.nextChunk()
+        let last = try #require(lastChunk)
+        queue.recycleLarge(last)
+        #expect(takeAny(&queue) == nil)
+        #expect(queue.admit(frame(1 << 20), isReply: false, allocator: allocator) == .accepted)
+        queue.recycleLarge(frame(1 << 20))
+        _ = queue.nextChunk()
+        queue.drainedEmpty()
+        #expect(takeAny(&queue) == nil)
+    }
+
+    @Test func atMostFourLargeFramesAreKeptAndNoneOnceClosed() {
+        var queue = OutboundQueue(limit: 64 << 20)
+        #expect(queue.admit(frame(1 << 20), isReply: false, allocator: allocator) == .accepted)
+        for _ in 0..<6 { queue.recycleLarge(frame(1 << 20)) }
+        var kept = 0
+        while queue.takeSpareLarge(minimumCapacity: 1) != nil { kept += 1 }
+        #expect(kept == OutboundQueue.maximumLargeSpares)
+        queue.recycleLarge(frame(1 << 20))
+        _ = queue.close()
+        #expect(takeAny(&queue) == nil)
+        // Small chunks are not kept as large spares.
+        var open = OutboundQueue(limit: 64 << 20)
+        #expect(open.admit(frame(1 << 20), isReply: false, allocator: allocator) == .accepted)
+        open.recycleLarge(frame(16 << 10))
+        #expect(takeAny(&open) == nil)
+    }
+}
