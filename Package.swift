@@ -13,6 +13,8 @@ let package = Package(
         .executable(name: "listrctl", targets: ["listrctl"]),
         .library(name: "ChirpLogs", targets: ["ChirpLogs"]),
         .executable(name: "logdemo", targets: ["logdemo"]),
+        .library(name: "ChirpConsole", targets: ["ChirpConsole"]),
+        .executable(name: "chirp-console", targets: ["chirp-console"]),
         .executable(name: "chirp-bench", targets: ["chirp-bench"]),
         .executable(name: "chirp-probe", targets: ["chirp-probe"]),
         .executable(name: "chirp-load", targets: ["chirp-load"]),
@@ -23,6 +25,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        // Chirp Console (Sources/ChirpConsole): its web server and its store.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
     ],
     targets: [
         // The system's DNS-SD API: Avahi's Bonjour compatibility library on Linux, dns_sd.h on macOS.
@@ -76,6 +82,48 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Examples/LogDemo"
+        ),
+        // Chirp Console: collects the logs and HTTP calls of every log source into a SQLite store and serves them to a
+        // browser (Docs/Console.md). Its own target and executable, so that `chirp` stays small and quick to start.
+        .target(
+            name: "ChirpConsole",
+            dependencies: [
+                "Chirp",
+                "ChirpLogs",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources")]
+        ),
+        .executableTarget(
+            name: "chirp-console",
+            dependencies: [
+                "ChirpConsole",
+                "Chirp",
+                "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "ChirpConsoleTests",
+            dependencies: [
+                "ChirpConsole",
+                "ChirpLogs",
+                "Chirp",
+                "ChirpTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
         ),
         // The `chirp` command-line tool: browse, listen, send, ping, logs (Sources/chirp/Logs/).
         .executableTarget(
@@ -178,11 +226,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // What the test targets share: a child process with its output collected, unique service types, paths.
+        .target(
+            name: "ChirpTestSupport",
+            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            path: "Tests/ChirpTestSupport"
+        ),
         .testTarget(
             name: "ChirpLogsTests",
             dependencies: [
                 "Chirp",
                 "ChirpLogs",
+                "ChirpTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -17,6 +17,10 @@ public struct LogViewerConfiguration: Sendable {
     public var endpoint: (host: String, port: Int)?
     /// Without ``follow``: how long to look for sources before finishing with those found. Default: 3 s.
     public var discoveryTime: Duration = .seconds(3)
+    /// Streams whose records up to a sequence number were already handled (stream id to its last sequence number):
+    /// each is continued after it, as a durable sink (Chirp Console's store) does after a restart, so that nothing is
+    /// delivered twice. Default: empty.
+    public var resumeAfter: [String: UInt64] = [:]
     /// With ``endpoint``: how long to wait between connection attempts. Default: 1 s.
     public var reconnectInterval: Duration = .seconds(1)
     /// The transceiver's settings (interface, logger, shared secret, ...); its service type and metadata are set by
@@ -112,7 +116,7 @@ public final class LogViewer: Sendable {
         transceiverConfiguration.serviceType = configuration.serviceType
         transceiverConfiguration.metadata[LogProtocol.Key.role] = LogProtocol.Role.viewer
         let transceiver = Transceiver(configuration: transceiverConfiguration)
-        let state = ViewerState()
+        let state = ViewerState(resumeAfter: configuration.resumeAfter)
         let (inbox, input) = AsyncStream.makeStream(of: Inbound.self)
         let logger = transceiverConfiguration.logger
 

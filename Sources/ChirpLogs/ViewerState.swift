@@ -18,7 +18,14 @@ final class ViewerState: Sendable {
         var refusals: [LogSourceRefusal] = []
     }
 
-    private let state = NIOLockedValueBox(State())
+    private let state: NIOLockedValueBox<State>
+
+    /// Bookkeeping that continues the streams of `resumeAfter` after the sequence numbers given.
+    init(resumeAfter: [String: UInt64] = [:]) {
+        var initial = State()
+        initial.lastSequence = resumeAfter
+        state = NIOLockedValueBox(initial)
+    }
 
     /// Registers a subscription to `peer` unless one exists; returns its id and the last sequence number already
     /// received from the peer's stream.

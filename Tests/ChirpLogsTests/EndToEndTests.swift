@@ -3,6 +3,7 @@ import Testing
 
 #if canImport(Glibc)
 import Glibc
+import ChirpTestSupport
 #endif
 
 /// `logdemo` and `chirp logs` as real processes, discovering each other through the real avahi-daemon (loopback).

@@ -4,6 +4,7 @@ import NIOCore
 import Testing
 
 @testable import ChirpLogs
+import ChirpTestSupport
 
 struct LogSpoolTests {
     func entries(_ range: ClosedRange<UInt64>, size: Int = 0) -> ByteBuffer {

@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import Testing
 
 @testable import ChirpLogs
+import ChirpTestSupport
 
 /// The log channel with a shared secret: `logdemo`, in-process sources, `chirp logs` as a real process and in-process
 /// viewers, over the real avahi-daemon (loopback). The right secret streams; a missing or wrong one gets nothing, a

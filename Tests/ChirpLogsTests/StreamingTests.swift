@@ -10,6 +10,7 @@ import Testing
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import ChirpTestSupport
 #endif
 
 /// A source and a viewer in this process, over the real avahi-daemon and TCP on loopback.

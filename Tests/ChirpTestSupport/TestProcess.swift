@@ -7,15 +7,15 @@ import Glibc
 
 /// A real process started by a test: its standard output collected line by line (and standard error as text) by
 /// reader threads, so that a test can wait for lines with a deadline and never blocks on a full pipe.
-final class TestProcess: @unchecked Sendable {
+public final class TestProcess: @unchecked Sendable {
     // @unchecked: `process` is only used through its thread-safe API; collected output sits behind locks.
-    let process = Process()
+    public let process = Process()
     private let out = NIOLockedValueBox<[String]>([])
     private let partial = NIOLockedValueBox<String>("")
     private let err = NIOLockedValueBox<String>("")
-    let name: String
+    public let name: String
 
-    init(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws {
+    public init(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws {
         name = (executable as NSString).lastPathComponent
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -42,12 +42,12 @@ final class TestProcess: @unchecked Sendable {
         }
     }
 
-    var pid: Int32 { process.processIdentifier }
-    var isRunning: Bool { process.isRunning }
+    public var pid: Int32 { process.processIdentifier }
+    public var isRunning: Bool { process.isRunning }
     /// Complete lines written to standard output so far.
-    var lines: [String] { out.withLockedValue { $0 } }
+    public var lines: [String] { out.withLockedValue { $0 } }
     /// Everything written to standard error so far.
-    var errorText: String { err.withLockedValue { $0 } }
+    public var errorText: String { err.withLockedValue { $0 } }
 
     private func startReader(_ fd: Int32, _ deliver: @escaping @Sendable ([UInt8]) -> Void) {
         let thread = Thread {
@@ -75,7 +75,7 @@ final class TestProcess: @unchecked Sendable {
 
     /// Waits until `condition` holds for the lines so far; `false` at the deadline.
     @discardableResult
-    func waitFor(seconds: Double = 20, _ condition: ([String]) -> Bool) async -> Bool {
+    public func waitFor(seconds: Double = 20, _ condition: ([String]) -> Bool) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if condition(lines) { return true }
@@ -86,7 +86,7 @@ final class TestProcess: @unchecked Sendable {
 
     /// Waits for standard error to contain `text`.
     @discardableResult
-    func waitForError(containing text: String, seconds: Double = 20) async -> Bool {
+    public func waitForError(containing text: String, seconds: Double = 20) async -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while Date() < deadline {
             if errorText.contains(text) { return true }
@@ -96,7 +96,7 @@ final class TestProcess: @unchecked Sendable {
     }
 
     /// Waits for the process to exit; its status, or `nil` if it is still running at the deadline.
-    func waitForExit(seconds: Double = 20) async -> Int32? {
+    public func waitForExit(seconds: Double = 20) async -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
         while process.isRunning && Date() < deadline {
             try? await Task.sleep(for: .milliseconds(50))
@@ -107,18 +107,18 @@ final class TestProcess: @unchecked Sendable {
         return process.terminationStatus
     }
 
-    func signal(_ signal: Int32) {
+    public func signal(_ signal: Int32) {
         kill(pid, signal)
     }
 
     /// Ends the process (SIGKILL) and waits for it.
-    func stop() async {
+    public func stop() async {
         if process.isRunning { kill(pid, SIGKILL) }
         _ = await waitForExit(seconds: 10)
     }
 
     /// Resident memory in KiB, from /proc.
-    var residentKiB: Int? {
+    public var residentKiB: Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
             return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "")
@@ -127,15 +127,15 @@ final class TestProcess: @unchecked Sendable {
     }
 }
 
-/// Paths and names shared by the tests.
-enum TestSupport {
+/// Paths and names shared by the tests (the test targets depend on this one, ChirpTestSupport, instead of copying it).
+public enum TestSupport {
     /// A fresh service type: "t" and 8 random hex digits, so that runs never see each other's sources.
-    static func uniqueServiceType() -> String {
+    public static func uniqueServiceType() -> String {
         "t" + String(format: "%08x", UInt32.random(in: 0...UInt32.max))
     }
 
     /// The directory with the built executables (`swift build` puts them next to the test bundle).
-    static let binDirectory: String = {
+    public static let binDirectory: String = {
         var candidates: [String] = []
         if let override = ProcessInfo.processInfo.environment["CHIRP_BIN_DIR"] { candidates.append(override) }
         let argv0 = CommandLine.arguments.first ?? ""
@@ -145,22 +145,22 @@ enum TestSupport {
             directory = directory.deletingLastPathComponent()
         }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()  // Tests/ChirpTestSupport/TestProcess.swift
         candidates.append(root.appendingPathComponent(".build/debug").path)
         return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/logdemo") } ?? candidates.last ?? "."
     }()
 
-    static func binary(_ name: String) -> String { binDirectory + "/" + name }
+    public static func binary(_ name: String) -> String { binDirectory + "/" + name }
 
     /// A fresh empty directory under the temporary directory.
-    static func temporaryDirectory() -> String {
+    public static func temporaryDirectory() -> String {
         let path = NSTemporaryDirectory() + "chirp-logs-test-" + UUID().uuidString.prefix(8)
         try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
         return path
     }
 
     /// A TCP port that was free a moment ago.
-    static func freePort() -> Int {
+    public static func freePort() -> Int {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         defer { close(fd) }
         var address = sockaddr_in()
@@ -174,14 +174,14 @@ enum TestSupport {
     }
 
     /// Parses NDJSON lines into objects (lines that are not JSON objects are skipped).
-    static func objects(_ lines: [String]) -> [[String: Any]] {
+    public static func objects(_ lines: [String]) -> [[String: Any]] {
         lines.compactMap { line in
             (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
         }
     }
 
     /// The `seq` of every record object, in order.
-    static func sequences(_ lines: [String]) -> [Int] {
+    public static func sequences(_ lines: [String]) -> [Int] {
         objects(lines).filter { $0["event"] as? String == "record" }.compactMap { ($0["seq"] as? NSNumber)?.intValue }
     }
 }

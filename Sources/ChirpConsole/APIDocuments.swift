@@ -1,0 +1,160 @@
+import ChirpLogs
+import Foundation
+import Logging
+
+/// The JSON documents of the console's API (Docs/Console.md). Every string in them is the sources' text as it came:
+/// the page renders it as text, never as markup.
+enum APIDocuments {
+    struct Record: Encodable {
+        var id: Int64
+        var source: String
+        var sequence: UInt64
+        var time: String
+        var level: String
+        var label: String
+        var message: String
+        var metadata: JSONValue
+        var app: String
+        var host: String
+        var pid: Int32
+        var file: String
+        var function: String
+        var line: UInt
+        var http: StoredExchange?
+
+        init(_ stored: ConsoleRecord) {
+            let record = stored.record
+            id = stored.id
+            source = stored.stream
+            sequence = record.sequence
+            time = APIDocuments.timeText(record.timestamp)
+            level = record.level.rawValue
+            label = record.label
+            message = record.message
+            metadata = .metadata(record.metadata)
+            app = record.appName
+            host = record.host
+            pid = record.processID
+            file = record.file
+            function = record.function
+            line = record.line
+            http = record.http.map(StoredExchange.init)
+        }
+    }
+
+    struct Records: Encodable {
+        var records: [Record]
+        var hasMore: Bool
+    }
+
+    struct Source: Encodable {
+        var id: String
+        var app: String
+        var host: String
+        var pid: Int32
+        var live: Bool
+        var records: Int
+        var lost: Int
+        var lastSequence: UInt64
+        var firstSeen: String
+        var lastSeen: String
+    }
+
+    struct Sources: Encodable {
+        var sources: [Source]
+        /// What the collector is waiting for, if anything (no DNS-SD daemon, a refusal).
+        var problem: String?
+    }
+
+    struct Endpoint: Encodable {
+        var method: String
+        var host: String?
+        var path: String
+        var count: Int
+        var errors: Int
+        var errorRate: Double
+        var p50: Double
+        var p90: Double
+        var p99: Double
+    }
+
+    struct Endpoints: Encodable {
+        var endpoints: [Endpoint]
+    }
+
+    struct Services: Encodable {
+        var services: [String]
+    }
+
+    struct PeerEntry: Encodable {
+        var name: String
+        var id: String?
+        var host: String
+        var addresses: [String]
+        var metadata: [String: String]
+        var requiresSecret: Bool
+        var connected: Bool
+    }
+
+    struct Peers: Encodable {
+        var service: String
+        var peers: [PeerEntry]
+    }
+
+    struct Status: Encodable {
+        var records: Int64
+        var storedBytes: Int
+        var removedRecords: Int
+        var removedBytes: Int
+        var problem: String?
+    }
+
+    struct Failure: Encodable {
+        var error: String
+    }
+
+    static func timeText(_ date: Date) -> String {
+        date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
+    }
+
+    static func sources(_ stored: [ConsoleSource], live: Set<String>, problem: String?) -> Sources {
+        Sources(sources: stored.map { source in
+            Source(id: source.stream, app: source.app, host: source.host, pid: source.pid, live: live.contains(source.stream),
+                   records: source.records, lost: source.lost, lastSequence: source.lastSequence,
+                   firstSeen: timeText(source.firstSeen), lastSeen: timeText(source.lastSeen))
+        }, problem: problem)
+    }
+
+    static func endpoints(_ endpoints: [ConsoleEndpoint]) -> Endpoints {
+        Endpoints(endpoints: endpoints.map { endpoint in
+            Endpoint(method: endpoint.method, host: endpoint.host, path: endpoint.path, count: endpoint.count,
+                     errors: endpoint.errors, errorRate: endpoint.count == 0 ? 0 : Double(endpoint.errors) / Double(endpoint.count),
+                     p50: endpoint.p50, p90: endpoint.p90, p99: endpoint.p99)
+        })
+    }
+
+    /// The encoder of every document: sorted keys, `/` not escaped.
+    static func encode<T: Encodable>(_ document: T) throws -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return try encoder.encode(document)
+    }
+}
+
+/// Query strings as browsers write them (`application/x-www-form-urlencoded`: `+` for a space, percent escapes).
+enum QueryString {
+    /// The parameters of `query` (the part after `?`); a name given twice keeps its last value.
+    static func parse(_ query: String?) -> [String: String] {
+        guard let query, !query.isEmpty else { return [:] }
+        var parameters: [String: String] = [:]
+        for pair in query.split(separator: "&", omittingEmptySubsequences: true) {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+            func decode(_ text: Substring) -> String {
+                let spaced = text.replacingOccurrences(of: "+", with: " ")
+                return spaced.removingPercentEncoding ?? spaced
+            }
+            parameters[decode(parts[0])] = parts.count > 1 ? decode(parts[1]) : ""
+        }
+        return parameters
+    }
+}

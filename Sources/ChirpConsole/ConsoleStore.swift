@@ -1,0 +1,465 @@
+import ChirpLogs
+import Foundation
+import Logging
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOPosix
+import SQLiteNIO
+
+/// How much the store keeps. Records are removed oldest first once either limit is passed, and counted.
+public struct ConsoleRetention: Sendable, Equatable {
+    /// The most bytes of records (their text: message, label, metadata, HTTP exchange) kept. Default: 1 GiB.
+    public var maximumBytes: Int
+    /// Records older than this are removed. Default: 7 days.
+    public var maximumAge: Duration
+
+    /// Retention with the given limits (defaults: 1 GiB, 7 days).
+    public init(maximumBytes: Int = 1 << 30, maximumAge: Duration = .seconds(7 * 86_400)) {
+        self.maximumBytes = maximumBytes
+        self.maximumAge = maximumAge
+    }
+}
+
+/// What the store holds of one source (one stream: a run of one app).
+public struct ConsoleSource: Sendable, Equatable {
+    public var stream: String
+    public var app: String
+    public var host: String
+    public var pid: Int32
+    public var firstSeen: Date
+    public var lastSeen: Date
+    /// The last sequence number stored.
+    public var lastSequence: UInt64
+    /// Records stored (before retention removed any).
+    public var records: Int
+    /// Records the source reported lost (its buffer or spool overflowed).
+    public var lost: Int
+}
+
+/// Latency and error figures of one HTTP endpoint (method, host and path).
+public struct ConsoleEndpoint: Sendable, Equatable {
+    public var method: String
+    public var host: String?
+    public var path: String
+    public var count: Int
+    /// Exchanges with a status of 400 or more, or no response.
+    public var errors: Int
+    /// Milliseconds.
+    public var p50: Double
+    public var p90: Double
+    public var p99: Double
+}
+
+/// What retention removed in one pass.
+public struct RetentionReport: Sendable, Equatable {
+    public var removedRecords: Int
+    public var removedBytes: Int
+}
+
+/// The console's store: one SQLite file in WAL mode, with a full-text index (FTS5) over messages, labels, metadata and
+/// URLs. Writes go through this actor, one transaction per batch of records; reads use a second connection, so a
+/// search never waits for an ingest (WAL lets readers and a writer work at once).
+///
+/// Each record is stored exactly once: `(stream, sequence)` is unique and inserts skip what is already there, and
+/// ``positions()`` tells the collector where each stream continues after a restart.
+public actor ConsoleStore {
+    /// The file.
+    public nonisolated let path: String
+    private let writer: SQLiteConnection
+    private let reader: SQLiteConnection
+    private let retention: ConsoleRetention
+    /// Bytes of records stored, removed by retention, and records removed (persisted in `counters`).
+    private var storedBytes = 0
+    private var removedRecords = 0
+    private var removedBytes = 0
+    private nonisolated let highestID = NIOLockedValueBox<Int64>(0)
+
+    private static let columns = [
+        "stream", "sequence", "time", "level", "label", "message", "metadata", "app", "host", "pid", "file", "function",
+        "line", "method", "url", "urlhost", "path", "status", "duration", "http", "size",
+    ]
+    /// Rows per INSERT statement: one statement, and one hop to SQLite's thread, per this many records.
+    private static let rowsPerStatement = 400
+    private static let fullInsert = insertSQL(rows: rowsPerStatement)
+
+    private init(path: String, writer: SQLiteConnection, reader: SQLiteConnection, retention: ConsoleRetention) {
+        self.path = path
+        self.writer = writer
+        self.reader = reader
+        self.retention = retention
+    }
+
+    /// Opens (or creates) the store at `path`.
+    /// - Throws: an error naming the file when SQLite cannot open or migrate it.
+    public static func open(path: String, retention: ConsoleRetention = ConsoleRetention(), logger: Logger = Logger(label: "chirp.console.store")) async throws -> ConsoleStore {
+        let writer: SQLiteConnection
+        do {
+            writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+        } catch {
+            throw ConsoleStoreError("cannot open the store \(path): \(error)")
+        }
+        do {
+            for statement in schema { _ = try await writer.query(statement) }
+            let reader = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
+            _ = try await reader.query("PRAGMA query_only = 1")
+            try await reader.install(customFunction: RegexFunction.make())
+            let store = ConsoleStore(path: path, writer: writer, reader: reader, retention: retention)
+            try await store.loadCounters()
+            return store
+        } catch {
+            try? await writer.close()
+            throw ConsoleStoreError("cannot prepare the store \(path): \(error)")
+        }
+    }
+
+    /// Closes both connections.
+    public func close() async {
+        try? await reader.close()
+        try? await writer.close()
+    }
+
+    static let schema = [
+        "PRAGMA journal_mode = WAL",
+        "PRAGMA synchronous = NORMAL",
+        "PRAGMA busy_timeout = 5000",
+        """
+        CREATE TABLE IF NOT EXISTS sources(stream TEXT PRIMARY KEY, app TEXT NOT NULL, host TEXT NOT NULL,
+            pid INTEGER NOT NULL, first_seen REAL NOT NULL, last_seen REAL NOT NULL, last_sequence INTEGER NOT NULL,
+            records INTEGER NOT NULL DEFAULT 0, lost INTEGER NOT NULL DEFAULT 0)
+        """,
+        """
+        CREATE TABLE IF NOT EXISTS records(id INTEGER PRIMARY KEY AUTOINCREMENT, stream TEXT NOT NULL,
+            sequence INTEGER NOT NULL, time REAL NOT NULL, level INTEGER NOT NULL, label TEXT NOT NULL,
+            message TEXT NOT NULL, metadata TEXT NOT NULL, app TEXT NOT NULL, host TEXT NOT NULL, pid INTEGER NOT NULL,
+            file TEXT NOT NULL, function TEXT NOT NULL, line INTEGER NOT NULL, method TEXT, url TEXT, urlhost TEXT,
+            path TEXT, status INTEGER, duration REAL, http TEXT, size INTEGER NOT NULL, UNIQUE(stream, sequence))
+        """,
+        "CREATE INDEX IF NOT EXISTS records_time ON records(time)",
+        "CREATE INDEX IF NOT EXISTS records_exchange ON records(method, path) WHERE method IS NOT NULL",
+        """
+        CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(message, label, metadata, url,
+            content='records', content_rowid='id')
+        """,
+        """
+        CREATE TRIGGER IF NOT EXISTS records_indexed AFTER INSERT ON records BEGIN
+            INSERT INTO records_fts(rowid, message, label, metadata, url)
+            VALUES (new.id, new.message, new.label, new.metadata, coalesce(new.url, ''));
+        END
+        """,
+        """
+        CREATE TRIGGER IF NOT EXISTS records_unindexed AFTER DELETE ON records BEGIN
+            INSERT INTO records_fts(records_fts, rowid, message, label, metadata, url)
+            VALUES ('delete', old.id, old.message, old.label, old.metadata, coalesce(old.url, ''));
+        END
+        """,
+        "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+    ]
+
+    private func loadCounters() async throws {
+        for row in try await writer.query("SELECT name, value FROM counters") {
+            let value = row.column("value")?.integer ?? 0
+            switch row.column("name")?.string {
+            case "stored_bytes": storedBytes = value
+            case "removed_records": removedRecords = value
+            case "removed_bytes": removedBytes = value
+            default: break
+            }
+        }
+        let highest = try await writer.query("SELECT coalesce(max(id), 0) AS id FROM records").first?.column("id")?.integer ?? 0
+        highestID.withLockedValue { $0 = Int64(highest) }
+    }
+
+    // MARK: - Writing
+
+    /// Stores `records` of `source` in one transaction and returns how many were new (a record stored before, by
+    /// its stream and sequence number, is skipped). Returns once they are on disk (as far as WAL with
+    /// `synchronous = NORMAL` goes: a crash of the process loses nothing committed; a power cut may lose the last
+    /// transactions).
+    @discardableResult
+    public func insert(_ records: [LogRecord], from source: LogSourceInfo, now: Date = Date()) async throws -> Int {
+        guard !records.isEmpty else { return 0 }
+        var inserted = 0
+        var bytes = 0
+        _ = try await writer.query("BEGIN IMMEDIATE")
+        do {
+            var start = 0
+            while start < records.count {
+                let chunk = records[start..<min(start + Self.rowsPerStatement, records.count)]
+                var binds: [SQLiteData] = []
+                binds.reserveCapacity(chunk.count * Self.columns.count)
+                var chunkBytes = 0
+                for record in chunk { chunkBytes += Self.bind(record, stream: source.streamID, into: &binds) }
+                let sql = chunk.count == Self.rowsPerStatement ? Self.fullInsert : Self.insertSQL(rows: chunk.count)
+                _ = try await writer.query(sql, binds)
+                let changed = try await writer.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
+                inserted += changed
+                // Skipped duplicates are rare (a resent batch after a restart): count the chunk's bytes only when
+                // every row was new, else measure what was stored.
+                bytes += changed == chunk.count ? chunkBytes : try await storedSize(of: chunk, stream: source.streamID)
+                start += chunk.count
+            }
+            let last = records.map(\.sequence).max() ?? 0
+            _ = try await writer.query("""
+                INSERT INTO sources(stream, app, host, pid, first_seen, last_seen, last_sequence, records)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                ON CONFLICT(stream) DO UPDATE SET last_seen = excluded.last_seen,
+                    last_sequence = max(last_sequence, excluded.last_sequence), records = records + excluded.records
+                """, [.text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
+                      .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970), .integer(Int(clamping: last)),
+                      .integer(inserted)])
+            storedBytes += bytes
+            try await saveCounter("stored_bytes", storedBytes)
+            _ = try await writer.query("COMMIT")
+        } catch {
+            _ = try? await writer.query("ROLLBACK")
+            throw error
+        }
+        let highest = try await writer.query("SELECT coalesce(max(id), 0) AS id FROM records").first?.column("id")?.integer ?? 0
+        highestID.withLockedValue { $0 = Int64(highest) }
+        return inserted
+    }
+
+    private func storedSize(of chunk: ArraySlice<LogRecord>, stream: String) async throws -> Int {
+        guard let first = chunk.map(\.sequence).min(), let last = chunk.map(\.sequence).max() else { return 0 }
+        return try await writer.query(
+            "SELECT coalesce(sum(size), 0) AS s FROM records WHERE stream = ? AND sequence BETWEEN ? AND ?",
+            [.text(stream), .integer(Int(clamping: first)), .integer(Int(clamping: last))]
+        ).first?.column("s")?.integer ?? 0
+    }
+
+    /// Notes that `source` lost records (its buffer or spool overflowed); shown with the source.
+    public func noteLost(_ loss: LogLoss, from source: LogSourceInfo, now: Date = Date()) async throws {
+        _ = try await writer.query("""
+            INSERT INTO sources(stream, app, host, pid, first_seen, last_seen, last_sequence, lost)
+            VALUES (?, ?, ?, ?, ?, ?, 0, ?)
+            ON CONFLICT(stream) DO UPDATE SET lost = lost + excluded.lost, last_seen = excluded.last_seen
+            """, [.text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
+                  .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970), .integer(Int(clamping: loss.count))])
+    }
+
+    private func saveCounter(_ name: String, _ value: Int) async throws {
+        _ = try await writer.query(
+            "INSERT INTO counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+            [.text(name), .integer(value)])
+    }
+
+    /// Removes the oldest records while the store is over its size, and records older than its age limit.
+    @discardableResult
+    public func enforceRetention(now: Date = Date()) async throws -> RetentionReport {
+        var report = RetentionReport(removedRecords: 0, removedBytes: 0)
+        let cutoff = now.timeIntervalSince1970 - Double(retention.maximumAge.components.seconds)
+        while true {
+            // Oldest first, a thousand at a time: by age, then by size (down to 90% of the limit, so that retention
+            // does not run for every batch once the store is full).
+            let overAge = try await writer.query("SELECT count(*) AS n FROM records WHERE time < ?", [.float(cutoff)])
+                .first?.column("n")?.integer ?? 0
+            let overSize = storedBytes > retention.maximumBytes
+            guard overAge > 0 || (overSize && storedBytes > 0) else { break }
+            let condition = overAge > 0 ? "WHERE time < ?" : ""
+            let binds: [SQLiteData] = overAge > 0 ? [.float(cutoff)] : []
+            let oldest = try await writer.query("SELECT id, size FROM records \(condition) ORDER BY id LIMIT 1000", binds)
+            // Over the size limit: only as many as bring the store down to 90% of it.
+            let excess = overAge > 0 ? Int.max : storedBytes - retention.maximumBytes * 9 / 10
+            var last: Int?
+            var count = 0
+            var bytes = 0
+            for row in oldest {
+                guard let id = row.column("id")?.integer else { continue }
+                last = id
+                count += 1
+                bytes += row.column("size")?.integer ?? 0
+                if bytes >= excess { break }
+            }
+            guard let last else { break }
+            _ = try await writer.query("BEGIN IMMEDIATE")
+            do {
+                _ = try await writer.query("DELETE FROM records WHERE id <= ?\(overAge > 0 ? " AND time < ?" : "")",
+                                           overAge > 0 ? [.integer(last), .float(cutoff)] : [.integer(last)])
+                storedBytes = max(0, storedBytes - bytes)
+                removedRecords += count
+                removedBytes += bytes
+                try await saveCounter("stored_bytes", storedBytes)
+                try await saveCounter("removed_records", removedRecords)
+                try await saveCounter("removed_bytes", removedBytes)
+                _ = try await writer.query("COMMIT")
+            } catch {
+                _ = try? await writer.query("ROLLBACK")
+                throw error
+            }
+            report.removedRecords += count
+            report.removedBytes += bytes
+            if overAge == 0 && storedBytes <= retention.maximumBytes * 9 / 10 { break }
+        }
+        return report
+    }
+
+    /// Bytes stored, and what retention removed so far (records and bytes).
+    public func statistics() -> (storedBytes: Int, removedRecords: Int, removedBytes: Int) {
+        (storedBytes, removedRecords, removedBytes)
+    }
+
+    // MARK: - Reading (on the reader connection)
+
+    /// The last sequence number stored for each stream: where the collector continues after a restart.
+    public nonisolated func positions() async throws -> [String: UInt64] {
+        var positions: [String: UInt64] = [:]
+        for row in try await reader.query("SELECT stream, last_sequence FROM sources WHERE last_sequence > 0") {
+            guard let stream = row.column("stream")?.string, let last = row.column("last_sequence")?.integer else { continue }
+            positions[stream] = UInt64(clamping: last)
+        }
+        return positions
+    }
+
+    /// The highest record id stored so far (0 when empty).
+    public nonisolated var latestID: Int64 { highestID.withLockedValue { $0 } }
+
+    /// Every source seen, most recently heard first.
+    public nonisolated func sources() async throws -> [ConsoleSource] {
+        try await reader.query("SELECT * FROM sources ORDER BY last_seen DESC LIMIT 1000").map { row in
+            ConsoleSource(
+                stream: row.column("stream")?.string ?? "", app: row.column("app")?.string ?? "",
+                host: row.column("host")?.string ?? "", pid: Int32(clamping: row.column("pid")?.integer ?? 0),
+                firstSeen: Date(timeIntervalSince1970: row.column("first_seen")?.double ?? 0),
+                lastSeen: Date(timeIntervalSince1970: row.column("last_seen")?.double ?? 0),
+                lastSequence: UInt64(clamping: row.column("last_sequence")?.integer ?? 0),
+                records: row.column("records")?.integer ?? 0, lost: row.column("lost")?.integer ?? 0)
+        }
+    }
+
+    /// A page of the records that match `filter`, in ascending id order, and whether more lie beyond it (older for
+    /// ``RecordPage/latest`` and ``RecordPage/before(_:)``, newer for ``RecordPage/after(_:)``).
+    public nonisolated func records(matching filter: RecordFilter, page: RecordPage = .latest, limit: Int = RecordPage.defaultLimit) async throws -> (records: [ConsoleRecord], hasMore: Bool) {
+        var (condition, binds) = filter.sql()
+        let order: String
+        switch page {
+        case .latest:
+            order = "DESC"
+        case .before(let id):
+            condition += " AND id < ?"
+            binds.append(.integer(Int(id)))
+            order = "DESC"
+        case .after(let id):
+            condition += " AND id > ?"
+            binds.append(.integer(Int(id)))
+            order = "ASC"
+        }
+        binds.append(.integer(limit + 1))
+        let rows = try await reader.query("SELECT * FROM records WHERE \(condition) ORDER BY id \(order) LIMIT ?", binds)
+        var records = rows.prefix(limit).map(Self.record(from:))
+        if order == "DESC" { records.reverse() }
+        return (records, rows.count > limit)
+    }
+
+    /// Count, error count and latency percentiles per endpoint, for the exchanges that match `filter` (the latest
+    /// 100,000 of them at most), busiest first.
+    public nonisolated func endpoints(matching filter: RecordFilter) async throws -> [ConsoleEndpoint] {
+        var exchanges = filter
+        exchanges.onlyExchanges = true
+        let (condition, binds) = exchanges.sql()
+        let rows = try await reader.query("""
+            SELECT method, urlhost, path, status, duration FROM records WHERE \(condition) ORDER BY id DESC LIMIT 100000
+            """, binds)
+        struct Key: Hashable { var method: String, host: String?, path: String }
+        var durations: [Key: [Double]] = [:]
+        var errors: [Key: Int] = [:]
+        for row in rows {
+            let key = Key(method: row.column("method")?.string ?? "", host: row.column("urlhost")?.string, path: row.column("path")?.string ?? "")
+            durations[key, default: []].append((row.column("duration")?.double ?? 0) * 1000)
+            let status = row.column("status")?.integer
+            if status == nil || status! >= 400 { errors[key, default: 0] += 1 }
+        }
+        return durations.map { key, values in
+            let sorted = values.sorted()
+            func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))] }
+            return ConsoleEndpoint(method: key.method, host: key.host, path: key.path, count: sorted.count,
+                                   errors: errors[key] ?? 0, p50: percentile(0.5), p90: percentile(0.9), p99: percentile(0.99))
+        }.sorted { $0.count == $1.count ? ($0.path, $0.method) < ($1.path, $1.method) : $0.count > $1.count }
+    }
+
+    // MARK: - Rows
+
+    private static func insertSQL(rows: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ",") + ")"
+        return "INSERT OR IGNORE INTO records(\(columns.joined(separator: ","))) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ",")
+    }
+
+    /// Appends the bound values of one row; returns the bytes it counts for retention.
+    private static func bind(_ record: LogRecord, stream: String, into binds: inout [SQLiteData]) -> Int {
+        let metadata = JSONText.string(.metadata(record.metadata))
+        let exchange = record.http.map(StoredExchange.init)
+        let httpJSON = exchange.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
+        binds.append(.text(stream))
+        binds.append(.integer(Int(clamping: record.sequence)))
+        binds.append(.float(record.timestamp.timeIntervalSince1970))
+        binds.append(.integer(LevelRank.rank(record.level)))
+        binds.append(.text(record.label))
+        binds.append(.text(record.message))
+        binds.append(.text(metadata))
+        binds.append(.text(record.appName))
+        binds.append(.text(record.host))
+        binds.append(.integer(Int(record.processID)))
+        binds.append(.text(record.file))
+        binds.append(.text(record.function))
+        binds.append(.integer(Int(clamping: record.line)))
+        binds.append(exchange.map { .text($0.method) } ?? .null)
+        binds.append(exchange.map { .text($0.url) } ?? .null)
+        binds.append(exchange?.host.map { .text($0) } ?? .null)
+        binds.append(exchange.map { .text($0.path) } ?? .null)
+        binds.append(exchange?.status.map { .integer($0) } ?? .null)
+        binds.append(exchange.map { .float($0.duration) } ?? .null)
+        binds.append(httpJSON.map { .text($0) } ?? .null)
+        let size = 64 + record.message.utf8.count + record.label.utf8.count + metadata.utf8.count + (httpJSON?.utf8.count ?? 0)
+        binds.append(.integer(size))
+        return size
+    }
+
+    private static func record(from row: SQLiteRow) -> ConsoleRecord {
+        let metadataText = row.column("metadata")?.string ?? "{}"
+        var metadata: Logger.Metadata = [:]
+        if case .object(let entries)? = try? JSONDecoder().decode(JSONValue.self, from: Data(metadataText.utf8)) {
+            metadata = entries.mapValues(\.metadataValue)
+        }
+        let http = row.column("http")?.string.flatMap { try? JSONDecoder().decode(StoredExchange.self, from: Data($0.utf8)) }
+        let record = LogRecord(
+            sequence: UInt64(clamping: row.column("sequence")?.integer ?? 0),
+            timestamp: Date(timeIntervalSince1970: row.column("time")?.double ?? 0),
+            level: LevelRank.level(row.column("level")?.integer ?? 2),
+            label: row.column("label")?.string ?? "", message: row.column("message")?.string ?? "",
+            metadata: metadata, file: row.column("file")?.string ?? "", function: row.column("function")?.string ?? "",
+            line: UInt(clamping: row.column("line")?.integer ?? 0), appName: row.column("app")?.string ?? "",
+            host: row.column("host")?.string ?? "", processID: Int32(clamping: row.column("pid")?.integer ?? 0),
+            http: http?.exchange)
+        return ConsoleRecord(id: Int64(row.column("id")?.integer ?? 0), stream: row.column("stream")?.string ?? "", record: record)
+    }
+}
+
+/// The store could not be opened or written; the message names the file.
+public struct ConsoleStoreError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// `chirp_regexp(pattern, text)`: SQLite has no regular expressions of its own. Patterns are compiled once and kept
+/// (at most 64; they were checked when the request was parsed).
+enum RegexFunction {
+    private static let cache = NIOLockedValueBox<[String: NSRegularExpression]>([:])
+
+    static func make() -> SQLiteCustomFunction {
+        SQLiteCustomFunction("chirp_regexp", argumentCount: 2, pure: true) { arguments in
+            guard let pattern = arguments[0].string, let text = arguments[1].string else { return false }
+            guard let regex = compiled(pattern) else { return false }
+            return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+        }
+    }
+
+    private static func compiled(_ pattern: String) -> NSRegularExpression? {
+        if let regex = cache.withLockedValue({ $0[pattern] }) { return regex }
+        guard let regex = try? NSRegularExpression(pattern: pattern) else { return nil }
+        cache.withLockedValue { cache in
+            if cache.count >= 64 { cache.removeAll() }
+            cache[pattern] = regex
+        }
+        return regex
+    }
+}

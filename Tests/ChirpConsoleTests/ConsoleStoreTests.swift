@@ -1,0 +1,160 @@
+import ChirpLogs
+import ChirpTestSupport
+import Foundation
+import Logging
+import Testing
+@testable import ChirpConsole
+
+/// The store on a real SQLite file: exactly once, search and filters, paging, retention, reopening.
+@Suite struct ConsoleStoreTests {
+    static let source = LogSourceInfo(appName: "orders", host: "alpha", processID: 42, streamID: "stream-a", peerID: "p1")
+
+    static func record(_ sequence: UInt64, _ message: String = "", level: Logger.Level = .info, label: String = "app.main",
+                       time: Date = Date(), http: HTTPExchange? = nil, metadata: Logger.Metadata = [:]) -> LogRecord {
+        LogRecord(sequence: sequence, timestamp: time, level: level, label: label,
+                  message: message.isEmpty ? "record \(sequence)" : message, metadata: metadata,
+                  appName: "orders", host: "alpha", processID: 42, http: http)
+    }
+
+    static func open(_ retention: ConsoleRetention = ConsoleRetention()) async throws -> (ConsoleStore, String) {
+        let directory = TestSupport.temporaryDirectory()
+        let path = directory + "/console.sqlite"
+        return (try await ConsoleStore.open(path: path, retention: retention), path)
+    }
+
+    @Test func eachSequenceNumberIsStoredOnceAndTheStreamContinuesAfterTheLast() async throws {
+        let (store, _) = try await Self.open()
+        #expect(try await store.insert((1...100).map { Self.record($0) }, from: Self.source) == 100)
+        // A batch sent again after a restart overlaps what is stored: only the new half is kept.
+        #expect(try await store.insert((51...150).map { Self.record($0) }, from: Self.source) == 50)
+        #expect(try await store.positions() == ["stream-a": 150])
+        let all = try await store.records(matching: RecordFilter(), page: .latest, limit: 1000).records
+        #expect(all.map(\.record.sequence) == Array(1...150))
+        #expect(try await store.sources().first?.records == 150)
+        await store.close()
+    }
+
+    @Test func searchAndFiltersFindExactlyTheMatchingRecords() async throws {
+        let (store, _) = try await Self.open()
+        let hour = Date(timeIntervalSince1970: 1_800_000_000)
+        let exchange = HTTPExchange(method: "POST", url: "http://shop.local:8080/orders?id=7", status: 503, duration: 0.25)
+        try await store.insert([
+            Self.record(1, "order placed by Zoë", time: hour),
+            Self.record(2, "payment declined", level: .error, label: "app.payments", time: hour.addingTimeInterval(60)),
+            Self.record(3, "cache miss", level: .debug, time: hour.addingTimeInterval(120), metadata: ["key": "item:42"]),
+            Self.record(4, "called POST /orders", level: .info, time: hour.addingTimeInterval(180), http: exchange),
+        ], from: Self.source)
+        func sequences(_ parameters: [String: String]) async throws -> [UInt64] {
+            try await store.records(matching: RecordFilter(parameters: parameters)).records.map(\.record.sequence)
+        }
+        #expect(try await sequences([:]) == [1, 2, 3, 4])  // control: everything
+        #expect(try await sequences(["q": "payment"]) == [2])
+        #expect(try await sequences(["q": "paym"]) == [2])  // the last word is a prefix
+        #expect(try await sequences(["q": "Zoë"]) == [1])
+        #expect(try await sequences(["q": "item 42"]) == [3])  // metadata is indexed
+        #expect(try await sequences(["q": "shop"]) == [4])  // and URLs
+        #expect(try await sequences(["q": "nothing-like-this"]) == [])
+        #expect(try await sequences(["level": "warning"]) == [2])
+        #expect(try await sequences(["label": "app.payments"]) == [2])
+        #expect(try await sequences(["regex": "^c.*s$"]) == [3, 4])
+        #expect(try await sequences(["from": "2027-01-15T08:01:00Z", "to": "2027-01-15T08:02:00Z"]) == [2, 3])
+        #expect(try await sequences(["http": "1"]) == [4])
+        #expect(try await sequences(["status": "5xx"]) == [4])
+        #expect(try await sequences(["status": "404"]) == [])
+        #expect(try await sequences(["method": "post", "path": "/orders"]) == [4])
+        #expect(try await sequences(["app": "orders", "host": "alpha", "pid": "42"]) == [1, 2, 3, 4])
+        #expect(try await sequences(["pid": "43"]) == [])
+        let endpoints = try await store.endpoints(matching: RecordFilter())
+        #expect(endpoints == [ConsoleEndpoint(method: "POST", host: "shop.local:8080", path: "/orders", count: 1, errors: 1, p50: 250, p90: 250, p99: 250)])
+        await store.close()
+    }
+
+    @Test func pagesWalkBackAndForwardWithoutGapsOrRepeats() async throws {
+        let (store, _) = try await Self.open()
+        try await store.insert((1...25).map { Self.record($0) }, from: Self.source)
+        let latest = try await store.records(matching: RecordFilter(), page: .latest, limit: 10)
+        #expect(latest.records.map(\.record.sequence) == Array(16...25))
+        #expect(latest.hasMore)
+        var older = try await store.records(matching: RecordFilter(), page: .before(latest.records[0].id), limit: 10)
+        #expect(older.records.map(\.record.sequence) == Array(6...15))
+        older = try await store.records(matching: RecordFilter(), page: .before(older.records[0].id), limit: 10)
+        #expect(older.records.map(\.record.sequence) == Array(1...5))
+        #expect(!older.hasMore)
+        let newer = try await store.records(matching: RecordFilter(), page: .after(older.records[4].id), limit: 7)
+        #expect(newer.records.map(\.record.sequence) == Array(6...12))
+        #expect(store.latestID == latest.records.last?.id)
+        await store.close()
+    }
+
+    @Test func retentionRemovesTheOldestRecordsOverTheSizeLimitAndCountsThem() async throws {
+        let (store, _) = try await Self.open(ConsoleRetention(maximumBytes: 1 << 20, maximumAge: .seconds(86_400)))
+        let text = String(repeating: "x", count: 1000)
+        for batch in 0..<30 {
+            try await store.insert((1...100).map { Self.record(UInt64(batch * 100) + $0, text) }, from: Self.source)
+        }
+        let before = await store.statistics()
+        #expect(before.storedBytes > 3 << 20)  // control: well over the limit before retention
+        let report = try await store.enforceRetention()
+        let after = await store.statistics()
+        #expect(after.storedBytes <= 1 << 20)
+        #expect(report.removedRecords > 2000)
+        #expect(after.removedRecords == report.removedRecords)
+        let kept = try await store.records(matching: RecordFilter(), page: .latest, limit: 1000).records
+        #expect(kept.last?.record.sequence == 3000)  // the newest stay
+        #expect(kept.first.map { $0.record.sequence > UInt64(report.removedRecords) } == true)
+        // The full-text index lost the removed records too: a search finds exactly the records kept.
+        #expect(try await store.records(matching: RecordFilter(parameters: ["q": "xxxx"]), limit: 1000).records.count == kept.count)
+        await store.close()
+    }
+
+    @Test func retentionRemovesRecordsOlderThanTheAgeLimit() async throws {
+        let (store, _) = try await Self.open(ConsoleRetention(maximumBytes: 1 << 30, maximumAge: .seconds(3600)))
+        let now = Date()
+        try await store.insert([
+            Self.record(1, time: now.addingTimeInterval(-7200)), Self.record(2, time: now.addingTimeInterval(-3700)),
+            Self.record(3, time: now.addingTimeInterval(-60)),
+        ], from: Self.source)
+        let report = try await store.enforceRetention(now: now)
+        #expect(report.removedRecords == 2)
+        #expect(try await store.records(matching: RecordFilter()).records.map(\.record.sequence) == [3])
+        #expect(try await store.enforceRetention(now: now).removedRecords == 0)
+        await store.close()
+    }
+
+    @Test func whatIsStoredSurvivesClosingAndOpeningAgain() async throws {
+        let (store, path) = try await Self.open()
+        try await store.insert((1...10).map { Self.record($0) }, from: Self.source)
+        try await store.noteLost(LogLoss(from: 11, through: 13, reason: "buffer full"), from: Self.source)
+        let bytes = await store.statistics().storedBytes
+        await store.close()
+        let reopened = try await ConsoleStore.open(path: path)
+        #expect(try await reopened.positions() == ["stream-a": 10])
+        #expect(await reopened.statistics().storedBytes == bytes)
+        #expect(try await reopened.sources().first?.lost == 3)
+        #expect(reopened.latestID == 10)
+        #expect(try await reopened.insert((11...12).map { Self.record($0) }, from: Self.source) == 2)
+        await reopened.close()
+    }
+
+    @Test func untrustedTextIsStoredAndReturnedAsItCame() async throws {
+        let (store, _) = try await Self.open()
+        let hostile = "<img src=x onerror=\"alert(1)\">\u{1B}[31m\u{202E}evil\"; DROP TABLE records; --"
+        try await store.insert([Self.record(1, hostile, label: "<b>label</b>", metadata: ["k\"ey": .string("v\n<script>")])], from: Self.source)
+        let stored = try #require(try await store.records(matching: RecordFilter()).records.first)
+        #expect(stored.record.message == hostile)
+        #expect(stored.record.label == "<b>label</b>")
+        #expect(stored.record.metadata["k\"ey"] == .string("v\n<script>"))
+        #expect(try await store.records(matching: RecordFilter(parameters: ["q": "DROP TABLE"])).records.count == 1)
+        await store.close()
+    }
+
+    @Test func aFileThatIsNotAStoreIsRefusedWithItsName() async throws {
+        let path = TestSupport.temporaryDirectory() + "/console.sqlite"
+        try Data("this is not a database, it is a text file that is long enough to be read".utf8).write(to: URL(fileURLWithPath: path))
+        await #expect {
+            _ = try await ConsoleStore.open(path: path)
+        } throws: { error in
+            "\(error)".contains(path)
+        }
+    }
+}
