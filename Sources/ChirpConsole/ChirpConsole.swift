@@ -37,12 +37,22 @@ public final class ChirpConsole: Sendable {
         } catch {
             throw ConsoleStoreError("cannot create the data directory \(configuration.dataDirectory): \(error.localizedDescription)")
         }
+        let assets = try ConsoleAssets.load()
         let store = try await ConsoleStore.open(path: configuration.storePath, retention: configuration.retention, logger: logger)
+        do {
+            try await serve(store: store, assets: assets, handlesSignals: handlesSignals, onListening: onListening)
+        } catch {
+            await store.close()
+            throw error
+        }
+        await store.close()
+    }
+
+    private func serve(store: ConsoleStore, assets: ConsoleAssets, handlesSignals: Bool, onListening: @escaping @Sendable (Int) async -> Void) async throws {
         let notifier = ChangeNotifier()
         let collector = ConsoleCollector(store: store, viewer: configuration.viewer, notifier: notifier, logger: logger)
         let peers = PeerDirectory(interface: configuration.viewer.transceiver.interface)
         peers.start()
-        let assets = try ConsoleAssets.load()
         let streams = NIOLockedValueBox(0)
 
         let collecting = Task { await collector.run() }
@@ -100,12 +110,12 @@ public final class ChirpConsole: Sendable {
                 try await app.runService(gracefulShutdownSignals: [])
             }
         } catch {
-            await store.close()
+            collecting.cancel()
+            await collecting.value
             throw error
         }
         collecting.cancel()
-        await collecting.value
-        await store.close()
+        await collecting.value  // no insert runs once the store closes
     }
 }
 

@@ -112,10 +112,14 @@ public actor ConsoleStore {
         }
     }
 
-    /// Closes both connections.
+    /// Closes both connections (also when the calling task is cancelled: SQLiteNIO's close refuses to run in a
+    /// cancelled task, so it runs in a task of its own).
     public func close() async {
-        try? await reader.close()
-        try? await writer.close()
+        let (reader, writer) = (self.reader, self.writer)
+        await Task.detached {
+            try? await reader.close()
+            try? await writer.close()
+        }.value
     }
 
     static let schema = [
