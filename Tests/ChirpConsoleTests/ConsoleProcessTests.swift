@@ -1,0 +1,102 @@
+import ChirpTestSupport
+import Foundation
+import Testing
+@testable import ChirpConsole
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `chirp-console` and `logdemo` as real processes: what a user runs.
+@Suite(.serialized) struct ConsoleProcessTests {
+    /// Starts chirp-console on a free port; returns the process and its port (from its "Chirp Console: URL" line).
+    static func startConsole(service: String, data: String, extra: [String] = [], environment: [String: String] = [:]) async throws -> (TestProcess, Int) {
+        let console = try TestProcess(TestSupport.binary("chirp-console"),
+                                      ["--listen", "127.0.0.1:0", "--data", data, "--service", service, "--interface", "lo"] + extra,
+                                      environment: environment)
+        guard await console.waitFor({ lines in lines.contains { $0.hasPrefix("Chirp Console: http://127.0.0.1:") } }),
+              let line = console.lines.first(where: { $0.hasPrefix("Chirp Console: http://127.0.0.1:") }),
+              let port = Int(line.dropFirst("Chirp Console: http://127.0.0.1:".count).prefix { $0.isNumber }) else {
+            await console.stop()
+            throw HTTPProbe.ProbeError(description: "chirp-console did not start: \(console.errorText)")
+        }
+        return (console, port)
+    }
+
+    /// The sequence numbers stored for `app`, read from the store file itself.
+    static func storedSequences(_ data: String) async throws -> [UInt64] {
+        let store = try await ConsoleStore.open(path: data + "/console.sqlite")
+        var sequences: [UInt64] = []
+        var page = RecordPage.after(0)
+        while true {
+            let (records, hasMore) = try await store.records(matching: RecordFilter(), page: page, limit: 1000)
+            sequences += records.map(\.record.sequence)
+            guard hasMore, let last = records.last else { break }
+            page = .after(last.id)
+        }
+        await store.close()
+        return sequences
+    }
+
+    @Test func everyRecordIsStoredOnceAcrossASIGKILLOfTheConsoleAndOfTheApp() async throws {
+        let service = TestSupport.uniqueServiceType()
+        let data = TestSupport.temporaryDirectory()
+        let spool = TestSupport.temporaryDirectory()
+        let total = 20_000
+        func startApp() throws -> TestProcess {
+            try TestProcess(TestSupport.binary("logdemo"), [
+                "--name", "shop", "--plain", "--rate", "4000", "--count", "\(total)", "--spool", spool,
+                "--service", service, "--interface", "lo", "--http-interval", "0",
+            ])
+        }
+        var app = try startApp()
+        var (console, port) = try await Self.startConsole(service: service, data: data)
+        let http = HTTPProbe(port: port)
+        func storedCount() async -> Int {
+            let sources = (try? await http.get("/api/sources").json()["sources"] as? [[String: Any]]) ?? []
+            return sources.compactMap { $0["records"] as? Int }.reduce(0, +)
+        }
+        var waited = 0
+        while await storedCount() < 3000, waited < 600 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        #expect(await storedCount() >= 3000)
+        // Mid-stream: the console dies without a word, then comes back on the same store.
+        console.signal(SIGKILL)
+        _ = await console.waitForExit()
+        (console, port) = try await Self.startConsole(service: service, data: data)
+        let http2 = HTTPProbe(port: port)
+        func storedCount2() async -> Int {
+            let sources = (try? await http2.get("/api/sources").json()["sources"] as? [[String: Any]]) ?? []
+            return sources.compactMap { $0["records"] as? Int }.reduce(0, +)
+        }
+        waited = 0
+        while await storedCount2() < 8000, waited < 600 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        // Then the app dies too, and starts again on the same spool: it continues its stream after what the console
+        // acknowledged, and logs its 20,000 again after that.
+        app.signal(SIGKILL)
+        _ = await app.waitForExit()
+        app = try startApp()
+        // Until the second run's records are all in, and nothing more arrives for a second.
+        waited = 0
+        var last = -1
+        var steady = 0
+        while waited < 1800 && steady < 20 {
+            let count = await storedCount2()
+            steady = count >= 8000 + total && count == last ? steady + 1 : 0
+            last = count
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
+        await console.stop()
+        await app.stop()
+
+        let sequences = try await Self.storedSequences(data)
+        #expect(Set(sequences).count == sequences.count, "no sequence number stored twice")
+        #expect(sequences == sequences.sorted(), "stored in order")
+        // Everything the first run logged before its SIGKILL and the console acknowledged is there, and the second
+        // run's records follow: no gap except what the first run had not yet written to its spool when it died.
+        #expect(sequences.first == 1)
+        #expect(sequences.count >= 8000 + total)
+        let second = Array(sequences.suffix(total))
+        #expect(second.last.map { $0 - (second.first ?? 0) + 1 } == UInt64(total), "the second run's records, without a gap")
+    }
+}
