@@ -32,6 +32,7 @@ CHAT_BIN="${CHAT_BIN:-}"
 CHIRP_BIN="${CHIRP_BIN:-}"
 LISTR_PID=""
 LOGDEMO_PID=""
+CONSOLE_PID=""
 LINE_BUFFERED=()                        # stdbuf -oL, so output reaches the log files line by line
 PEERS=()
 declare -A PEER_PID=() PEER_FD=() SHOWN=()
@@ -71,6 +72,7 @@ cleanup() {
     done
     if [[ -n $LISTR_PID ]]; then kill "$LISTR_PID" 2>/dev/null || true; fi
     if [[ -n $LOGDEMO_PID ]]; then kill "$LOGDEMO_PID" 2>/dev/null || true; fi
+    if [[ -n $CONSOLE_PID ]]; then kill "$CONSOLE_PID" 2>/dev/null || true; fi
     if [[ -n $WORK_DIR ]]; then rm -rf "$WORK_DIR"; fi
 }
 trap cleanup EXIT
@@ -297,9 +299,56 @@ step_logs() {
     awk '/^-- following/ {next} /^$/ {exit} {print}' "$http" | head -40 | sed 's/^/    chirp | /'
     grep -q "<redacted>" "$http" || fail "chirp logs --http --detail showed no redacted header"
     ((status == 0)) || fail "chirp logs --http --detail exited with status $status"
+    step_console "$type"
     kill "$LOGDEMO_PID" 2>/dev/null || true
     wait "$LOGDEMO_PID" 2>/dev/null || true
     LOGDEMO_PID=""
+}
+
+# Chirp Console beside logdemo: it collects shop's logs and HTTP calls into its store and serves them to a browser.
+# The demo prints its URL and fetches the page and the API, as a browser would.
+step_console() {
+    local type=$1 bin out="$WORK_DIR/console.out" url
+    bin="$(dirname "$CHAT_BIN")"
+    [[ -x $bin/chirp-console ]] || fail "chirp-console not built (run $SWIFT build)"
+    step "start chirp-console: it follows shop from its history on and serves a web page (Docs/Console.md)"
+    printf '    $ chirp-console --listen 127.0.0.1:0 --data %s --service %s --interface lo\n' "$WORK_DIR/console" "$type"
+    "$bin/chirp-console" --listen 127.0.0.1:0 --data "$WORK_DIR/console" --service "$type" --interface lo >"$out" 2>&1 &
+    CONSOLE_PID=$!
+    local deadline=$(($(now_ms) + DEMO_TIMEOUT * 1000))
+    until grep -q "^Chirp Console: http" "$out"; do
+        (($(now_ms) < deadline)) || fail "chirp-console did not start: $(cat "$out")"
+        sleep 0.05
+    done
+    url=$(sed -n 's/^Chirp Console: //p' "$out" | head -1)
+    sed 's/^/    chirp-console | /' "$out"
+    say "open $url in a browser on this machine (it listens on 127.0.0.1 only)"
+    step "fetch the page and the API, as the browser does"
+    python3 - "$url" <<'PY' || fail "the console's page or API did not answer as expected"
+import json, sys, time, urllib.request
+url = sys.argv[1]
+page = urllib.request.urlopen(url, timeout=10)
+html = page.read().decode()
+assert "Chirp Console" in html, "the page has no title"
+print(f"    GET / -> {page.status}, {len(html)} bytes; Content-Security-Policy: {page.headers['Content-Security-Policy'][:45]}...")
+deadline = time.time() + 20
+while True:
+    records = json.load(urllib.request.urlopen(url + "api/records?limit=3", timeout=10))["records"]
+    if records or time.time() > deadline:
+        break
+    time.sleep(0.1)
+assert records, "no record reached the console"
+sources = json.load(urllib.request.urlopen(url + "api/sources", timeout=10))["sources"]
+print("    GET /api/sources -> " + ", ".join(f"{s['app']} on {s['host']} (pid {s['pid']}): {s['records']} records, live={s['live']}" for s in sources))
+print("    GET /api/records?limit=3 ->")
+for r in records:
+    print(f"      #{r['id']} {r['time'][11:23]} {r['level']:<8} {r['label']}: {r['message']!r}")
+endpoints = json.load(urllib.request.urlopen(url + "api/endpoints", timeout=10))["endpoints"]
+print("    GET /api/endpoints -> " + "; ".join(f"{e['method']} {e['path']}: {e['count']} calls, p50 {e['p50']:.1f} ms" for e in endpoints[:3]))
+PY
+    kill "$CONSOLE_PID" 2>/dev/null || true
+    wait "$CONSOLE_PID" 2>/dev/null || true
+    CONSOLE_PID=""
 }
 
 main() {
@@ -312,7 +361,7 @@ main() {
     step_stop_peers
     step_listr
     step_logs
-    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start); chirp browse listed them; listrctl drove listr; chirp logs streamed the logs and HTTP calls of logdemo\n' "$EXCHANGE_TIME"
+    printf '\n==> demo OK: alice and bob found each other and exchanged a line each (%s after start); chirp browse listed them; listrctl drove listr; chirp logs streamed the logs and HTTP calls of logdemo; chirp-console stored and served them\n' "$EXCHANGE_TIME"
 }
 
 main "$@"

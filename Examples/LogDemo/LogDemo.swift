@@ -47,6 +47,9 @@ struct LogDemo: AsyncParsableCommand {
     @Flag(help: "Only numbered 'tick N' records at info level, no HTTP calls (for tests and benchmarks).")
     var plain = false
 
+    @Flag(help: "Also log, every 50 records, one whose message and label are HTML markup: viewers must show it as text.")
+    var markupSample = false
+
     @Option(help: "Stop logging after this many records (keeps serving viewers).")
     var count: Int?
 
@@ -128,6 +131,7 @@ struct LogDemo: AsyncParsableCommand {
     func emitLogs() async throws {
         let loggers = ["demo.orders", "demo.cache", "demo.payments", "demo.auth"].map { Logger(label: $0) }
         let plainLogger = Logger(label: "demo.ticks")
+        let markupLogger = Logger(label: "<b>demo.markup</b>")
         let clock = ContinuousClock()
         let start = clock.now
         var emitted = 0
@@ -142,6 +146,9 @@ struct LogDemo: AsyncParsableCommand {
             if let count { target = min(target, count) }
             while emitted < target {
                 emitted += 1
+                if markupSample && emitted % 50 == 1 {
+                    markupLogger.warning(#"<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> markup from an app"#)
+                }
                 if plain {
                     plainLogger.info("tick \(emitted)", metadata: ["n": "\(emitted)"])
                 } else {
