@@ -52,7 +52,7 @@ struct Options {
     /// Free text recorded with the results (e.g. the git commit).
     var label: String?
 
-    static let benchmarks = ["codec", "oneway", "roundtrip", "bulk", "broadcast", "startup", "listrctl", "log", "flood"]
+    static let benchmarks = ["codec", "oneway", "roundtrip", "bulk", "broadcast", "startup", "listrctl", "log", "flood", "console"]
 
     init(_ arguments: [String]) throws {
         var index = 0

@@ -55,6 +55,7 @@ final class Harness {
             ("listrctl", listrctl),
             ("log", logCall),
             ("flood", flood),
+            ("console", console),
         ]
         for (name, body) in benchmarks {
             // oneway, roundtrip and bulk share one pair of processes.

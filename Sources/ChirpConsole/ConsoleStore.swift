@@ -333,22 +333,35 @@ public actor ConsoleStore {
     /// A page of the records that match `filter`, in ascending id order, and whether more lie beyond it (older for
     /// ``RecordPage/latest`` and ``RecordPage/before(_:)``, newer for ``RecordPage/after(_:)``).
     public nonisolated func records(matching filter: RecordFilter, page: RecordPage = .latest, limit: Int = RecordPage.defaultLimit) async throws -> (records: [ConsoleRecord], hasMore: Bool) {
-        var (condition, binds) = filter.sql()
+        let (match, condition, filterBinds) = filter.sql()
+        var binds: [SQLiteData] = []
+        var from = "records"
+        var idColumn = "records.id"
+        var conditions = [condition]
+        if let match {
+            // The index is walked in rowid (= id) order, and the page ends at its limit.
+            from = "records_fts JOIN records ON records.id = records_fts.rowid"
+            idColumn = "records_fts.rowid"
+            conditions.insert("records_fts MATCH ?", at: 0)
+            binds.append(.text(match))
+        }
+        binds += filterBinds
         let order: String
         switch page {
         case .latest:
             order = "DESC"
         case .before(let id):
-            condition += " AND id < ?"
+            conditions.append("\(idColumn) < ?")
             binds.append(.integer(Int(id)))
             order = "DESC"
         case .after(let id):
-            condition += " AND id > ?"
+            conditions.append("\(idColumn) > ?")
             binds.append(.integer(Int(id)))
             order = "ASC"
         }
         binds.append(.integer(limit + 1))
-        let rows = try await reader.query("SELECT * FROM records WHERE \(condition) ORDER BY id \(order) LIMIT ?", binds)
+        let rows = try await reader.query(
+            "SELECT records.* FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(idColumn) \(order) LIMIT ?", binds)
         var records = rows.prefix(limit).map(Self.record(from:))
         if order == "DESC" { records.reverse() }
         return (records, rows.count > limit)
@@ -359,9 +372,13 @@ public actor ConsoleStore {
     public nonisolated func endpoints(matching filter: RecordFilter) async throws -> [ConsoleEndpoint] {
         var exchanges = filter
         exchanges.onlyExchanges = true
-        let (condition, binds) = exchanges.sql()
+        let (match, condition, filterBinds) = exchanges.sql()
+        let from = match == nil ? "records" : "records_fts JOIN records ON records.id = records_fts.rowid"
+        let where_ = match == nil ? condition : "records_fts MATCH ? AND " + condition
+        let binds = (match.map { [SQLiteData.text($0)] } ?? []) + filterBinds
         let rows = try await reader.query("""
-            SELECT method, urlhost, path, status, duration FROM records WHERE \(condition) ORDER BY id DESC LIMIT 100000
+            SELECT records.method, records.urlhost, records.path, records.status, records.duration FROM \(from)
+            WHERE \(where_) ORDER BY records.id DESC LIMIT 100000
             """, binds)
         struct Key: Hashable { var method: String, host: String?, path: String }
         var durations: [Key: [Double]] = [:]

@@ -146,42 +146,40 @@ public struct RecordFilter: Sendable, Equatable {
         return "\"\(escaped)\""
     }
 
-    /// The SQL condition and its bound values (`1` when nothing filters).
-    func sql() -> (String, [SQLiteData]) {
+    /// The SQL of the filter: the full-text query (FTS5 syntax, or `nil`) and the other conditions on `records`
+    /// (columns qualified, `1` when nothing filters) with their bound values. The store joins the full-text index when
+    /// there is a query, walking it in id order so that a page stops at its limit (no full list of matches is built).
+    func sql() -> (match: String?, condition: String, binds: [SQLiteData]) {
         var conditions: [String] = []
         var binds: [SQLiteData] = []
-        if let app { conditions.append("app = ?"); binds.append(.text(app)) }
-        if let host { conditions.append("host = ?"); binds.append(.text(host)) }
-        if let pid { conditions.append("pid = ?"); binds.append(.integer(Int(pid))) }
+        if let app { conditions.append("records.app = ?"); binds.append(.text(app)) }
+        if let host { conditions.append("records.host = ?"); binds.append(.text(host)) }
+        if let pid { conditions.append("records.pid = ?"); binds.append(.integer(Int(pid))) }
         if let minimumLevel, minimumLevel != .trace {
-            conditions.append("level >= ?"); binds.append(.integer(LevelRank.rank(minimumLevel)))
+            conditions.append("records.level >= ?"); binds.append(.integer(LevelRank.rank(minimumLevel)))
         }
-        if let label { conditions.append("label = ?"); binds.append(.text(label)) }
-        if !words.isEmpty {
-            // Each word as an FTS5 string (double quotes doubled): the user's text is never FTS5 syntax. The last
-            // word matches as a prefix, as a search box does while typing.
-            let query = words.enumerated().map { index, word in
-                "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (index == words.count - 1 ? "*" : "")
-            }.joined(separator: " ")
-            conditions.append("id IN (SELECT rowid FROM records_fts WHERE records_fts MATCH ?)")
-            binds.append(.text(query))
-        }
-        if let regex { conditions.append("chirp_regexp(?, message)"); binds.append(.text(regex)) }
-        if let from { conditions.append("time >= ?"); binds.append(.float(from.timeIntervalSince1970)) }
-        if let to { conditions.append("time <= ?"); binds.append(.float(to.timeIntervalSince1970)) }
-        if onlyExchanges { conditions.append("method IS NOT NULL") }
-        if let method { conditions.append("method = ?"); binds.append(.text(method)) }
-        if let path { conditions.append("path = ?"); binds.append(.text(path)) }
+        if let label { conditions.append("records.label = ?"); binds.append(.text(label)) }
+        if let regex { conditions.append("chirp_regexp(?, records.message)"); binds.append(.text(regex)) }
+        if let from { conditions.append("records.time >= ?"); binds.append(.float(from.timeIntervalSince1970)) }
+        if let to { conditions.append("records.time <= ?"); binds.append(.float(to.timeIntervalSince1970)) }
+        if onlyExchanges { conditions.append("records.method IS NOT NULL") }
+        if let method { conditions.append("records.method = ?"); binds.append(.text(method)) }
+        if let path { conditions.append("records.path = ?"); binds.append(.text(path)) }
         switch status {
-        case .code(let code): conditions.append("status = ?"); binds.append(.integer(code))
+        case .code(let code): conditions.append("records.status = ?"); binds.append(.integer(code))
         case .range(let range):
-            conditions.append("status BETWEEN ? AND ?")
+            conditions.append("records.status BETWEEN ? AND ?")
             binds.append(.integer(range.lowerBound))
             binds.append(.integer(range.upperBound))
-        case .failed: conditions.append("status IS NULL")
+        case .failed: conditions.append("records.status IS NULL")
         case nil: break
         }
-        return (conditions.isEmpty ? "1" : conditions.joined(separator: " AND "), binds)
+        // Each word as an FTS5 string (double quotes doubled): the user's text is never FTS5 syntax. The last word
+        // matches as a prefix, as a search box does while typing.
+        let match = words.isEmpty ? nil : words.enumerated().map { index, word in
+            "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (index == words.count - 1 ? "*" : "")
+        }.joined(separator: " ")
+        return (match, conditions.isEmpty ? "1" : conditions.joined(separator: " AND "), binds)
     }
 }
 
