@@ -47,7 +47,7 @@ sys.exit("no HTTP exchange reached the console within 30 s")
 PY
 status=0
 python3 Tests/ConsoleBrowser/browser_check.py --url "$URL" --expect-live --hostile-text "$HOSTILE" \
-    --json-body-path /orders --search-word order --screenshot-dir "$LOGS" || status=$?
+    --json-body-path /orders --search-word order --url-state-word declined --screenshot-dir "$LOGS" || status=$?
 if ((status != 0)); then
     echo "==> chirp-console's output:"; sed 's/^/    /' "$WORK/console.out"
 fi
