@@ -1,3 +1,4 @@
+import Chirp
 import ChirpLogs
 import ChirpTestSupport
 import Foundation
@@ -99,6 +100,32 @@ import Testing
             configuration.host = "0.0.0.0"
             try configuration.validate()
         }
+    }
+
+    @Test func withTheSourcesSharedSecretTheConsoleFollowsASecuredSourceAndWithoutItSaysWhy() async throws {
+        let service = TestSupport.uniqueServiceType()
+        let secret = "the secret of the console tests, long enough"
+        let source = try makeSource(service, appName: "secured") { $0.security = .sharedSecret(try! SharedSecret(secret)) }
+        let logger = Logger(label: "secured") { source.handler(label: $0) }
+        for n in 1...5 { logger.info("secret record \(n)") }
+        try await source.start()
+        // Without the secret: nothing is stored, and the sources say why.
+        let outsider = try await RunningConsole(serviceType: service)
+        var problem: String?
+        for _ in 0..<200 where problem == nil {
+            problem = try await outsider.http.get("/api/sources").json()["problem"] as? String
+            if problem == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(problem?.contains("secret") == true, "\(problem ?? "no problem reported")")
+        #expect((try await outsider.http.get("/api/records").json()["records"] as? [Any])?.isEmpty == true)
+        await outsider.stop()
+        // With it (control): the records arrive.
+        let member = try await RunningConsole(serviceType: service) { $0.viewer.security = .sharedSecret(try! SharedSecret(secret)) }
+        // (The source also logs, under its own label, that it turned the first console away.)
+        let records = try await member.waitForRecords(5, query: "label=secured")
+        #expect(records.map { $0["message"] as? String } == (1...5).map { "secret record \($0)" })
+        await member.stop()
+        await source.stop()
     }
 
     @Test func theLiveStreamSendsEachNewRecordOnceInOrder() async throws {
