@@ -73,6 +73,7 @@ struct ChirpCommand: AsyncParsableCommand {
             SendCommand.self,
             PingCommand.self,
             LogsCommand.self,
+            ConsoleCommand.self,
         ]
     )
 }

@@ -28,13 +28,21 @@ extension ChirpCLITests {
             #expect(actual == expected, "help text of `chirp \(arguments.joined(separator: " "))` changed; if on purpose, rerun with UPDATE_SNAPSHOTS=1 and review the diff of \(name)")
         }
 
+        @Test func chirpConsoleStartsChirpConsoleWithTheSameArguments() async throws {
+            // chirp-console's own validation answers: the arguments reached it.
+            let (status, process) = try await runChirp(["console", "--listen", "not-an-address"])
+            #expect(status == 64)
+            #expect(process.stderr.contains("--listen: expected HOST:PORT"), "\(process.stderr)")
+            #expect(process.stderr.contains("chirp-console"))
+        }
+
         @Test func everyExampleUsesAnExistingSubcommand() async throws {
             let (_, process) = try await runChirp(["--help"])
             let examples = process.stdout.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("chirp ") }
             #expect(!examples.isEmpty)
             for line in examples {
                 let words = line.split(separator: " ")
-                #expect(["browse", "listen", "send", "ping", "logs"].contains(String(words[1])), "\(line)")
+                #expect(["browse", "listen", "send", "ping", "logs", "console"].contains(String(words[1])), "\(line)")
             }
         }
     }
