@@ -79,12 +79,8 @@ public actor ConsoleStore {
         "line", "method", "url", "urlhost", "path", "status", "duration", "http", "size",
     ]
     /// Rows per INSERT statement: one statement, and one hop to SQLite's thread, per this many records.
-    private static let rowsPerStatement = 2000
-    /// One statement for a whole batch: the rows travel as one JSON array bound to a single parameter, which SQLite's
-    /// `json_each` reads. A statement with a placeholder per value (thousands of them) costs more to prepare than
-    /// the rows cost to store, and SQLiteNIO prepares every statement anew.
-    private static let batchInsert = "INSERT OR IGNORE INTO records(\(columns.joined(separator: ","))) SELECT "
-        + columns.indices.map { "value->>\($0)" }.joined(separator: ",") + " FROM json_each(?)"
+    private static let rowsPerStatement = 400
+    private static let fullInsert = insertSQL(rows: rowsPerStatement)
 
     private init(path: String, writer: SQLiteConnection, reader: SQLiteConnection, retention: ConsoleRetention) {
         self.path = path
@@ -147,9 +143,11 @@ public actor ConsoleStore {
         """,
         "CREATE INDEX IF NOT EXISTS records_time ON records(time)",
         "CREATE INDEX IF NOT EXISTS records_exchange ON records(method, path) WHERE method IS NOT NULL",
+        // detail='none': the index keeps which records hold a token, not where. The console's searches are words
+        // and prefixes (RecordFilter quotes each word on its own), which need no positions; phrases would.
         """
         CREATE VIRTUAL TABLE IF NOT EXISTS records_fts USING fts5(message, label, metadata, url,
-            content='records', content_rowid='id')
+            content='records', content_rowid='id', detail='none', columnsize=0)
         """,
         """
         CREATE TRIGGER IF NOT EXISTS records_indexed AFTER INSERT ON records BEGIN
@@ -196,15 +194,12 @@ public actor ConsoleStore {
             var start = 0
             while start < records.count {
                 let chunk = records[start..<min(start + Self.rowsPerStatement, records.count)]
-                var rows = "["
-                rows.reserveCapacity(chunk.count * 256)
+                var binds: [SQLiteData] = []
+                binds.reserveCapacity(chunk.count * Self.columns.count)
                 var chunkBytes = 0
-                for (index, record) in chunk.enumerated() {
-                    if index > 0 { rows += "," }
-                    chunkBytes += Self.appendRow(record, stream: source.streamID, to: &rows)
-                }
-                rows += "]"
-                _ = try await writer.query(Self.batchInsert, [.text(rows)])
+                for record in chunk { chunkBytes += Self.bind(record, stream: source.streamID, into: &binds) }
+                let sql = chunk.count == Self.rowsPerStatement ? Self.fullInsert : Self.insertSQL(rows: chunk.count)
+                _ = try await writer.query(sql, binds)
                 let changed = try await writer.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
                 inserted += changed
                 // Skipped duplicates are rare (a resent batch after a restart): count the chunk's bytes only when
@@ -409,39 +404,39 @@ public actor ConsoleStore {
 
     // MARK: - Rows
 
-    /// Appends one row to the batch's JSON array (in ``columns`` order); returns the bytes it counts for retention.
-    private static func appendRow(_ record: LogRecord, stream: String, to out: inout String) -> Int {
+    private static func insertSQL(rows: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: columns.count).joined(separator: ",") + ")"
+        return "INSERT OR IGNORE INTO records(\(columns.joined(separator: ","))) VALUES "
+            + Array(repeating: row, count: rows).joined(separator: ",")
+    }
+
+    /// Appends the bound values of one row; returns the bytes it counts for retention.
+    private static func bind(_ record: LogRecord, stream: String, into binds: inout [SQLiteData]) -> Int {
         let metadata = JSONText.string(.metadata(record.metadata))
         let exchange = record.http.map(StoredExchange.init)
         let httpJSON = exchange.flatMap { try? String(decoding: JSONEncoder().encode($0), as: UTF8.self) }
+        binds.append(.text(stream))
+        binds.append(.integer(Int(clamping: record.sequence)))
+        binds.append(.float(record.timestamp.timeIntervalSince1970))
+        binds.append(.integer(LevelRank.rank(record.level)))
+        binds.append(.text(record.label))
+        binds.append(.text(record.message))
+        binds.append(.text(metadata))
+        binds.append(.text(record.appName))
+        binds.append(.text(record.host))
+        binds.append(.integer(Int(record.processID)))
+        binds.append(.text(record.file))
+        binds.append(.text(record.function))
+        binds.append(.integer(Int(clamping: record.line)))
+        binds.append(exchange.map { .text($0.method) } ?? .null)
+        binds.append(exchange.map { .text($0.url) } ?? .null)
+        binds.append(exchange?.host.map { .text($0) } ?? .null)
+        binds.append(exchange.map { .text($0.path) } ?? .null)
+        binds.append(exchange?.status.map { .integer($0) } ?? .null)
+        binds.append(exchange.map { .float($0.duration) } ?? .null)
+        binds.append(httpJSON.map { .text($0) } ?? .null)
         let size = 64 + record.message.utf8.count + record.label.utf8.count + metadata.utf8.count + (httpJSON?.utf8.count ?? 0)
-        func text(_ value: String?) {
-            if let value { JSONText.writeString(value, into: &out) } else { out += "null" }
-        }
-        func number<T: Numeric & CustomStringConvertible>(_ value: T?) { out += value.map(\.description) ?? "null" }
-        out += "["
-        text(stream); out += ","
-        number(Int64(clamping: record.sequence)); out += ","
-        number(record.timestamp.timeIntervalSince1970); out += ","
-        number(LevelRank.rank(record.level)); out += ","
-        text(record.label); out += ","
-        text(record.message); out += ","
-        text(metadata); out += ","
-        text(record.appName); out += ","
-        text(record.host); out += ","
-        number(Int(record.processID)); out += ","
-        text(record.file); out += ","
-        text(record.function); out += ","
-        number(Int64(clamping: record.line)); out += ","
-        text(exchange?.method); out += ","
-        text(exchange?.url); out += ","
-        text(exchange?.host); out += ","
-        text(exchange?.path); out += ","
-        number(exchange?.status); out += ","
-        number(exchange.map { $0.duration.isFinite ? $0.duration : 0 }); out += ","
-        text(httpJSON); out += ","
-        number(size)
-        out += "]"
+        binds.append(.integer(size))
         return size
     }
 
