@@ -73,6 +73,8 @@ public actor ConsoleStore {
     private var removedRecords = 0
     private var removedBytes = 0
     private nonisolated let highestID = NIOLockedValueBox<Int64>(0)
+    /// The last sequence number stored per stream, as far as this process wrote or read it.
+    private var lastSequences: [String: UInt64] = [:]
 
     private static let columns = [
         "stream", "sequence", "time", "level", "label", "message", "metadata", "app", "host", "pid", "file", "function",
@@ -168,7 +170,6 @@ public actor ConsoleStore {
         for row in try await writer.query("SELECT name, value FROM counters") {
             let value = row.column("value")?.integer ?? 0
             switch row.column("name")?.string {
-            case "stored_bytes": storedBytes = value
             case "removed_records": removedRecords = value
             case "removed_bytes": removedBytes = value
             default: break
@@ -176,6 +177,8 @@ public actor ConsoleStore {
         }
         let highest = try await writer.query("SELECT coalesce(max(id), 0) AS id FROM records").first?.column("id")?.integer ?? 0
         highestID.withLockedValue { $0 = Int64(highest) }
+        // Measured once here rather than saved with every batch (one query less per batch): a sum over the store.
+        storedBytes = try await writer.query("SELECT coalesce(sum(size), 0) AS s FROM records").first?.column("s")?.integer ?? 0
     }
 
     // MARK: - Writing
@@ -186,28 +189,33 @@ public actor ConsoleStore {
     /// transactions).
     @discardableResult
     public func insert(_ records: [LogRecord], from source: LogSourceInfo, now: Date = Date()) async throws -> Int {
-        guard !records.isEmpty else { return 0 }
-        var inserted = 0
+        // What a stream already stored is known here (its last sequence number): a batch sent again after a restart
+        // is trimmed before it reaches SQLite, whose unique (stream, sequence) stays the guarantee.
+        let known = try await lastSequence(of: source.streamID)
+        // Sequence numbers only grow within a stream: a record at or below the one before it (a resent record, or
+        // a source that breaks the protocol) is not stored again, so the counts below are exact.
+        var fresh: [LogRecord] = []
+        fresh.reserveCapacity(records.count)
+        var floor = known
+        for record in records where floor.map({ record.sequence > $0 }) ?? true {
+            fresh.append(record)
+            floor = record.sequence
+        }
+        guard !fresh.isEmpty else { return 0 }
         var bytes = 0
         _ = try await writer.query("BEGIN IMMEDIATE")
         do {
             var start = 0
-            while start < records.count {
-                let chunk = records[start..<min(start + Self.rowsPerStatement, records.count)]
+            while start < fresh.count {
+                let chunk = fresh[start..<min(start + Self.rowsPerStatement, fresh.count)]
                 var binds: [SQLiteData] = []
                 binds.reserveCapacity(chunk.count * Self.columns.count)
-                var chunkBytes = 0
-                for record in chunk { chunkBytes += Self.bind(record, stream: source.streamID, into: &binds) }
+                for record in chunk { bytes += Self.bind(record, stream: source.streamID, into: &binds) }
                 let sql = chunk.count == Self.rowsPerStatement ? Self.fullInsert : Self.insertSQL(rows: chunk.count)
                 _ = try await writer.query(sql, binds)
-                let changed = try await writer.query("SELECT changes() AS n").first?.column("n")?.integer ?? 0
-                inserted += changed
-                // Skipped duplicates are rare (a resent batch after a restart): count the chunk's bytes only when
-                // every row was new, else measure what was stored.
-                bytes += changed == chunk.count ? chunkBytes : try await storedSize(of: chunk, stream: source.streamID)
                 start += chunk.count
             }
-            let last = records.map(\.sequence).max() ?? 0
+            let last = fresh.map(\.sequence).max() ?? 0
             _ = try await writer.query("""
                 INSERT INTO sources(stream, app, host, pid, first_seen, last_seen, last_sequence, records)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
@@ -215,25 +223,27 @@ public actor ConsoleStore {
                     last_sequence = max(last_sequence, excluded.last_sequence), records = records + excluded.records
                 """, [.text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
                       .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970), .integer(Int(clamping: last)),
-                      .integer(inserted)])
-            storedBytes += bytes
-            try await saveCounter("stored_bytes", storedBytes)
+                      .integer(fresh.count)])
             _ = try await writer.query("COMMIT")
+            lastSequences[source.streamID] = max(last, known ?? 0)
         } catch {
             _ = try? await writer.query("ROLLBACK")
+            lastSequences[source.streamID] = nil  // read it again from the store next time
             throw error
         }
-        let highest = try await writer.query("SELECT coalesce(max(id), 0) AS id FROM records").first?.column("id")?.integer ?? 0
+        storedBytes += bytes
+        let highest = try await writer.query("SELECT max(id) AS id FROM records").first?.column("id")?.integer ?? 0
         highestID.withLockedValue { $0 = Int64(highest) }
-        return inserted
+        return fresh.count
     }
 
-    private func storedSize(of chunk: ArraySlice<LogRecord>, stream: String) async throws -> Int {
-        guard let first = chunk.map(\.sequence).min(), let last = chunk.map(\.sequence).max() else { return 0 }
-        return try await writer.query(
-            "SELECT coalesce(sum(size), 0) AS s FROM records WHERE stream = ? AND sequence BETWEEN ? AND ?",
-            [.text(stream), .integer(Int(clamping: first)), .integer(Int(clamping: last))]
-        ).first?.column("s")?.integer ?? 0
+    /// The last sequence number stored for `stream` (cached; read once from the store).
+    private func lastSequence(of stream: String) async throws -> UInt64? {
+        if let known = lastSequences[stream] { return known }
+        let rows = try await writer.query("SELECT last_sequence FROM sources WHERE stream = ?", [.text(stream)])
+        let known = rows.first?.column("last_sequence")?.integer.map { UInt64(clamping: $0) }
+        if let known { lastSequences[stream] = known }
+        return known
     }
 
     /// Notes that `source` lost records (its buffer or spool overflowed); shown with the source.
@@ -287,7 +297,6 @@ public actor ConsoleStore {
                 storedBytes = max(0, storedBytes - bytes)
                 removedRecords += count
                 removedBytes += bytes
-                try await saveCounter("stored_bytes", storedBytes)
                 try await saveCounter("removed_records", removedRecords)
                 try await saveCounter("removed_bytes", removedBytes)
                 _ = try await writer.query("COMMIT")

@@ -31,6 +31,12 @@ import Testing
         let all = try await store.records(matching: RecordFilter(), page: .latest, limit: 1000).records
         #expect(all.map(\.record.sequence) == Array(1...150))
         #expect(try await store.sources().first?.records == 150)
+        // A source that breaks the protocol: repeated and backward sequence numbers in one batch.
+        #expect(try await store.insert([151, 152, 152, 153, 140, 154].map { Self.record($0) }, from: Self.source) == 4)
+        let tail = try await store.records(matching: RecordFilter(), page: .latest, limit: 5).records.map(\.record.sequence)
+        #expect(tail == [150, 151, 152, 153, 154])
+        #expect(try await store.sources().first?.records == 154)
+        #expect(store.latestID == 154)
         await store.close()
     }
 
