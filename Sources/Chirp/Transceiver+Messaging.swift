@@ -210,12 +210,42 @@ extension Transceiver {
     /// - Throws: ``ChirpError/peerNotConnected(_:)``, ``ChirpError/outboundLimitExceeded(peer:limit:)``, or an
     ///   encoding error.
     public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
-        let connection = try connection(to: peer)
+        // The connection this thread sent on last, when it was to this peer: no lock to find it. One that closed or
+        // lost a tie-break since refuses the frame, and the peer is looked up again.
+        let scratch = CodingScratch.forThisThread
+        let owner = ObjectIdentifier(self)
+        let remembered = scratch.route(owner: owner, peerID: peer.id)
+        let connection = try remembered ?? self.connection(to: peer)
         if T.self == Data.self, let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit {
-            try enqueue(largeFrame(data, typeName: MessageTypeName.of(T.self), on: connection), on: connection)
+            let frame = try largeFrame(data, typeName: MessageTypeName.of(T.self), on: connection)
+            try enqueue(frame, on: connection, remembered: remembered != nil, scratch: scratch, peer: peer)
             return
         }
-        try withMessageFrame(value, allocator: connection.allocator) { frame in try enqueue(frame, on: connection) }
+        try withMessageFrame(value, allocator: connection.allocator) { frame in
+            try enqueue(frame, on: connection, remembered: remembered != nil, scratch: scratch, peer: peer)
+        }
+    }
+
+    /// Queues a frame for one peer on `connection`; remembers the connection for this thread's next send, or, when a
+    /// remembered one refused the frame, looks the peer up again.
+    private func enqueue(_ frame: ByteBuffer, on connection: PeerConnection, remembered: Bool, scratch: CodingScratch, peer: Peer) throws {
+        let owner = ObjectIdentifier(self)
+        if remembered {
+            switch connection.submit(frame) {
+            case .accepted:
+                return
+            case .full:
+                throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
+            case .closed, .retired:
+                scratch.forgetRoute()
+                let current = try self.connection(to: peer)
+                try enqueue(frame, on: current)
+                scratch.remember(current, owner: owner, peerID: peer.id)
+            }
+        } else {
+            try enqueue(frame, on: connection)
+            scratch.remember(connection, owner: owner, peerID: peer.id)
+        }
     }
 
     /// The frame of a large `Data` payload for one peer, built in the memory of a frame this connection wrote lately

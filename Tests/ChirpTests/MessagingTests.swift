@@ -146,6 +146,45 @@ extension LiveTests {
         await pair.stop()
     }
 
+    @Test func aThreadThatKeepsSendingToAPeerFollowsItsNewConnectionAfterARestart() async throws {
+        // A send remembers, per thread, the connection it used (no lock to find it next time). Both sends below run
+        // on one thread, so the second finds the connection of alice's first run, closed since, and must look bob up
+        // again.
+        let pair = Pair()
+        let received = Collected<String>()
+        pair.bob.receive(Echo.self) { echo in received.append(echo.text) }
+        let (bobPeer, _) = try await pair.connect()
+        let firstSent = DispatchSemaphore(value: 0)
+        let restarted = DispatchSemaphore(value: 0)
+        let outcome = Collected<String>()
+        let sender = Thread {
+            do {
+                try pair.alice.send(Echo(text: "before"), to: bobPeer)
+                firstSent.signal()
+                restarted.wait()
+                try pair.alice.send(Echo(text: "after"), to: bobPeer)
+                outcome.append("sent")
+            } catch {
+                outcome.append("\(error)")
+                firstSent.signal()
+            }
+        }
+        sender.start()
+        await withCheckedContinuation { continuation in
+            DispatchQueue.global().async { firstSent.wait(); continuation.resume() }
+        }
+        try await received.waitForCount(1)
+        await pair.alice.shutdown()
+        try await pair.alice.start()
+        _ = try await pair.alice.waitForConnectedPeers(1)
+        restarted.signal()
+        try await outcome.waitForCount(1)
+        #expect(outcome.values == ["sent"])
+        try await received.waitForCount(2)
+        #expect(received.values == ["before", "after"])
+        await pair.stop()
+    }
+
     @Test func aBurstOfLargeDataPayloadsArrivesIntactAndInOrder() async throws {
         // Large frames are built in the memory of frames written before (OutboundQueue.recycleLarge): each payload
         // differs, so a frame built over one still being written would show as a wrong payload.

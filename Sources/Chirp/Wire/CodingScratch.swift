@@ -45,6 +45,32 @@ final class CodingScratch {
         if frame.readableBytes <= limit && frame.capacity <= 4 * limit { frameBuffer = frame }
     }
 
+    /// The connection this thread last sent on with ``Transceiver/send(_:to:)-(T,Peer)``, for that transceiver and
+    /// peer: the next send to the same peer takes no lock to find it (the peer table's and the transceiver's locks
+    /// are skipped). Held weakly; a connection that closed or lost a tie-break since refuses the frame, and the send
+    /// then looks the peer up in the table again (``forgetRoute()``).
+    private struct Route {
+        var owner: ObjectIdentifier
+        var peerID: String
+        weak var connection: PeerConnection?
+    }
+
+    @exclusivity(unchecked) private var route: Route?
+
+    /// The connection remembered for `peerID` of the transceiver `owner`, if any.
+    func route(owner: ObjectIdentifier, peerID: String) -> PeerConnection? {
+        guard let route, route.owner == owner, route.peerID == peerID else { return nil }
+        return route.connection
+    }
+
+    /// Remembers the connection a send to `peerID` of `owner` used.
+    func remember(_ connection: PeerConnection, owner: ObjectIdentifier, peerID: String) {
+        route = Route(owner: owner, peerID: peerID, connection: connection)
+    }
+
+    /// The remembered connection refused a frame: the next send looks the peer up again.
+    func forgetRoute() { route = nil }
+
     /// The wire name of `type` as this thread last resolved it, or `resolve()`'s answer, kept.
     func typeName(of type: Any.Type, resolve: () -> String) -> String {
         let key = ObjectIdentifier(type)
