@@ -421,6 +421,8 @@ class Checks:
 
         # Pause counts arrivals without showing them; resume shows them.
         self.d.click(self.d.find("#pause")[0])
+        # Records accepted just before the click may still be drawn in the next frame: settle, then compare.
+        time.sleep(0.3)
         before = self.d.js(JS_MAX_ID)
         counted = wait_for(lambda: self.d.js(
             "var t = document.getElementById('status').textContent; var m = /^paused \\((\\d+) new\\)$/.exec(t);"
@@ -536,6 +538,9 @@ class Checks:
         wait_for(lambda: self.d.js("return document.getElementById('logs-error').hidden;") and self.rows(), 8.0)
 
     def time_jump(self):
+        # From a freshly loaded page (the checks before leave filters, selections and scroll positions behind).
+        self.d.navigate(self.page_url)
+        self.wait_ready(10.0)
         # The time of a record about a hundred rows up, from the API itself.
         req = urllib.request.Request(urllib.parse.urljoin(self.args.url, "/api/records?limit=100"))
         if self.args.token:

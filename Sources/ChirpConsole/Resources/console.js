@@ -301,7 +301,7 @@
   // ------------------------------------------------------------------ ready / first paint
 
   let firstPaintMs = null;
-  let lastUserInput = 0;  // performance.now() of the last wheel/key/pointer input
+  let lastUserInput = -Infinity;  // performance.now() of the last wheel/key/pointer input (none yet: -Infinity, not 0, or the first 1.5 s after loading would count as input)
 
   function markReady() {
     if (firstPaintMs !== null) return;
@@ -667,15 +667,15 @@
     scrollToIndex(i) {
       const list = this.list;
       const top = i * this.rowHeight;
-      if (top < list.scrollTop) list.scrollTop = top;
-      else if (top + this.rowHeight > list.scrollTop + list.clientHeight) list.scrollTop = top + this.rowHeight - list.clientHeight;
+      if (top < list.scrollTop) this.scrollTo(top);
+      else if (top + this.rowHeight > list.scrollTop + list.clientHeight) this.scrollTo(top + this.rowHeight - list.clientHeight);
       this.stick = false;
       this.schedule();
     }
 
     scrollToTop() {
       this.stick = false;
-      this.list.scrollTop = 0;
+      this.scrollTo(0);
       this.schedule();
     }
 
@@ -724,12 +724,21 @@
       this.schedule();
     }
 
+    /** Scrolls the list from code; onScroll then knows the position was not the user's. */
+    scrollTo(top) {
+      this.list.scrollTop = top;
+      this.programmaticTop = this.list.scrollTop;
+    }
+
     onScroll() {
       const list = this.list;
       const atBottom = list.scrollTop + list.clientHeight >= list.scrollHeight - this.rowHeight / 2 - 1;
       this.stick = atBottom && !this.hasNewer;
-      // Paging follows the user's scrolling only, not the programmatic scrolls of render().
-      if (performance.now() - lastUserInput < 1500) {
+      // Paging follows the user's scrolling only, not the programmatic scrolls of render() (after a time jump the
+      // list shows the moment jumped to, at its end: that must not load what came after it, even when the user's
+      // last input, choosing the time, was a moment ago).
+      const programmatic = list.scrollTop === this.programmaticTop;
+      if (!programmatic && performance.now() - lastUserInput < 1500) {
         if (list.scrollTop < this.rowHeight * OVERSCAN) this.loadOlder();
         if (atBottom && this.hasNewer) this.loadNewer();
       }
@@ -749,9 +758,9 @@
       }
       if (this.stick) {
         const bottom = Math.max(0, total - list.clientHeight);
-        if (list.scrollTop !== bottom) list.scrollTop = bottom;
+        if (list.scrollTop !== bottom) this.scrollTo(bottom);
       } else if (this.shift) {
-        list.scrollTop = Math.max(0, list.scrollTop + this.shift);
+        this.scrollTo(Math.max(0, list.scrollTop + this.shift));
       }
       this.shift = 0;
 
