@@ -678,7 +678,11 @@ class Checks:
         self.r.check(counts["img"] == 0 and counts["pwned"] == "undefined",
                      "hostile text shown as literal text in .log-message; no img/script element; window.__pwned undefined",
                      "hostile text: %d markup elements in #log-list, window.__pwned is %s" % (counts["img"], counts["pwned"]))
-        self.d.click(row)
+        # The list is virtualised and live: the row found may be redrawn before the click lands (a stale element).
+        # Click it from inside the page, found again by its text, as one step.
+        self.d.js("var rows = document.querySelectorAll('#log-list .log-row');"
+                  "for (var i = 0; i < rows.length; i++) { var m = rows[i].querySelector('.log-message');"
+                  "  if (m && m.textContent.indexOf(arguments[0]) >= 0) { rows[i].click(); return true; } } return false;", text)
         detail = wait_for(lambda: self.d.js(
             "var d = document.getElementById('log-detail'); if (!d || d.hidden) return null;"
             "return {text: d.textContent.indexOf(arguments[0]) >= 0, "
