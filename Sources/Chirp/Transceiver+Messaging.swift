@@ -175,8 +175,9 @@ extension Transceiver {
 
     /// Runs `body` with the message frame of `value`, built in memory this thread reuses (``CodingScratch``): the
     /// connections copy a small frame into their batch, so the next message is built in the same memory.
-    func withMessageFrame<T: Encodable, R>(_ value: T, allocator: ByteBufferAllocator, _ body: (ByteBuffer) throws -> R) throws -> R {
-        let scratch = CodingScratch.forThisThread
+    func withMessageFrame<T: Encodable, R>(
+        _ value: T, allocator: ByteBufferAllocator, scratch: CodingScratch = .forThisThread, _ body: (ByteBuffer) throws -> R
+    ) throws -> R {
         var frame = scratch.takeFrameBuffer() ?? allocator.buffer(capacity: 128)
         let coder = configuration.coder
         try PayloadCoding.writeFrame(typeName: MessageTypeName.of(T.self), limit: configuration.maximumMessageSize, into: &frame) {
@@ -216,12 +217,11 @@ extension Transceiver {
         let owner = ObjectIdentifier(self)
         let remembered = scratch.route(owner: owner, peerID: peer.id)
         let connection = try remembered ?? self.connection(to: peer)
-        if T.self == Data.self, let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit {
-            let frame = try largeFrame(data, typeName: MessageTypeName.of(T.self), on: connection)
+        if let frame = try largeDataFrame(value, on: connection) {
             try enqueue(frame, on: connection, remembered: remembered != nil, scratch: scratch, peer: peer)
             return
         }
-        try withMessageFrame(value, allocator: connection.allocator) { frame in
+        try withMessageFrame(value, allocator: connection.allocator, scratch: scratch) { frame in
             try enqueue(frame, on: connection, remembered: remembered != nil, scratch: scratch, peer: peer)
         }
     }
@@ -248,10 +248,12 @@ extension Transceiver {
         }
     }
 
-    /// The frame of a large `Data` payload for one peer, built in the memory of a frame this connection wrote lately
-    /// when there is one (``OutboundQueue`` keeps a few during a burst): a megabyte in fresh memory costs more in page
-    /// faults than in copying.
-    func largeFrame(_ data: Data, typeName: String, on connection: PeerConnection) throws -> ByteBuffer {
+    /// The frame of `value` when it is a large `Data` payload (`nil` otherwise), for one peer, built in the memory of
+    /// a frame this connection wrote lately when there is one (``OutboundQueue`` keeps a few during a burst): a
+    /// megabyte in fresh memory costs more in page faults than in copying.
+    func largeDataFrame<T: Encodable>(_ value: T, on connection: PeerConnection) throws -> ByteBuffer? {
+        guard T.self == Data.self, let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit else { return nil }
+        let typeName = MessageTypeName.of(T.self)
         let capacity = data.count + typeName.utf8.count + 32  // the header: length, kind, type name, flags
         var frame = connection.takeSpareLargeBuffer(minimumCapacity: capacity) ?? connection.allocator.buffer(capacity: capacity)
         try PayloadCoding.writeFrame(typeName: typeName, limit: configuration.maximumMessageSize, into: &frame) { buffer in
@@ -287,12 +289,7 @@ extension Transceiver {
     ///   `CancellationError` when the task is cancelled while waiting (the message was not sent).
     public func sendWhenReady<T: Encodable>(_ value: T, to peer: Peer) async throws {
         let connection = try connection(to: peer)
-        let frame: ByteBuffer
-        if T.self == Data.self, let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit {
-            frame = try largeFrame(data, typeName: MessageTypeName.of(T.self), on: connection)
-        } else {
-            frame = try messageFrame(value, allocator: connection.allocator)
-        }
+        let frame = try largeDataFrame(value, on: connection) ?? messageFrame(value, allocator: connection.allocator)
         guard try await submitWhenReady(frame, on: connection, engine: currentEngine) else {
             throw ChirpError.peerNotConnected(connection.peer)
         }

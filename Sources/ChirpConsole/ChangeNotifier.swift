@@ -44,7 +44,4 @@ final class ChangeNotifier: Sendable {
             return Array(state.subscribers.values)
         }) { continuation.finish() }
     }
-
-    /// How many subscribers there are (for tests).
-    var subscriberCount: Int { state.withLockedValue { $0.subscribers.count } }
 }

@@ -121,9 +121,6 @@ public struct RecordFilter: Sendable, Equatable {
         if method != nil || path != nil || status != nil { onlyExchanges = true }
     }
 
-    /// Whether nothing filters.
-    var isEmpty: Bool { self == RecordFilter() }
-
     /// The words of a search, as the full-text index splits them (letters and digits).
     static func words(in text: String) -> [String] {
         text.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init)
