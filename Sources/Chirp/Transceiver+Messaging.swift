@@ -197,10 +197,7 @@ extension Transceiver {
 
     func enqueue(_ frame: ByteBuffer, on connections: [PeerConnection], engine: Engine) {
         for connection in connections {
-            var admission = connection.submit(frame)
-            if admission == .retired, let current = engine.connection(to: connection.remote.peerID), current !== connection {
-                admission = current.submit(frame)  // the connection that won the tie-break
-            }
+            let (admission, _) = submitFollowingSwitch(frame, on: connection, engine: engine)
             if admission == .full {
                 engine.report(.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit), logLevel: .warning)
             }
@@ -264,11 +261,7 @@ extension Transceiver {
     }
 
     func enqueue(_ frame: ByteBuffer, on connection: PeerConnection) throws {
-        var admission = connection.submit(frame)
-        if admission == .retired, let current = currentEngine?.connection(to: connection.remote.peerID), current !== connection {
-            admission = current.submit(frame)  // the connection that won the tie-break
-        }
-        switch admission {
+        switch submitFollowingSwitch(frame, on: connection, engine: currentEngine).admission {
         case .accepted: return
         case .full: throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
         case .closed, .retired: throw ChirpError.peerNotConnected(connection.peer)
@@ -315,19 +308,42 @@ extension Transceiver {
     func submitWhenReady(_ frame: ByteBuffer, on connection: PeerConnection, engine: Engine?) async throws -> Bool {
         var connection = connection
         while true {
-            switch connection.submit(frame) {
+            let (admission, tried) = submitFollowingSwitch(frame, on: connection, engine: engine)
+            connection = tried
+            switch admission {
             case .accepted:
                 return true
             case .full:
                 await connection.waitForRoom()
                 try Task.checkCancellation()
-            case .retired:
-                guard let current = engine?.connection(to: connection.remote.peerID), current !== connection else { return false }
-                connection = current
-            case .closed:
+            case .retired, .closed:
                 return false
             }
         }
+    }
+
+    /// Queues `frame` on `connection`, or, when that one lost a tie-break or closed since the caller picked it, on
+    /// the connection that carries the peer now; returns what became of the frame and the connection that decided.
+    ///
+    /// A sender picks a connection, then queues on it without a lock held in between: meanwhile the connection may
+    /// have lost the tie-break, and even closed already (both sides retired it and had nothing in flight). Either way
+    /// the peer may still be connected over the winner, and the frame goes there, after everything this thread
+    /// queued on the loser (which the receiver delivers first: ``PeerConnection/holdInbound(until:)``). Without this,
+    /// a broadcast that took the list of connections just before a switch lost its frame to a peer still connected.
+    func submitFollowingSwitch(
+        _ frame: ByteBuffer, on connection: PeerConnection, engine: Engine?
+    ) -> (admission: PeerConnection.Admission, connection: PeerConnection) {
+        var connection = connection
+        var admission = connection.submit(frame)
+        // Each step follows a newer connection; a few suffice (a peer that reconnects in a loop gets no more).
+        var steps = 0
+        while admission == .retired || admission == .closed, steps < 4,
+              let current = engine?.connection(to: connection.remote.peerID), current !== connection {
+            connection = current
+            admission = current.submit(frame)
+            steps += 1
+        }
+        return (admission, connection)
     }
 
     /// Sends `value` to each of `peers` (MultipeerKit's `send(_:to:)`), encoding it once.
@@ -350,7 +366,7 @@ extension Transceiver {
         _ request: Request, to peer: Peer, as responseType: Response.Type = Response.self, timeout: Duration? = nil
     ) async throws -> Response {
         let typeName = MessageTypeName.of(Request.self)
-        let (response, connection) = try await retryingIfRetired(peer) { connection in
+        let (response, connection) = try await retryingIfNotSent(peer) { connection in
             let id = connection.makeRequestID()
             let frame = try PayloadCoding.frame(
                 request, requestID: id, typeName: typeName, coder: self.configuration.coder,
@@ -376,8 +392,8 @@ extension Transceiver {
             throw ChirpError.peerDisconnected(connection.peer)
         } catch is OutboundFullError {
             throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
-        } catch is ConnectionRetiredError {
-            throw ConnectionRetiredError()  // not sent: the caller tries the connection that won the tie-break
+        } catch is FrameNotQueuedError {
+            throw FrameNotQueuedError()  // not sent: the caller tries the peer's current connection
         }
         let payload = response.message.payload
         switch response.status {
@@ -396,12 +412,12 @@ extension Transceiver {
     public func ping(_ peer: Peer, timeout: Duration = .seconds(5)) async throws -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
-        _ = try await retryingIfRetired(peer) { connection in
+        _ = try await retryingIfNotSent(peer) { connection in
             do {
                 try await connection.ping(timeout: timeout.timeAmount).get()
             } catch is RequestTimeoutError {
                 throw ChirpError.requestTimedOut(type: "ping", peer: connection.peer, seconds: timeout.seconds)
-            } catch let error as ConnectionRetiredError {
+            } catch let error as FrameNotQueuedError {
                 throw error
             } catch {
                 throw ChirpError.peerDisconnected(connection.peer)
@@ -411,16 +427,16 @@ extension Transceiver {
     }
 
     /// Runs `exchange` on the connection to `peer`; when that connection lost the tie-break to another one between
-    /// the same two peers before anything was sent, runs it again on the winner. Returns the result and the
+    /// the same two peers, or closed, before anything was sent, runs it again on the peer's current connection. Returns the result and the
     /// connection used.
-    func retryingIfRetired<T>(
+    func retryingIfNotSent<T>(
         _ peer: Peer, _ exchange: (PeerConnection) async throws -> T
     ) async throws -> (T, PeerConnection) {
         var connection = try connection(to: peer)
         for _ in 0..<3 {
             do {
                 return (try await exchange(connection), connection)
-            } catch is ConnectionRetiredError {
+            } catch is FrameNotQueuedError {
                 let next = try self.connection(to: peer)
                 if next === connection { break }
                 connection = next

@@ -79,7 +79,7 @@ extension Transceiver {
 
     /// Sends a raw request to `peer` and returns its raw reply.
     public func request(_ message: RawMessage, to peer: Peer, timeout: Duration? = nil) async throws -> RawMessage {
-        let (reply, _) = try await retryingIfRetired(peer) { connection in
+        let (reply, _) = try await retryingIfNotSent(peer) { connection in
             let id = connection.makeRequestID()
             let frame = try PayloadCoding.frame(
                 message, requestID: id, allocator: connection.allocator, limit: self.configuration.maximumMessageSize)

@@ -279,13 +279,13 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// Waits for the response to request `id`, at most `timeout`.
     func awaitResponse(id: UInt64, promise: EventLoopPromise<ResponseBody>, timeout: TimeAmount) {
         let waiting = startWaiting(promise, timeout: timeout) { $0.abandonRequest(id: id, error: RequestTimeoutError()) }
-        if let refused = requests.add(id, waiting) { Self.failClosed(refused) }
+        if let refused = requests.add(id, waiting) { Self.failNotSent(refused) }
     }
 
     /// Waits for the pong to ping `id`, at most `timeout`.
     func awaitPong(id: UInt64, promise: EventLoopPromise<Void>, timeout: TimeAmount) {
         let waiting = startWaiting(promise, timeout: timeout) { $0.abandonPing(id: id, error: RequestTimeoutError()) }
-        if let refused = pings.add(id, waiting) { Self.failClosed(refused) }
+        if let refused = pings.add(id, waiting) { Self.failNotSent(refused) }
     }
 
     /// `promise` with its timer, which runs `timedOut` on this handler.
@@ -297,10 +297,17 @@ final class PeerChannelHandler: ChannelInboundHandler {
         return Waiting(promise: promise, timer: timer)
     }
 
-    /// Fails a waiter the connection could not take (it closed).
+    /// Fails a waiter in flight when the connection closed.
     private static func failClosed<Value>(_ waiter: Waiting<Value>) {
         waiter.timer?.cancel()
         waiter.promise.fail(ConnectionClosedError())
+    }
+
+    /// Fails a waiter the connection could not take (it closed before the frame was queued): nothing was sent, and
+    /// the caller may try the peer's current connection.
+    private static func failNotSent<Value>(_ waiter: Waiting<Value>) {
+        waiter.timer?.cancel()
+        waiter.promise.fail(FrameNotQueuedError())
     }
 
     /// Request `id` failed before its response: its frame was not queued, or it timed out.

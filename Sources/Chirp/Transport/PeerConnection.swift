@@ -176,8 +176,8 @@ final class PeerConnection: Sendable {
     private static func error(for admission: Admission) -> any Error {
         switch admission {
         case .full: return OutboundFullError()
-        case .retired: return ConnectionRetiredError()
-        case .closed, .accepted: return ConnectionClosedError()
+        case .retired, .closed: return FrameNotQueuedError()  // not sent: the peer's current connection may take it
+        case .accepted: return ConnectionClosedError()
         }
     }
 
@@ -270,5 +270,6 @@ struct ConnectionClosedError: Error {}
 struct RequestTimeoutError: Error {}
 /// The outbound queue was full.
 struct OutboundFullError: Error {}
-/// The connection lost the tie-break before the frame was queued; the peer's other connection takes it.
-struct ConnectionRetiredError: Error {}
+/// The connection lost the tie-break, or closed, before the frame was queued: nothing was sent, and the connection
+/// that carries the peer now (if any) takes it.
+struct FrameNotQueuedError: Error {}
