@@ -37,10 +37,17 @@ let package = Package(
             pkgConfig: "avahi-compat-libdns_sd",
             providers: [.apt(["libavahi-compat-libdnssd-dev"]), .brew([])]
         ),
+        // Avahi's own client library (Linux): the native discovery backend, one D-Bus connection per process.
+        .systemLibrary(
+            name: "CAvahiClient",
+            pkgConfig: "avahi-client",
+            providers: [.apt(["libavahi-client-dev"])]
+        ),
         .target(
             name: "Chirp",
             dependencies: [
                 "CDNSSD",
+                .target(name: "CAvahiClient", condition: .when(platforms: [.linux])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),

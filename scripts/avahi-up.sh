@@ -3,7 +3,7 @@
 #
 # Idempotent: run it as often as you like; when everything is already up it only
 # checks and returns. What it does, each step only when needed:
-#   1. installs libavahi-compat-libdnssd-dev, avahi-daemon, avahi-utils, dbus (apt-get)
+#   1. installs libavahi-compat-libdnssd-dev, libavahi-client-dev, avahi-daemon, avahi-utils, dbus (apt-get)
 #   2. starts a system D-Bus (dbus-daemon --system --fork), removing a stale pid file
 #   3. starts avahi-daemon CONFINED TO LOOPBACK (allow-interfaces=lo) with a config
 #      written to $CHIRP_RUN_DIR (default /run/chirp), never one from the repo.
@@ -19,7 +19,8 @@ AVAHI_PID_FILE=/run/avahi-daemon/pid
 DBUS_SOCKET=/run/dbus/system_bus_socket
 DBUS_PID_FILE=/run/dbus/pid
 DNS_SD_HEADER=/usr/include/avahi-compat-libdns_sd/dns_sd.h
-APT_PACKAGES=(libavahi-compat-libdnssd-dev avahi-daemon avahi-utils dbus)
+AVAHI_CLIENT_HEADER=/usr/include/avahi-client/client.h
+APT_PACKAGES=(libavahi-compat-libdnssd-dev libavahi-client-dev avahi-daemon avahi-utils dbus)
 AVAHI_WAIT_SECONDS=10
 
 say() { printf '==> %s\n' "$*"; }
@@ -60,6 +61,7 @@ detached() {
 ensure_packages() {
     local missing=()
     [[ -f $DNS_SD_HEADER ]]                     || missing+=("libavahi-compat-libdnssd-dev ($DNS_SD_HEADER)")
+    [[ -f $AVAHI_CLIENT_HEADER ]]               || missing+=("libavahi-client-dev ($AVAHI_CLIENT_HEADER)")
     command -v avahi-daemon >/dev/null 2>&1 || [[ -x /usr/sbin/avahi-daemon ]] || missing+=(avahi-daemon)
     command -v dbus-daemon  >/dev/null 2>&1     || missing+=(dbus-daemon)
     command -v dbus-send    >/dev/null 2>&1     || missing+=(dbus-send)

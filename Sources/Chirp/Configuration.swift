@@ -47,6 +47,9 @@ public struct Configuration: Sendable {
     public var metadata: [String: String] = [:]
     /// Where to advertise, browse and listen. Default: ``Interface/any``.
     public var interface: Interface = .any
+    /// Which DNS-SD implementation to use. Default: ``DiscoveryBackend/automatic`` (the `CHIRP_DISCOVERY`
+    /// environment variable when set, else Avahi's own client library on Linux and `dns_sd` on macOS).
+    public var discoveryBackend: DiscoveryBackend = .automatic
     /// Whether this transceiver advertises itself. With `false` it browses and dials the peers it finds but is not
     /// announced, so no one discovers it or dials it: the mode for a command-line tool that talks to running apps
     /// for a moment. It skips the daemon's registration (and its probing), dials every peer at once, and apps never

@@ -63,6 +63,16 @@ wait_for() {
     done
 }
 
+# wait_for_more FILE REGEX COUNT SECONDS: polls FILE until more than COUNT lines match (a line printed before does not
+# count again).
+wait_for_more() {
+    local deadline=$((SECONDS + $4))
+    until [ "$(grep -cE "$2" "$1" 2>/dev/null)" -gt "$3" ]; do
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.1
+    done
+}
+
 start_avahi() {
     avahi-daemon -D --no-drop-root --no-chroot --no-rlimits --no-proc-title -f "$WORK/avahi.conf" </dev/null >/dev/null 2>&1
 }
@@ -94,8 +104,9 @@ start_avahi
 wait_for "$FIRST_OUT" 'DNS-SD daemon answers again' 15 || fail "did not recover once the daemon started"
 visit second
 
+before=$(grep -cE 'failed: no DNS-SD daemon answered' "$FIRST_OUT")
 avahi-daemon -k
-wait_for "$FIRST_OUT" 'DNSService.* failed: no DNS-SD daemon answered' 10 || fail "did not notice the daemon going away"
+wait_for_more "$FIRST_OUT" 'failed: no DNS-SD daemon answered' "$before" 10 || fail "did not notice the daemon going away"
 start_avahi
 wait_for "$FIRST_OUT" 'answers again.*' 15 || true
 visit third

@@ -6,6 +6,14 @@ struct DNSSDError: Error, Equatable, CustomStringConvertible {
     var code: Int32
     /// The DNS-SD call that failed, e.g. `DNSServiceBrowse`.
     var operation: String
+    /// What the implementation said, when it says more than the code (Avahi's own backend does).
+    var detail: String? = nil
+
+    init(code: Int32, operation: String, detail: String? = nil) {
+        self.code = code
+        self.operation = operation
+        self.detail = detail
+    }
 
     /// Whether the error means that no DNS-SD daemon answered (Avahi's compat layer reports it as "unknown").
     var daemonUnavailable: Bool {
@@ -18,6 +26,7 @@ struct DNSSDError: Error, Equatable, CustomStringConvertible {
             return "\(operation) failed: no DNS-SD daemon answered. Start avahi-daemon (and the system D-Bus it needs): "
                 + "`sudo systemctl start avahi-daemon`, or `make deps` in the Chirp repository; Chirp keeps retrying"
         }
+        if let detail { return "\(operation) failed: \(detail)" }
         return "\(operation) failed: \(Self.name(of: code)) (\(code))"
     }
 

@@ -27,8 +27,9 @@ enum BrowseEvent: DNSSDFailureRepresentable {
 
 /// What a resolve reports.
 enum ResolveEvent: DNSSDFailureRepresentable {
-    /// The instance's target host, port and TXT record.
-    case resolved(host: String, port: UInt16, txt: TXTRecord, interfaceIndex: UInt32)
+    /// The instance's target host, port and TXT record, and its addresses when the backend resolves them too
+    /// (Avahi's own does; `dns_sd` does not: empty).
+    case resolved(host: String, port: UInt16, txt: TXTRecord, interfaceIndex: UInt32, addresses: [String])
     case failed(DNSSDError)
     static func failure(_ error: DNSSDError) -> Self { .failed(error) }
 }
@@ -104,7 +105,7 @@ enum DNSService {
                     record = TXTRecord()
                 }
                 let host = host.map { String(cString: $0) } ?? ""
-                context.deliver(.resolved(host: host, port: UInt16(bigEndian: port), txt: record, interfaceIndex: interface))
+                context.deliver(.resolved(host: host, port: UInt16(bigEndian: port), txt: record, interfaceIndex: interface, addresses: []))
             }, context)
         }
     }

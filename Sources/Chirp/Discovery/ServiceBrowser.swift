@@ -58,16 +58,21 @@ public struct ServiceBrowser: Sendable {
     public let serviceType: ServiceType
     private let domain: String
     private let interface: Configuration.Interface
+    private let backend: Configuration.DiscoveryBackend
     private let logger: Logger
 
-    /// A browser for the peers of `serviceType` in `domain` on `interface`; `logger` gets its problems (default:
-    /// nothing is logged).
+    /// A browser for the peers of `serviceType` in `domain` on `interface`, through `backend`; `logger` gets its
+    /// problems (default: nothing is logged).
     ///
     /// - Throws: ``ChirpError/invalidServiceType(_:reason:)``.
-    public init(serviceType: String, domain: String = "local.", interface: Configuration.Interface = .any, logger: Logger = .chirpSilent) throws {
+    public init(
+        serviceType: String, domain: String = "local.", interface: Configuration.Interface = .any,
+        backend: Configuration.DiscoveryBackend = .automatic, logger: Logger = .chirpSilent
+    ) throws {
         self.serviceType = try ServiceType(serviceType)
         self.domain = domain
         self.interface = interface
+        self.backend = backend
         self.logger = logger
     }
 
@@ -78,7 +83,7 @@ public struct ServiceBrowser: Sendable {
         configuration.interface = interface
         let discovery = ServiceDiscovery(
             serviceType: serviceType, domain: domain, interfaceIndex: configuration.interfaceIndex, advertisement: nil,
-            logger: logger
+            backend: backend.implementation, logger: logger
         ) { event in
             switch event {
             case .found(let service): continuation.yield(.found(ServiceInstance(service)))

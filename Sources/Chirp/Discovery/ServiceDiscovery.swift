@@ -46,8 +46,8 @@ final class ServiceDiscovery: @unchecked Sendable {
 
     private struct Instance {
         var interfaces: Set<UInt32> = []
-        var resolver: DNSServiceOperation<ResolveEvent>?
-        var addressQueries: [DNSServiceOperation<AddressEvent>] = []
+        var resolver: (any DiscoveryOperation)?
+        var addressQueries: [any DiscoveryOperation] = []
         var pending: DiscoveredService?
         var reported = false
         var resolveAttempts = 0
@@ -69,14 +69,15 @@ final class ServiceDiscovery: @unchecked Sendable {
     private let resolveTimeout: Double
     private let resolveLater: (@Sendable (String) -> Bool)?
     private let logger: Logger
+    private let backend: any Discovery
     private let handler: @Sendable (DiscoveryEvent) -> Void
     /// Entered by every DNS-SD reference while it exists; `stop` completes once all are released.
     private let releases = DispatchGroup()
 
     // Everything below is touched on `queue` only.
     private var running = false
-    private var registration: DNSServiceOperation<RegisterEvent>?
-    private var browser: DNSServiceOperation<BrowseEvent>?
+    private var registration: (any DiscoveryOperation)?
+    private var browser: (any DiscoveryOperation)?
     private var instances: [String: Instance] = [:]
     private var retry = DaemonRetry()
     private var resolves: ResolveScheduler
@@ -86,8 +87,9 @@ final class ServiceDiscovery: @unchecked Sendable {
     init(
         serviceType: ServiceType, domain: String?, interfaceIndex: UInt32, advertisement: Advertisement?,
         resolveTimeout: Double = 5, maxConcurrentResolves: Int = 2, resolveLater: (@Sendable (String) -> Bool)? = nil,
-        logger: Logger, handler: @escaping @Sendable (DiscoveryEvent) -> Void
+        backend: any Discovery = DNSSDDiscovery(), logger: Logger, handler: @escaping @Sendable (DiscoveryEvent) -> Void
     ) {
+        self.backend = backend
         self.queue = DispatchQueue(label: "chirp.discovery.\(serviceType.name)")
         self.serviceType = serviceType
         self.domain = domain
@@ -153,13 +155,13 @@ final class ServiceDiscovery: @unchecked Sendable {
         generation += 1
         do {
             if let advertisement {
-                registration = try DNSService.register(
+                registration = try backend.register(
                     name: advertisement.instanceName, type: serviceType.registrationType, domain: domain,
                     interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt, queue: queue, releases: releases
                 ) { [unowned self] event in self.handle(event) }
             }
             logger.debug("browsing", metadata: ["type": "\(serviceType.registrationType)", "advertising": "\(advertisement != nil)"])
-            browser = try DNSService.browse(
+            browser = try backend.browse(
                 type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: releases
             ) { [unowned self] event in self.handle(event) }
             if retry.succeeded() {
@@ -266,7 +268,7 @@ final class ServiceDiscovery: @unchecked Sendable {
         instance.resolveStarted = started
         let attempt = instance.resolveAttempts
         do {
-            instance.resolver = try DNSService.resolve(
+            instance.resolver = try backend.resolve(
                 name: name, type: instance.type, domain: instance.domain, interfaceIndex: instance.interface, queue: queue,
                 releases: releases
             ) { [unowned self] event in self.handleResolve(event, name: name) }
@@ -331,7 +333,7 @@ final class ServiceDiscovery: @unchecked Sendable {
     private func handleResolve(_ event: ResolveEvent, name: String) {
         guard var instance = instances[name] else { return }
         switch event {
-        case .resolved(let host, let port, let txt, let interface):
+        case .resolved(let host, let port, let txt, let interface, let addresses):
             let took = instance.resolveStarted.map { Double(DispatchTime.now().uptimeNanoseconds - $0.uptimeNanoseconds) / 1e6 } ?? 0
             logger.debug("instance resolved", metadata: [
                 "instance": "\(UntrustedText.escaped(name))", "host": "\(UntrustedText.escaped(host))", "port": "\(port)", "attempt": "\(instance.resolveAttempts)",
@@ -348,10 +350,17 @@ final class ServiceDiscovery: @unchecked Sendable {
                 report(name)
                 return
             }
-            // The compat layer has no DNSServiceGetAddrInfo: ask for A and AAAA records ourselves.
+            if !addresses.isEmpty {
+                // The backend resolved the address too (Avahi's own): IPv4 first, as below.
+                instance.pending?.addresses = addresses.filter { !$0.contains(":") } + addresses.filter { $0.contains(":") }
+                instances[name] = instance
+                report(name)
+                return
+            }
+            // Avahi's compat layer has no DNSServiceGetAddrInfo: ask for A and AAAA records ourselves.
             do {
                 for ipv6 in [false, true] {
-                    instance.addressQueries.append(try DNSService.queryAddress(
+                    instance.addressQueries.append(try backend.queryAddress(
                         host: host, ipv6: ipv6, interfaceIndex: interface, queue: queue, releases: releases
                     ) { [unowned self] event in self.handleAddress(event, name: name) })
                 }

@@ -49,7 +49,8 @@ public enum ServiceTypeBrowserEvent: Sendable {
 /// Lists the service types advertised on the network (DNS-SD service-type enumeration: a browse of
 /// `_services._dns-sd._udp`), without joining any of them: what `chirp browse` shows when given no type.
 ///
-/// Works with Bonjour and with Avahi's Bonjour compatibility layer (checked with Avahi 0.8).
+/// Works with Bonjour, with Avahi's own client library and with its Bonjour compatibility layer (checked with
+/// Avahi 0.8).
 ///
 /// ```swift
 /// for await event in ServiceTypeBrowser().events() {
@@ -59,12 +60,18 @@ public enum ServiceTypeBrowserEvent: Sendable {
 public struct ServiceTypeBrowser: Sendable {
     private let domain: String
     private let interface: Configuration.Interface
+    private let backend: Configuration.DiscoveryBackend
     private let logger: Logger
 
-    /// A browser for `domain` on `interface`; `logger` gets its problems (default: nothing is logged).
-    public init(domain: String = "local.", interface: Configuration.Interface = .any, logger: Logger = .chirpSilent) {
+    /// A browser for `domain` on `interface`, through `backend`; `logger` gets its problems (default: nothing is
+    /// logged).
+    public init(
+        domain: String = "local.", interface: Configuration.Interface = .any,
+        backend: Configuration.DiscoveryBackend = .automatic, logger: Logger = .chirpSilent
+    ) {
         self.domain = domain
         self.interface = interface
+        self.backend = backend
         self.logger = logger
     }
 
@@ -74,7 +81,7 @@ public struct ServiceTypeBrowser: Sendable {
         var configuration = Configuration()
         configuration.interface = interface
         let enumeration = ServiceTypeEnumeration(
-            domain: domain, interfaceIndex: configuration.interfaceIndex, logger: logger
+            domain: domain, interfaceIndex: configuration.interfaceIndex, backend: backend.implementation, logger: logger
         ) { event in continuation.yield(event) }
         continuation.onTermination = { _ in enumeration.stop() }
         enumeration.start()
@@ -92,16 +99,21 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
     private let domain: String
     private let interfaceIndex: UInt32
     private let logger: Logger
+    private let backend: any Discovery
     private let handler: @Sendable (ServiceTypeBrowserEvent) -> Void
 
     // Touched on `queue` only.
     private var running = false
-    private var browser: DNSServiceOperation<BrowseEvent>?
+    private var browser: (any DiscoveryOperation)?
     /// Every type seen, with the interfaces it is seen on.
     private var types: [DiscoveredServiceType: Set<UInt32>] = [:]
     private var retry = DaemonRetry()
 
-    init(domain: String, interfaceIndex: UInt32, logger: Logger, handler: @escaping @Sendable (ServiceTypeBrowserEvent) -> Void) {
+    init(
+        domain: String, interfaceIndex: UInt32, backend: any Discovery = DNSSDDiscovery(), logger: Logger,
+        handler: @escaping @Sendable (ServiceTypeBrowserEvent) -> Void
+    ) {
+        self.backend = backend
         self.domain = domain
         self.interfaceIndex = interfaceIndex
         self.logger = logger
@@ -126,8 +138,8 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
     private func attemptStart() {
         guard running else { return }
         do {
-            browser = try DNSService.browse(
-                type: Self.metaQueryType, domain: domain, interfaceIndex: interfaceIndex, queue: queue
+            browser = try backend.browse(
+                type: Self.metaQueryType, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: nil
             ) { [unowned self] event in self.handle(event) }
             retry.succeeded()
         } catch let error as DNSSDError {

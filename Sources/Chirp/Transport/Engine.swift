@@ -196,6 +196,7 @@ final class Engine: ConnectionDelegate {
                 ? .init(instanceName: Self.instanceName(name: configuration.peerName, id: localID), port: UInt16(port), txt: txt)
                 : nil,
             resolveLater: resolveLater,
+            backend: configuration.discoveryBackend.implementation,
             logger: logger
         ) { [weak self] event in self?.handle(event) }
         let started = state.withLockedValue { state -> Bool in
