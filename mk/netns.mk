@@ -1,6 +1,7 @@
 # The multi-host fault tests (Docs/Reliability.md, "Faults"): hosts made of network namespaces on this machine
 # (scripts/netns/netns.sh), a chirp-probe on each, faults injected between them. Needs root; nothing leaves the machine.
-# Skipped, with one line, where the harness cannot run (scripts/netns/netns.sh available says why).
+# Skipped, with one line, where the harness cannot run (scripts/netns/netns.sh available says why). Runs once per
+# discovery backend (Docs/Discovery.md).
 # Every harness a test builds is removed when the test ends; whatever an interrupted run leaves is removed on exit,
 # from the prefixes the tests write to $CHIRP_NETNS_PREFIX_LOG.
 
@@ -15,7 +16,10 @@ netns-test: deps
 	prefixes=$$(mktemp); \
 	trap 'while read -r p; do NETNS_PREFIX=$$p NETNS_QUIET=1 $(NETNS_SH) down || true; done <"$$prefixes"; rm -f "$$prefixes"' EXIT; \
 	trap 'exit 130' INT TERM; \
-	CHIRP_NETNS=1 CHIRP_NETNS_PREFIX_LOG="$$prefixes" AVAHI_COMPAT_NOWARN=1 \
-		$(SWIFT) test --skip-build --filter '^ChirpReliabilityTests\.' $(TEST_FLAGS)
+	for backend in avahi dns-sd; do \
+		echo "==> netns-test: discovery backend $$backend"; \
+		CHIRP_DISCOVERY=$$backend CHIRP_NETNS=1 CHIRP_NETNS_PREFIX_LOG="$$prefixes" AVAHI_COMPAT_NOWARN=1 \
+			$(SWIFT) test --skip-build --filter '^ChirpReliabilityTests\.' $(TEST_FLAGS); \
+	done
 
 TEST_STEPS += netns-test

@@ -5,9 +5,12 @@
 #       One sender broadcasts as fast as its acknowledgement window lets it, for --seconds, to --peers receiver
 #       processes spread over --hosts simulated hosts (network namespaces, scripts/netns/netns.sh). Prints per-peer
 #       and aggregate figures; exits non-zero on any lost, duplicated, reordered or skipped delivery.
-#   run.sh many [--peers 64] [--per-process 1] [--timeout 180] [--hold 5] [--netns 0|1]
-#       --peers transceivers in one service on one host (--per-process of them in each process), until each has
-#       --peers - 1 connected peers. Prints the time to full mesh and memory per peer; exits non-zero unless all connect.
+#   run.sh many [--peers 64] [--per-process 1] [--timeout 180] [--hold 5] [--netns 0|1] [--hosts 1]
+#       --peers transceivers in one service (--per-process of them in each process), until each has --peers - 1
+#       connected peers: on one host, or spread over --hosts simulated hosts (network namespaces, each with its own
+#       dbus and avahi-daemon; --hosts 16 --peers 16 is one peer per host). All processes are started at once. Prints
+#       the time to full mesh from the first launch and from the last one, and memory per peer; exits non-zero
+#       unless all connect.
 #
 # Environment: LOAD_BIN (the chirp-load executable; default: a release build), LOAD_NETNS=0 (loopback only),
 # NETNS_SH (default scripts/netns/netns.sh), LOAD_OUT (where logs go; default a fresh directory under /tmp).
@@ -25,7 +28,7 @@ die() { printf '==> ERROR: %s\n' "$*" >&2; exit 2; }
 mode="${1:-}"
 [[ "$mode" == broadcast || "$mode" == many ]] || die "usage: run.sh broadcast|many [options] (see the header of $0)"
 shift
-hosts=3 peers="" seconds=60 window=4096 per_process=1 timeout=180 hold=5 many_netns=0
+hosts="" peers="" seconds=60 window=4096 per_process=1 timeout=180 hold=5 many_netns=0
 while (($#)); do
     case "$1" in
         --hosts) hosts="$2" ;;
@@ -43,6 +46,10 @@ done
 if [[ -z "$peers" ]]; then
     if [[ $mode == broadcast ]]; then peers=16; else peers=64; fi
 fi
+if [[ -z "$hosts" ]]; then
+    if [[ $mode == broadcast ]]; then hosts=3; else hosts=1; fi
+fi
+if [[ $mode == many && $hosts -gt 1 ]]; then many_netns=1; fi
 
 # A fresh service type per run (at most 15 characters).
 service="ld$(printf '%04x' $((RANDOM % 65536)))$(printf '%x' $(($(date +%s) % 65536)))"
@@ -61,7 +68,6 @@ fi
 # A host is a command prefix: empty for this machine's loopback avahi, `netns.sh exec hK` for a namespace host.
 use_netns=0
 netns_up=0
-if [[ $mode == many ]]; then hosts=1; fi
 if [[ "${LOAD_NETNS:-1}" != 0 && ( ($mode == broadcast && $hosts -gt 1) || ($mode == many && $many_netns == 1) ) ]]; then
     if [[ -x "$NETNS_SH" ]]; then
         if reason="$("$NETNS_SH" available 2>&1)"; then
@@ -142,12 +148,13 @@ fi
 # ------------------------------------------------------------------ many
 processes=$(( (peers + per_process - 1) / per_process ))
 ((processes * per_process == peers)) || die "--peers must be a multiple of --per-process"
-say "many: $peers peers in $processes process(es) of $per_process, one host ($( ((use_netns)) && echo "namespace host h1" || echo "loopback avahi")), service _$service._tcp, logs in $OUT"
+say "many: $peers peers in $processes process(es) of $per_process, on $hosts_used host(s) ($( ((use_netns)) && echo "namespace hosts" || echo "loopback avahi")), service _$service._tcp, logs in $OUT"
 started_at=$(date +%s.%N)
 for ((i = 1; i <= processes; i++)); do
-    start "mesh-$i" 1 mesh --service "$service" --name "p$i" --count "$per_process" --expect $((peers - 1)) \
-        --interface "$interface" --timeout $((timeout + 60))
+    start "mesh-$i" $(( (i - 1) % hosts_used + 1 )) mesh --service "$service" --name "p$i" --count "$per_process" \
+        --expect $((peers - 1)) --interface "$interface" --timeout $((timeout + 60))
 done
+last_started_at=$(date +%s.%N)
 deadline=$(( $(date +%s) + timeout ))
 full=0
 while (( $(date +%s) < deadline )); do
@@ -163,4 +170,4 @@ else
 fi
 for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
 for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-python3 "$HERE/summarize.py" many "$OUT" "$peers" "$per_process" "$started_at"
+python3 "$HERE/summarize.py" many "$OUT" "$peers" "$per_process" "$started_at" "$last_started_at" "$hosts_used"

@@ -2,7 +2,7 @@
 """Summarizes a load run of scripts/load/run.sh from the JSON lines its processes printed.
 
     summarize.py broadcast OUT PEERS HOSTS SENDER_STATUS
-    summarize.py many OUT PEERS PER_PROCESS STARTED_AT
+    summarize.py many OUT PEERS PER_PROCESS STARTED_AT [LAST_STARTED_AT HOSTS]
 
 Exits 1 when the run failed its checks (see run.sh)."""
 import glob
@@ -99,7 +99,7 @@ def broadcast(out, peers, hosts, sender_status):
     return 0 if not failures else 1
 
 
-def many(out, peers, per_process, started_at):
+def many(out, peers, per_process, started_at, last_started_at=None, hosts=1):
     processes = peers // per_process
     failures = []
     summaries, fulls, statuses = [], [], []
@@ -129,13 +129,20 @@ def many(out, peers, per_process, started_at):
                 vals = [p[key] for p in ps]
                 return f"{min(vals)}/{int(statistics.median(vals))}"
             print(f"{b:>6} {mm('found'):>14} {mm('available'):>18} {mm('connected'):>18}")
-    summary = {"mode": "many", "peers": peers, "perProcess": per_process, "processes": processes, "machine": machine(),
-               "full": len(fulls)}
+    summary = {"mode": "many", "peers": peers, "perProcess": per_process, "processes": processes, "hosts": hosts,
+               "machine": machine(), "full": len(fulls)}
     if fulls:
         last = max(f["at"] for f in fulls) - started_at
-        summary["secondsToFullMesh"] = round(last, 1) if len(fulls) == processes else None
+        complete = len(fulls) == processes
+        summary["secondsToFullMesh"] = round(last, 2) if complete else None
+        after_last = None
+        if last_started_at is not None:
+            after_last = max(f["at"] for f in fulls) - last_started_at
+            summary["secondsToFullMeshAfterLastStart"] = round(after_last, 2) if complete else None
         print(f"full mesh: {len(fulls)}/{processes} processes; "
-              + (f"the last after {last:.1f} s from launch" if len(fulls) == processes else "not all"))
+              + (f"the last after {last:.2f} s from the first launch"
+                 + (f", {after_last:.2f} s after the last launch" if after_last is not None else "")
+                 if complete else "not all"))
     if summaries:
         rss = [s["rssKiB"] / 1024 for s in summaries]
         pss = [s["pssKiB"] / 1024 for s in summaries if s["pssKiB"]]
@@ -167,4 +174,6 @@ if __name__ == "__main__":
     mode, out = sys.argv[1], sys.argv[2]
     if mode == "broadcast":
         sys.exit(broadcast(out, int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])))
-    sys.exit(many(out, int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])))
+    last_started = float(sys.argv[6]) if len(sys.argv) > 6 else None
+    hosts = int(sys.argv[7]) if len(sys.argv) > 7 else 1
+    sys.exit(many(out, int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), last_started, hosts))

@@ -6,7 +6,10 @@
 #
 # Usage (as root):
 #   netns.sh available            exit 0 if the harness can run here, else ONE line with the reason, exit 1
-#   netns.sh up N                 build hosts h1..hN (fails if any of them already exists)
+#   netns.sh up N [--subnets 2]   build hosts h1..hN (fails if any of them already exists). With --subnets 2: two
+#                                 subnets on two bridges, odd hosts on the first and even hosts on the second,
+#                                 joined by a router host ("router": IP forwarding, and an avahi-daemon with
+#                                 enable-reflector=yes on both links); every host routes through it
 #   netns.sh exec HOST CMD [ARG...]
 #                                 run CMD on HOST (its network + mount namespace) with DBUS_SYSTEM_BUS_ADDRESS
 #                                 set to HOST's bus and AVAHI_COMPAT_NOWARN=1. The script exec's itself into
@@ -27,7 +30,8 @@
 #   (br0 in ${NETNS_PREFIX}-br with ports hK; eth0 in each host), so their names cannot collide either.
 #
 # Layout of host hK: address 10.213.X.(10+K)/24 on eth0, where X is 1 for the default prefix and derived from
-# the prefix otherwise. Its mount namespace (bound to /run/chirp-netns/PREFIX/hK/mntns) has private tmpfs
+# the prefix otherwise; with --subnets 2, even hosts are on 10.214.X.0/24 (bridge br1), and the router is .1 on
+# both subnets. Its mount namespace (bound to /run/chirp-netns/PREFIX/hK/mntns) has private tmpfs
 # mounts on /run/dbus and /run/avahi-daemon: there its dbus-daemon keeps socket + pid, avahi-daemon its pid.
 set -euo pipefail
 
@@ -52,11 +56,15 @@ subnet_octet() {
     echo $((sum % 249 + 2))
 }
 SUBNET="10.213.$(subnet_octet)"
+SUBNET_B="10.214.$(subnet_octet)"
 
 host_ns()   { echo "$PREFIX-$1"; }
 host_dir()  { echo "$RUN_DIR/$1"; }
 host_num()  { [[ $1 =~ ^h([1-9][0-9]*)$ ]] || die "bad host name '$1' (want h1, h2, ...)"; echo "${BASH_REMATCH[1]}"; }
-host_addr() { echo "$SUBNET.$((10 + $(host_num "$1")))"; }
+subnet_count()  { cat "$RUN_DIR/subnets" 2>/dev/null || echo 1; }
+subnet_prefix() { if [[ $1 == 1 ]]; then echo "$SUBNET_B"; else echo "$SUBNET"; fi; }
+host_subnet()   { echo $(( ($(host_num "$1") - 1) % $(subnet_count) )); }
+host_addr() { echo "$(subnet_prefix "$(host_subnet "$1")").$((10 + $(host_num "$1")))"; }
 
 host_exists() {
     local h=$1
@@ -117,15 +125,15 @@ CONF
 }
 
 write_avahi_conf() {
-    local file=$1 h=$2
+    local file=$1 h=$2 interfaces=${3:-eth0} reflect=${4:-no}
     cat >"$file" <<CONF
 # Written by Chirp's scripts/netns/netns.sh for host $h of harness '$PREFIX'.
-# avahi only uses this host's veth (eth0 inside network namespace $(host_ns "$h")).
+# avahi only uses this host's veths ($interfaces inside network namespace $(host_ns "$h")).
 [server]
 host-name=$PREFIX-$h
 use-ipv4=yes
 use-ipv6=no
-allow-interfaces=eth0
+allow-interfaces=$interfaces
 deny-interfaces=lo
 disallow-other-stacks=no
 enable-dbus=yes
@@ -141,7 +149,8 @@ publish-workstation=no
 publish-addresses=yes
 
 [reflector]
-enable-reflector=no
+enable-reflector=$reflect
+reflect-ipv=no
 CONF
 }
 
@@ -174,17 +183,46 @@ start_avahi() {
 }
 
 make_host() {
-    local h=$1 ns dir
+    local h=$1 ns dir subnet
+    ns=$(host_ns "$h")
+    dir=$(host_dir "$h")
+    subnet=$(host_subnet "$h")
+    mkdir -p "$dir"
+    ip netns add "$ns"
+    ip -n "$ns" link set lo up
+    ip link add name eth0 netns "$ns" type veth peer name "$h" netns "$BR_NS"
+    ip -n "$BR_NS" link set "$h" master "br$subnet"
+    ip -n "$BR_NS" link set "$h" up
+    ip -n "$ns" addr add "$(host_addr "$h")/24" dev eth0
+    ip -n "$ns" link set eth0 up
+    if (($(subnet_count) > 1)); then ip -n "$ns" route add default via "$(subnet_prefix "$subnet").1"; fi
+    start_daemons "$h" eth0 no
+}
+
+# The router between the two subnets: a host with a leg on each bridge, IP forwarding, and an avahi-daemon that
+# reflects mDNS between its two links (enable-reflector=yes, an existing Avahi feature).
+make_router() {
+    local h=router ns dir i
     ns=$(host_ns "$h")
     dir=$(host_dir "$h")
     mkdir -p "$dir"
     ip netns add "$ns"
     ip -n "$ns" link set lo up
-    ip link add name eth0 netns "$ns" type veth peer name "$h" netns "$BR_NS"
-    ip -n "$BR_NS" link set "$h" master br0
-    ip -n "$BR_NS" link set "$h" up
-    ip -n "$ns" addr add "$(host_addr "$h")/24" dev eth0
-    ip -n "$ns" link set eth0 up
+    for i in 0 1; do
+        ip link add name "eth$i" netns "$ns" type veth peer name "r$i" netns "$BR_NS"
+        ip -n "$BR_NS" link set "r$i" master "br$i"
+        ip -n "$BR_NS" link set "r$i" up
+        ip -n "$ns" addr add "$(subnet_prefix "$i").1/24" dev "eth$i"
+        ip -n "$ns" link set "eth$i" up
+    done
+    ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1
+    start_daemons "$h" eth0,eth1 yes
+}
+
+# start_daemons HOST INTERFACES REFLECT: HOST's private mount namespace, its dbus-daemon and its avahi-daemon.
+start_daemons() {
+    local h=$1 dir
+    dir=$(host_dir "$h")
 
     # A private mount namespace that outlives this command: bound to a file in the runtime folder.
     : >"$dir/mntns"
@@ -199,7 +237,7 @@ make_host() {
         die "$h: could not make its mount namespace"
 
     write_dbus_conf "$dir/dbus.conf"
-    write_avahi_conf "$dir/avahi-daemon.conf" "$h"
+    write_avahi_conf "$dir/avahi-daemon.conf" "$h" "$2" "$3"
     in_host_detached "$h" dbus-daemon --config-file="$dir/dbus.conf" --fork >>"$dir/dbus.log" 2>&1 ||
         die "$h: dbus-daemon failed to start (see $dir/dbus.log)"
     wait_for dbus_answers "$h" || die "$h: its dbus-daemon does not answer after ${WAIT_SECONDS}s"
@@ -207,8 +245,10 @@ make_host() {
 }
 
 cmd_up() {
-    local n=${1:-}
-    [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 200)) || die "usage: netns.sh up N (1..200)"
+    local n=${1:-} subnets=1
+    if [[ ${2:-} == --subnets ]]; then subnets=${3:-}; fi
+    [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 200)) || die "usage: netns.sh up N [--subnets 2] (N: 1..200)"
+    [[ $subnets == 1 || $subnets == 2 ]] || die "usage: netns.sh up N [--subnets 2] (1 or 2 subnets)"
     local reason
     reason=$(cmd_available) || die "$reason"
     [[ ! -e /run/netns/$BR_NS && ! -e $RUN_DIR ]] ||
@@ -222,8 +262,16 @@ cmd_up() {
 
     ip netns add "$BR_NS"
     ip -n "$BR_NS" link set lo up
-    ip -n "$BR_NS" link add br0 type bridge stp_state 0 forward_delay 0 mcast_snooping 0
-    ip -n "$BR_NS" link set br0 up
+    echo "$subnets" >"$RUN_DIR/subnets"
+    local b
+    for ((b = 0; b < subnets; b++)); do
+        ip -n "$BR_NS" link add "br$b" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
+        ip -n "$BR_NS" link set "br$b" up
+    done
+    if ((subnets > 1)); then
+        make_router
+        log "router up: $SUBNET.1 and $SUBNET_B.1 (namespace $(host_ns router), avahi reflector on)"
+    fi
 
     local k
     for ((k = 1; k <= n; k++)); do
@@ -300,19 +348,19 @@ kill_ns_processes() {
 
 cmd_down() {
     local f ns h
-    for f in /run/netns/"$PREFIX"-h*; do
+    for f in /run/netns/"$PREFIX"-h* /run/netns/"$PREFIX"-router; do
         [[ -e $f ]] || continue
         ns=${f##*/}
         kill_ns_processes "$ns"
     done
-    for f in /run/netns/"$PREFIX"-h*; do
+    for f in /run/netns/"$PREFIX"-h* /run/netns/"$PREFIX"-router; do
         [[ -e $f ]] || continue
         ns=${f##*/}
         h=${ns#"$PREFIX"-}
         ip netns del "$ns" 2>/dev/null || true
     done
     if [[ -d $RUN_DIR ]]; then
-        for f in "$RUN_DIR"/h*/mntns; do
+        for f in "$RUN_DIR"/h*/mntns "$RUN_DIR"/router/mntns; do
             [[ -e $f ]] || continue
             umount "$f" 2>/dev/null || umount -l "$f" 2>/dev/null || true
         done

@@ -11,7 +11,9 @@ final class Harness: Sendable {
     let hosts: [String]
 
     /// Creates `count` hosts. Throws (after removing what was made) when `up` fails.
-    init(hosts count: Int) throws {
+    /// Builds `count` hosts; with `subnets: 2`, on two subnets joined by a router whose avahi-daemon reflects mDNS
+    /// (odd hosts on the first, even hosts on the second; `netns.sh up N --subnets 2`).
+    init(hosts count: Int, subnets: Int = 1) throws {
         let letters = "abcdefghijklmnopqrstuvwxyz0123456789"
         prefix = "cr" + String((0..<4).map { _ in letters.randomElement() ?? "x" })
         hosts = (1...count).map { "h\($0)" }
@@ -21,7 +23,7 @@ final class Harness: Sendable {
             handle.write(Data((prefix + "\n").utf8))
             try? handle.close()
         }
-        let result = Harness.script(["up", String(count)], prefix: prefix)
+        let result = Harness.script(["up", String(count)] + (subnets > 1 ? ["--subnets", String(subnets)] : []), prefix: prefix)
         guard result.status == 0 else {
             _ = Harness.script(["down"], prefix: prefix)
             throw HarnessError(message: "netns.sh up \(count) failed (\(result.status)): \(result.output)")
