@@ -20,9 +20,10 @@ final class LogPump: @unchecked Sendable {
     let origin: RecordCoding.Origin
     let streamID: String
     let configuration: LogSourceConfiguration
-    weak var transceiver: Transceiver?
-    /// Where problems are logged (set once, before the source starts).
-    var logger = Logger(label: "chirp.logs", factory: { _ in SwiftLogNoOpLogHandler() })
+    /// The source's transceiver, set on `queue` (``attach(_:)``).
+    private weak var transceiver: Transceiver?
+    /// Where problems are logged.
+    let logger: Logger
 
     private var sessions: [Session] = []
     private var subscribers: [Subscriber] = []
@@ -57,7 +58,11 @@ final class LogPump: @unchecked Sendable {
         var cursor: UInt64
     }
 
-    init(buffer: LogBuffer, spool: LogSpool?, origin: RecordCoding.Origin, streamID: String, configuration: LogSourceConfiguration) {
+    init(
+        buffer: LogBuffer, spool: LogSpool?, origin: RecordCoding.Origin, streamID: String, configuration: LogSourceConfiguration,
+        logger: Logger = Logger(label: "chirp.logs", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) {
+        self.logger = logger
         self.buffer = buffer
         self.spool = spool
         self.origin = origin
@@ -67,6 +72,12 @@ final class LogPump: @unchecked Sendable {
         self.firstSequenceOfProcess = buffer.bounds.next
         buffer.setWake { [weak self] in self?.requestPass() }
         if spool != nil { requestPass() }
+    }
+
+    /// Gives the pump its transceiver, on its queue: a pass may already be running (with a spool, one starts at
+    /// once), and reads it there.
+    func attach(_ transceiver: Transceiver) {
+        queue.async { self.transceiver = transceiver }
     }
 
     // MARK: Scheduling

@@ -57,7 +57,6 @@ public final class LogSource: Sendable {
         let buffer = LogBuffer(capacity: max(configuration.bufferCapacity, 1), firstSequence: (spool?.lastSequence ?? 0) + 1)
         self.buffer = buffer
         let origin = RecordCoding.Origin(appName: configuration.appName, host: host, processID: pid)
-        self.pump = LogPump(buffer: buffer, spool: spool, origin: origin, streamID: streamID, configuration: configuration)
         self.policy = NIOLockedValueBox(configuration.http)
 
         var transceiverConfiguration = configuration.transceiver
@@ -71,10 +70,14 @@ public final class LogSource: Sendable {
         transceiverConfiguration.logger = configuration.networkLogger ?? Logger(label: "chirp.logs") { label in
             ChirpLogHandler(label: label, buffer: buffer, logLevel: .notice, metadataProvider: nil)
         }
-        pump.logger = transceiverConfiguration.logger
+        // The pump's logger is fixed before its queue runs; the transceiver reaches it through that queue: with a
+        // spool, the pump starts a pass as soon as it exists.
+        self.pump = LogPump(
+            buffer: buffer, spool: spool, origin: origin, streamID: streamID, configuration: configuration,
+            logger: transceiverConfiguration.logger)
         let transceiver = Transceiver(configuration: transceiverConfiguration)
         self.transceiver = transceiver
-        pump.transceiver = transceiver
+        pump.attach(transceiver)
 
         let pump = self.pump
         transceiver.respond(to: LogSubscribe.self) { request, peer async throws -> LogSubscribed in

@@ -285,6 +285,12 @@ final class RawConnection: Sendable {
         }
     }
 
+    /// Whether the bytes read so far contain `text`.
+    func hasReceived(text: String) -> Bool {
+        let needle = Array(text.utf8)
+        return received.withLockedValue { $0.bytes.contains(needle) }
+    }
+
     /// Waits until the other side closed the connection.
     func waitForClose() async throws {
         try await withTimeout(20, "the other side to close a raw connection") {
