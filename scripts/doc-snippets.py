@@ -145,6 +145,7 @@ def main():
         '.product(name: "ChirpConsole", package: "chirp")',
         '.product(name: "Logging", package: "swift-log")',
         '.product(name: "ArgumentParser", package: "swift-argument-parser")',
+        '.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")',
     ]
     target_lines = ",\n".join(
         f'        .executableTarget(name: "{t}", dependencies: [{", ".join(products)}], '
@@ -161,6 +162,7 @@ let package = Package(
         .package(path: "deps/chirp"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
     ],
     targets: [
 {target_lines}

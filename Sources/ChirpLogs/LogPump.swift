@@ -110,6 +110,11 @@ final class LogPump: @unchecked Sendable {
         } else if isInterestedInNewRecords, !timerPending {
             if !buffer.arm(ifNextIs: observedNext) { requestPass() }
         }
+        updateCounters()
+    }
+
+    /// Copies the state of the buffer, the sessions and the spool into ``counters``. On `queue`.
+    private func updateCounters() {
         counters.withLockedValue { counters in
             counters.logged = buffer.bounds.next &- firstSequenceOfProcess
             counters.viewers = sessions.count
@@ -118,6 +123,24 @@ final class LogPump: @unchecked Sendable {
         }
     }
 
+
+    /// Writes every record logged until now to the spool (when there is one), on the queue, and returns once it is
+    /// written: a graceful shutdown does not wait for the next pass.
+    func spoolEverything() async {
+        guard spool != nil else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async {
+                let target = self.buffer.bounds.next
+                while self.spooledThrough &+ 1 < target {
+                    let (oldest, next) = self.buffer.bounds
+                    guard self.spoolNewRecords(oldest: oldest, next: next) else { break }
+                }
+                self.spool?.flushAcknowledgement()
+                self.updateCounters()
+                continuation.resume()
+            }
+        }
+    }
 
     /// Whether a new record would let this pump do something (otherwise it waits for acknowledgements).
     private var isInterestedInNewRecords: Bool {

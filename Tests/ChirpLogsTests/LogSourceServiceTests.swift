@@ -1,0 +1,40 @@
+import ChirpLogs
+import ChirpTestSupport
+import Foundation
+import Logging
+import ServiceLifecycle
+import Testing
+
+/// A log source in swift-service-lifecycle's `ServiceGroup`.
+@Suite struct LogSourceServiceTests {
+    /// Records logged while the pump waits for its next pass (a long flush interval) are in the spool once a
+    /// graceful shutdown returns: the shutdown writes them instead of losing them with the process.
+    @Test func aGracefulShutdownWritesWhatWasLoggedToTheSpool() async throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = LogSourceConfiguration(appName: "orders")
+        configuration.serviceType = TestSupport.uniqueServiceType()
+        configuration.transceiver.interface = .loopback
+        configuration.spool = LogSpoolConfiguration(directory: directory)
+        configuration.flushInterval = .seconds(600)
+        let source = try LogSource(configuration: configuration)
+        let logger = Logger(label: "orders") { source.handler(label: $0) }
+
+        let group = ServiceGroup(configuration: .init(services: [source], logger: Logger(label: "group") { _ in SwiftLogNoOpLogHandler() }))
+        let running = Task { try await group.run() }
+        // The first record starts a pass, which spools it and waits 600 s before the next one.
+        logger.info("first")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while source.statistics.unacknowledgedInSpool < 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(source.statistics.unacknowledgedInSpool == 1)
+        // These wait for the next pass, 600 s away.
+        for n in 2...500 { logger.info("record \(n)") }
+
+        await group.triggerGracefulShutdown()
+        try await running.value
+        #expect(source.statistics.unacknowledgedInSpool == 500)
+        #expect(source.port == nil)
+    }
+}
