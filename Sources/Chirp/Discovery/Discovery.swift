@@ -41,6 +41,14 @@ protocol Discovery: Sendable {
         host: String, ipv6: Bool, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup?,
         handler: @escaping (AddressEvent) -> Void
     ) throws -> any DiscoveryOperation
+
+    /// Starts connecting to the daemon in the background, when the backend keeps a connection, so that the first
+    /// operation finds it ready (a transceiver calls it before it opens its listener). Returns at once.
+    func prepare()
+}
+
+extension Discovery {
+    func prepare() {}
 }
 
 /// The `dns_sd.h` backend: Bonjour on macOS, Avahi's Bonjour compatibility library on Linux (where each operation

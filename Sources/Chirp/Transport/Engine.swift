@@ -53,6 +53,7 @@ final class Engine: ConnectionDelegate {
         self.serviceType = serviceType
         self.hub = hub
         self.dispatcher = MessageDispatcher(router: router, configuration: configuration, hub: hub)
+        configuration.discoveryBackend.implementation.prepare()  // the daemon connection, while the listener opens
         self.logger = configuration.logger
         self.group = configuration.eventLoopGroup
         self.settings = ConnectionSettings(configuration, tls: tls)

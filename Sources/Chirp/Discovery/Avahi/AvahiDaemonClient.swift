@@ -44,11 +44,26 @@ final class AvahiDaemonClient: @unchecked Sendable {
         self.poll = poll
     }
 
+    /// Creates the client (its D-Bus connection and first round trips to the daemon, a few milliseconds) on a
+    /// background thread, unless it exists: the first operation then finds it ready.
+    func connectInBackground() {
+        DispatchQueue.global().async {
+            self.withLock { _ = try? self.ensureClientLocked(operation: "avahi_client_new") }
+        }
+    }
+
     /// Runs `body` with the running client and the poll's lock held; throws when the daemon does not answer (yet).
     /// Never call from an Avahi callback (they run with the lock held already).
     func withClient<T>(operation: String, _ body: (OpaquePointer) throws -> T) throws -> T {
         avahi_threaded_poll_lock(poll)
         defer { avahi_threaded_poll_unlock(poll) }
+        try ensureClientLocked(operation: operation)
+        guard let client, state == AVAHI_CLIENT_S_RUNNING else { throw DNSSDError(avahiCode: Int32(AVAHI_ERR_NO_DAEMON), operation: operation) }
+        return try body(client)
+    }
+
+    /// Creates the client, or replaces one that failed for good. Call with the poll's lock held.
+    private func ensureClientLocked(operation: String) throws {
         if client == nil || failed {
             if let old = client { avahi_client_free(old) }  // frees every object made on it
             client = nil
@@ -63,8 +78,6 @@ final class AvahiDaemonClient: @unchecked Sendable {
             }, userdata, &error)
             if client == nil { throw DNSSDError(avahiCode: error, operation: operation) }
         }
-        guard let client, state == AVAHI_CLIENT_S_RUNNING else { throw DNSSDError(avahiCode: Int32(AVAHI_ERR_NO_DAEMON), operation: operation) }
-        return try body(client)
     }
 
     /// Runs `body` with the poll's lock held (to free an Avahi object from outside a callback).

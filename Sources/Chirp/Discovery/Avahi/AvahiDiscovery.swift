@@ -13,6 +13,10 @@ struct AvahiDiscovery: Discovery {
 
     let daemon: AvahiDaemonClient
 
+    func prepare() {
+        daemon.connectInBackground()
+    }
+
     func register(
         name: String, type: String, domain: String?, interfaceIndex: UInt32, port: UInt16, txt: TXTRecord,
         queue: DispatchQueue, releases: DispatchGroup?, handler: @escaping (RegisterEvent) -> Void
