@@ -15,9 +15,8 @@ let package = Package(
         .executable(name: "logdemo", targets: ["logdemo"]),
         .library(name: "ChirpConsole", targets: ["ChirpConsole"]),
         .executable(name: "chirp-console", targets: ["chirp-console"]),
-        .executable(name: "chirp-bench", targets: ["chirp-bench"]),
-        .executable(name: "chirp-probe", targets: ["chirp-probe"]),
-        .executable(name: "chirp-load", targets: ["chirp-load"]),
+        // chirp-bench, chirp-probe and chirp-load are executable targets, not products: they serve this repository's
+        // benchmarks, fault tests and load runs, not users (`swift build --product NAME` builds them all the same).
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),

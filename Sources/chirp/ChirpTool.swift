@@ -4,7 +4,7 @@ import ArgumentParser
 import ChirpCommands
 
 @main
-struct ChirpCommand: AsyncParsableCommand {
+struct ChirpTool: AsyncParsableCommand {
     static func main() async { await CommandLineTool.main(Self.self) }
 
     static let configuration = CommandConfiguration(
