@@ -146,6 +146,7 @@ def main():
         '.product(name: "Logging", package: "swift-log")',
         '.product(name: "ArgumentParser", package: "swift-argument-parser")',
         '.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")',
+        '.product(name: "Metrics", package: "swift-metrics")',
     ]
     target_lines = ",\n".join(
         f'        .executableTarget(name: "{t}", dependencies: [{", ".join(products)}], '
@@ -163,6 +164,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
     ],
     targets: [
 {target_lines}

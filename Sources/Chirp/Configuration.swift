@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Metrics
 import NIOCore
 import NIOPosix
 
@@ -47,6 +48,9 @@ public struct Configuration: Sendable {
     public var metadata: [String: String] = [:]
     /// Where to advertise, browse and listen. Default: ``Interface/any``.
     public var interface: Interface = .any
+    /// Where the transceiver's metrics go (Docs/Metrics.md): `nil` (the default) for the process's bootstrapped
+    /// swift-metrics backend (`MetricsSystem.bootstrap`), whose default records nothing.
+    public var metricsFactory: (any MetricsFactory)? = nil
     /// Which DNS-SD implementation to use. Default: ``DiscoveryBackend/automatic`` (the `CHIRP_DISCOVERY`
     /// environment variable when set, else Avahi's own client library on Linux and `dns_sd` on macOS).
     public var discoveryBackend: DiscoveryBackend = .automatic

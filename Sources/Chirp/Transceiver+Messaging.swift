@@ -199,6 +199,7 @@ extension Transceiver {
         for connection in connections {
             let (admission, _) = submitFollowingSwitch(frame, on: connection, engine: engine)
             if admission == .full {
+                engine.metrics.outboundLimitHits.increment()
                 engine.report(.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit), logLevel: .warning)
             }
         }
@@ -232,6 +233,7 @@ extension Transceiver {
             case .accepted:
                 return
             case .full:
+                currentEngine?.metrics.outboundLimitHits.increment()
                 throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
             case .closed, .retired:
                 scratch.forgetRoute()
@@ -261,9 +263,12 @@ extension Transceiver {
     }
 
     func enqueue(_ frame: ByteBuffer, on connection: PeerConnection) throws {
-        switch submitFollowingSwitch(frame, on: connection, engine: currentEngine).admission {
+        let engine = currentEngine
+        switch submitFollowingSwitch(frame, on: connection, engine: engine).admission {
         case .accepted: return
-        case .full: throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
+        case .full:
+            engine?.metrics.outboundLimitHits.increment()
+            throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
         case .closed, .retired: throw ChirpError.peerNotConnected(connection.peer)
         }
     }
@@ -382,6 +387,25 @@ extension Transceiver {
 
     /// Sends a request frame and waits for the reply; maps every failure to a ``ChirpError``.
     func exchange(_ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout: Duration?) async throws -> MessageBody {
+        let metrics = currentEngine?.metrics
+        let started = ContinuousClock.now
+        do {
+            let reply = try await exchangeUncounted(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
+            metrics?.requestsAnswered.increment()
+            let took = (ContinuousClock.now - started).components
+            metrics?.requestDuration.recordNanoseconds(took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
+            return reply
+        } catch is FrameNotQueuedError {
+            throw FrameNotQueuedError()  // not sent: retried on the peer's current connection, counted there
+        } catch {
+            metrics?.requestsFailed.increment()
+            throw error
+        }
+    }
+
+    private func exchangeUncounted(
+        _ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout: Duration?
+    ) async throws -> MessageBody {
         let wait = timeout ?? configuration.requestTimeout
         let response: ResponseBody
         do {

@@ -24,6 +24,11 @@ final class LogPump: @unchecked Sendable {
     private weak var transceiver: Transceiver?
     /// Where problems are logged.
     let logger: Logger
+    /// The source's swift-metrics, fed from ``counters`` after each pass.
+    private let metrics: LogMetrics
+    /// What the metrics were last given, and the records spooled since (on `queue`).
+    private var reported = LogSourceStatistics()
+    private var spooledSinceReport = 0
 
     private var sessions: [Session] = []
     private var subscribers: [Subscriber] = []
@@ -63,6 +68,7 @@ final class LogPump: @unchecked Sendable {
         logger: Logger = Logger(label: "chirp.logs", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.logger = logger
+        self.metrics = LogMetrics(appName: configuration.appName, factory: configuration.transceiver.metricsFactory)
         self.buffer = buffer
         self.spool = spool
         self.origin = origin
@@ -115,12 +121,27 @@ final class LogPump: @unchecked Sendable {
 
     /// Copies the state of the buffer, the sessions and the spool into ``counters``. On `queue`.
     private func updateCounters() {
-        counters.withLockedValue { counters in
+        let now = counters.withLockedValue { counters in
             counters.logged = buffer.bounds.next &- firstSequenceOfProcess
             counters.viewers = sessions.count
             counters.unacknowledgedInSpool = spool?.unacknowledged ?? 0
             counters.evictedFromSpool = spool?.evicted ?? 0
+            return counters
         }
+        func delta(_ path: KeyPath<LogSourceStatistics, UInt64>) -> Int64 {
+            now[keyPath: path] > reported[keyPath: path] ? Int64(clamping: now[keyPath: path] - reported[keyPath: path]) : 0
+        }
+        let logged = delta(\.logged)
+        if logged > 0 { metrics.logged.increment(by: logged) }
+        let viewers = delta(\.lostToViewers)
+        if viewers > 0 { metrics.droppedForViewers.increment(by: viewers) }
+        let spoolLoss = delta(\.notSpooled) + delta(\.evictedFromSpool)
+        if spoolLoss > 0 { metrics.droppedForSpool.increment(by: spoolLoss) }
+        let subscribers = delta(\.droppedForSubscribers)
+        if subscribers > 0 { metrics.droppedForSubscribers.increment(by: subscribers) }
+        if spooledSinceReport > 0 { metrics.spooled.increment(by: Int64(spooledSinceReport)) }
+        spooledSinceReport = 0
+        reported = now
     }
 
 
@@ -189,6 +210,7 @@ final class LogPump: @unchecked Sendable {
                 logger.error("log spool: \(error)")
             }
             spooledThrough = last.sequence
+            spooledSinceReport += records.count
             worked = true
         }
         return worked

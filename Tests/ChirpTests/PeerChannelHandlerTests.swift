@@ -32,7 +32,9 @@ import Testing
         init(router: Router = Router()) throws {
             let configuration = Configuration(serviceType: "test")
             let handler = PeerChannelHandler(
-                delegate: reports, dispatcher: MessageDispatcher(router: router, configuration: configuration, hub: EventHub()),
+                delegate: reports, dispatcher: MessageDispatcher(
+                    router: router, configuration: configuration, hub: EventHub(),
+                    metrics: TransceiverMetrics(serviceType: "test", factory: configuration.metricsFactory)),
                 role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: 1 << 20,
                 heartbeatTimeout: 2.5, logger: Logger(label: "test"), readGate: gate)
             try channel.pipeline.syncOperations.addHandler(handler)

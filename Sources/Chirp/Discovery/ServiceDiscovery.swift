@@ -70,6 +70,7 @@ final class ServiceDiscovery: @unchecked Sendable {
     private let resolveLater: (@Sendable (String) -> Bool)?
     private let logger: Logger
     private let backend: any Discovery
+    private let metrics: TransceiverMetrics?
     private let handler: @Sendable (DiscoveryEvent) -> Void
     /// Entered by every DNS-SD reference while it exists; `stop` completes once all are released.
     private let releases = DispatchGroup()
@@ -87,9 +88,11 @@ final class ServiceDiscovery: @unchecked Sendable {
     init(
         serviceType: ServiceType, domain: String?, interfaceIndex: UInt32, advertisement: Advertisement?,
         resolveTimeout: Double = 5, maxConcurrentResolves: Int = 2, resolveLater: (@Sendable (String) -> Bool)? = nil,
-        backend: any Discovery = DNSSDDiscovery(), logger: Logger, handler: @escaping @Sendable (DiscoveryEvent) -> Void
+        backend: any Discovery = DNSSDDiscovery(), metrics: TransceiverMetrics? = nil, logger: Logger,
+        handler: @escaping @Sendable (DiscoveryEvent) -> Void
     ) {
         self.backend = backend
+        self.metrics = metrics
         self.queue = DispatchQueue(label: "chirp.discovery.\(serviceType.name)")
         self.serviceType = serviceType
         self.domain = domain
@@ -176,6 +179,7 @@ final class ServiceDiscovery: @unchecked Sendable {
 
     /// Tears everything down and schedules a restart with backoff.
     private func fail(_ error: DNSSDError) {
+        metrics?.daemonErrors.increment()
         tearDown(reportLost: true)
         guard running else { return }
         let (delay, first) = retry.schedule(on: queue) { [weak self] in self?.attemptStart() }
@@ -413,6 +417,7 @@ final class ServiceDiscovery: @unchecked Sendable {
         instance.addressQueries = []
         instances[name] = instance
         resolves.finished(name, succeeded: true)
+        metrics?.resolves.increment()
         handler(.found(service))
         startResolves()
     }

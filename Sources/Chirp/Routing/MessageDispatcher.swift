@@ -16,7 +16,11 @@ final class MessageDispatcher: Sendable {
     /// Which messages nobody handles were warned about (once per type name and peer, bounded).
     private let unhandledTypes = NIOLockedValueBox(UnhandledTypeWarnings())
 
-    init(router: Router, configuration: Configuration, hub: EventHub) {
+    /// The run's metrics: the channel handlers count frames and bytes through it.
+    let metrics: TransceiverMetrics
+
+    init(router: Router, configuration: Configuration, hub: EventHub, metrics: TransceiverMetrics) {
+        self.metrics = metrics
         self.router = router
         self.coder = configuration.coder
         self.hub = hub

@@ -33,6 +33,8 @@ final class Engine: ConnectionDelegate {
     let localHello: Hello
     let settings: ConnectionSettings
     let dispatcher: MessageDispatcher
+    /// This run's swift-metrics (Docs/Metrics.md).
+    let metrics: TransceiverMetrics
     private let hub: EventHub
     private let logger: Logger
     private let group: any EventLoopGroup
@@ -52,7 +54,9 @@ final class Engine: ConnectionDelegate {
         self.configuration = configuration
         self.serviceType = serviceType
         self.hub = hub
-        self.dispatcher = MessageDispatcher(router: router, configuration: configuration, hub: hub)
+        let metrics = TransceiverMetrics(serviceType: serviceType.name, factory: configuration.metricsFactory)
+        self.metrics = metrics
+        self.dispatcher = MessageDispatcher(router: router, configuration: configuration, hub: hub, metrics: metrics)
         configuration.discoveryBackend.implementation.prepare()  // the daemon connection, while the listener opens
         self.logger = configuration.logger
         self.group = configuration.eventLoopGroup
@@ -74,13 +78,28 @@ final class Engine: ConnectionDelegate {
     /// Events for users are handed to the ``EventHub`` while the lock is held, so that they reach users in the
     /// table's order whatever thread reported what (`emit` only enqueues; no user code runs there). Everything else
     /// (logging, dialing, closing) happens after the lock is released.
-    private func apply(_ event: Table.Event) {
+    @discardableResult
+    private func apply(_ event: Table.Event) -> [Table.Action] {
         let actions = state.withLockedValue { state -> [Table.Action] in
             let actions = state.table.handle(event, now: .now)
-            for case .emit(let event) in actions { hub.emit(event) }
+            var membershipChanged = false
+            for case .emit(let event) in actions {
+                hub.emit(event)
+                switch event {
+                case .peerConnected: metrics.connects.increment(); membershipChanged = true
+                case .peerDisconnected, .peerAdded, .peerRemoved: membershipChanged = true
+                default: break
+                }
+            }
+            if membershipChanged {
+                let counts = state.table.counts
+                metrics.peersAvailable.record(counts.available)
+                metrics.peersConnected.record(counts.connected)
+            }
             return actions
         }
         for action in actions { perform(action) }
+        return actions
     }
 
     private func perform(_ action: Table.Action) {
@@ -198,6 +217,7 @@ final class Engine: ConnectionDelegate {
                 : nil,
             resolveLater: resolveLater,
             backend: configuration.discoveryBackend.implementation,
+            metrics: metrics,
             logger: logger
         ) { [weak self] event in self?.handle(event) }
         let started = state.withLockedValue { state -> Bool in
@@ -414,7 +434,10 @@ final class Engine: ConnectionDelegate {
     }
 
     func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?) {
-        apply(.closed(connection, peerID: connection.remote.peerID, peerStopping: peerStopping, refusal: refusal))
+        let actions = apply(.closed(connection, peerID: connection.remote.peerID, peerStopping: peerStopping, refusal: refusal))
+        for case .emit(.peerDisconnected) in actions {
+            (refusal != nil ? metrics.disconnectsRefused : peerStopping ? metrics.disconnectsGoodbye : metrics.disconnectsLost).increment()
+        }
     }
 
     func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?) {

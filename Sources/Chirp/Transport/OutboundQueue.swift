@@ -40,6 +40,8 @@ struct OutboundQueue {
     private(set) var queuedBytes = 0
     /// A drain task is scheduled on the event loop.
     var drainScheduled = false
+    /// Frames queued since the last drain took the count (``takeFramesQueued()``), for the metrics.
+    private var framesQueued = 0
     /// Nothing more is queued: the connection closed or was refused.
     private(set) var isClosed = false
     /// Lost the tie-break: no new messages or requests, but replies owed on it are still sent.
@@ -70,6 +72,7 @@ struct OutboundQueue {
 
     private mutating func append(_ frame: ByteBuffer, allocator: ByteBufferAllocator) {
         queuedBytes += frame.readableBytes
+        framesQueued += 1
         guard frame.readableBytes <= Self.coalescedFrameLimit else {
             if let open = batch.take() { queue.append(open) }
             queue.append(frame)
@@ -122,6 +125,12 @@ struct OutboundQueue {
         var spare = largeSpares.remove(at: index)
         spare.clear()
         return spare
+    }
+
+    /// The frames queued since the last call.
+    mutating func takeFramesQueued() -> Int {
+        defer { framesQueued = 0 }
+        return framesQueued
     }
 
     /// A drain found nothing more to write: a burst is over, the large frames kept for it are let go.

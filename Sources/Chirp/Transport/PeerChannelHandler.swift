@@ -40,6 +40,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// Set while what the peer sends here waits for its other connection to deliver first
     /// (``PeerConnection/holdInbound(until:)``).
     private var holdsInbound = false
+    /// Frames and bytes read since the last read completed, counted into the metrics once per read.
+    private var framesRead = 0
+    private var bytesRead = 0
     private var handshakeError: (any Error)?
     private var remoteDescription = "unknown"
     /// Completed once the handshake is done (or failed if the channel closes before).
@@ -144,6 +147,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard let connection else { return }  // nothing passes the handshake handler before the handshake
         let frame = unwrapInboundIn(data)
+        framesRead += 1
+        bytesRead += frame.body.readableBytes + 5  // the length prefix and the kind byte
         if holdsInbound, frame.knownKind != .ping, frame.knownKind != .pong {
             held.append(frame)
             heldBytes += frame.body.readableBytes
@@ -206,6 +211,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
+        if framesRead > 0 {
+            dispatcher.metrics.framesIn.increment(by: Int64(framesRead))
+            dispatcher.metrics.bytesIn.increment(by: Int64(bytesRead))
+            (framesRead, bytesRead) = (0, 0)
+        }
         if !delivering { startTurn() }
         context.fireChannelReadComplete()
     }
@@ -224,7 +234,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
         }
         var wrote = false
         var lastWritten: ByteBuffer?
+        var bytes = 0
         while let chunk = connection.nextChunk(isWritable: context.channel.isWritable) {
+            bytes += chunk.readableBytes
             if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {
                 // A large frame: once written, its memory may serve the next one (OutboundQueue.recycleLarge).
                 let promise = context.eventLoop.makePromise(of: Void.self)
@@ -239,7 +251,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
         if wrote { context.flush() }
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
-        connection.drained(recycling: lastWritten)
+        let frames = connection.drained(recycling: lastWritten)
+        if frames > 0 { dispatcher.metrics.framesOut.increment(by: Int64(frames)) }
+        if bytes > 0 { dispatcher.metrics.bytesOut.increment(by: Int64(bytes)) }
     }
 
     /// Writes what was queued on the event loop: after the handlers of this read when they are running (what they
@@ -423,6 +437,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             }
         } catch {
             // A malformed frame is skipped; the stream stays in sync thanks to the length prefix.
+            dispatcher.metrics.framesRefused.increment()
             dispatcher.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: .warning)
         }
     }

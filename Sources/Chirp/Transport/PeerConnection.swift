@@ -240,14 +240,17 @@ final class PeerConnection: Sendable {
         outbound.withLockedValue { $0.recycleLarge(written) }
     }
 
-    /// After a drain: keeps the last batch's memory, and wakes the senders waiting for room.
-    func drained(recycling written: ByteBuffer?) {
-        let waiters = outbound.withLockedValue { queue in
+    /// After a drain: keeps the last batch's memory, and wakes the senders waiting for room. Returns the frames
+    /// queued since the previous drain (for the metrics).
+    @discardableResult
+    func drained(recycling written: ByteBuffer?) -> Int {
+        let (waiters, frames) = outbound.withLockedValue { queue in
             if let written { queue.recycle(written) }
             queue.drainedEmpty()
-            return queue.wakeableWaiters()
+            return (queue.wakeableWaiters(), queue.takeFramesQueued())
         }
         for waiter in waiters { waiter.resume() }
+        return frames
     }
 
     /// Replies owed on this connection, or requests and pings whose wait is not registered yet.

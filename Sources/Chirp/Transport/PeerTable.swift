@@ -66,6 +66,11 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         Array(routes.values)
     }
 
+    /// How many peers users see, and how many of them are connected (for the metrics).
+    var counts: (available: Int, connected: Int) {
+        (entries.values.reduce(0) { $0 + ($1.isVisible ? 1 : 0) }, routes.count)
+    }
+
     /// The peer's description, when the table knows it.
     func peer(_ peerID: String) -> Peer? {
         entries[peerID]?.snapshot
