@@ -8,7 +8,7 @@ import Testing
 
     /// A table whose local id is "M": peer "A" has a lower id (it dials us first), peer "Z" a higher one.
     struct Session {
-        var table = Table(settings: .init(localID: "M", protocolVersion: "1", usesSecret: false))
+        var table = Table(settings: .init(localID: "M", protocolVersion: "1", usesSecret: false, dialJitter: { 1 }))
         let start = ContinuousClock.now
         var elapsed: Duration = .zero
 
@@ -256,7 +256,7 @@ import Testing
     @Test(arguments: [(true, false), (false, true)])
     func aPeerWithoutTheSameSecretSettingIsReportedOnceAndNotDialed(peerSecret: Bool, ourSecret: Bool) {
         var session = Session()
-        session.table = Table(settings: .init(localID: "M", protocolVersion: "1", usesSecret: ourSecret))
+        session.table = Table(settings: .init(localID: "M", protocolVersion: "1", usesSecret: ourSecret, dialJitter: { 1 }))
         let first = session.on(.found(Self.advert("Z", secret: peerSecret)))
         #expect(first.first == "refused Z")
         #expect(!first.contains { $0.hasPrefix("dial") })

@@ -1,20 +1,20 @@
 import Dispatch
 
-/// The backoff used while no DNS-SD daemon answers: 0.25 s, doubling up to 5 s, with the "unavailable" message
-/// reported once per outage. Touched on its owner's serial queue only.
+/// The backoff used while no DNS-SD daemon answers (``Backoff/daemon``: 0.25 s doubling to 5 s, with jitter), with
+/// the "unavailable" message reported once per outage. Touched on its owner's serial queue only.
 struct DaemonRetry {
     private(set) var attempt = 0
     /// Whether this outage was reported already.
     private(set) var reportedUnavailable = false
     private var work: DispatchWorkItem?
 
-    /// The delay before the next attempt.
-    var delay: Double { min(0.25 * Double(1 << min(attempt, 5)), 5) }
+    /// The delay before the next attempt, before jitter.
+    var delay: Double { Backoff.daemon.delay(attempt: attempt, factor: 1) }
 
     /// Schedules `action` on `queue` after the backoff delay. Returns the delay, and whether this is the first
     /// failure of the outage (the one to report).
     mutating func schedule(on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> (delay: Double, first: Bool) {
-        let delay = self.delay
+        let delay = Backoff.daemon.delay(attempt: attempt, factor: Backoff.daemon.randomFactor())
         attempt += 1
         let first = !reportedUnavailable
         reportedUnavailable = true

@@ -75,13 +75,13 @@ struct ResolveScheduler {
     /// The daemon refused to start `name`'s resolve or address query: it goes back to the front of the line, the
     /// slots are halved, and starts pause. Returns the pause to wait before calling ``resume()``, or `nil` when a
     /// pause is already under way (its end will resume).
-    mutating func refused(_ name: String, jitter: Double = Double.random(in: 0.5...1.5)) -> Double? {
+    mutating func refused(_ name: String, jitter: Double = Backoff.resolveRefusal.randomFactor()) -> Double? {
         remove(name)
         waiting.insert(name, at: 0)
         guard !isPaused else { return nil }
         limit = max(1, limit / 2)
         isPaused = true
-        let delay = min(0.25 * Double(1 << min(refusalStreak, 5)), 5) * jitter
+        let delay = Backoff.resolveRefusal.delay(attempt: refusalStreak, factor: jitter)
         refusalStreak += 1
         return delay
     }

@@ -52,9 +52,9 @@ struct PeerEntry<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         return peer
     }
 
-    /// Delay before the next dial: exponential backoff from 0.1 s up to 30 s.
-    var backoff: Duration {
-        failures == 0 ? .zero : .milliseconds(min(100 * (1 << min(failures - 1, 9)), 30_000))
+    /// Delay before the next dial (``Backoff/dial``), with the random `factor`: none before a failure.
+    func backoff(factor: Double) -> Duration {
+        failures == 0 ? .zero : Backoff.dial.duration(attempt: failures - 1, factor: factor)
     }
 }
 

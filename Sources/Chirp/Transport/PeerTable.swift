@@ -24,6 +24,8 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         var tombstoneLifetime: Duration = .seconds(5)
         /// A connection that lasted less than this counts as a failure for the backoff of the next dial.
         var shortConnection: Duration = .seconds(2)
+        /// The random factor of each dial backoff (``Backoff/jitter``); tests fix it.
+        var dialJitter: @Sendable () -> Double = { Backoff.dial.randomFactor() }
     }
 
     let settings: Settings
@@ -169,7 +171,7 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         else { return }
         // The lower id dials first. The higher id dials at once only while nobody can have discovered it yet;
         // otherwise it gives the lower id a head start, then dials too in case that peer cannot see it.
-        var delay = entry.backoff
+        var delay = entry.backoff(factor: settings.dialJitter())
         if id < localID && isAdvertised && !entry.refused { delay = max(delay, settings.dialGrace) }
         nextGeneration += 1
         entry.scheduledDial = nextGeneration
@@ -203,7 +205,7 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
             }
             if let reason {
                 actions.append(.log(.debug, "dial failed", [
-                    "peer": "\(entry.peer)", "reason": "\(reason)", "retry-in": "\(entry.backoff)"]))
+                    "peer": "\(entry.peer)", "reason": "\(reason)", "retry-in": "\(entry.backoff(factor: 1)) (before jitter)"]))
             }
         }
         entries[id] = entry
