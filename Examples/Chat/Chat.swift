@@ -89,7 +89,7 @@ struct Chat: AsyncParsableCommand {
         }
         transceiver.peerConnected = { peer in say("* connected to \(peer.name)") }
         transceiver.peerDisconnected = { peer in say("* \(peer.name) left") }
-        let events = transceiver.events
+        let events = transceiver.makeEvents()
         try await transceiver.start()
 
         await withTaskGroup(of: Void.self) { group in

@@ -79,7 +79,7 @@ struct MeshRole {
             return Transceiver(configuration: configuration)
         }
         let found = NIOLockedValueBox([Int](repeating: 0, count: count))
-        let streams = transceivers.map(\.events)
+        let streams = transceivers.map { $0.makeEvents() }
         for transceiver in transceivers { try await transceiver.start() }
 
         let fullAt = await withTaskGroup(of: Void.self) { group -> (Double, Double)? in

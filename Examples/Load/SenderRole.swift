@@ -60,7 +60,7 @@ struct SenderRole {
         let transceiver = Transceiver(configuration: configuration)
 
         let tally = NIOLockedValueBox(Tally())
-        let events = transceiver.events
+        let events = transceiver.makeEvents()
         transceiver.receive(LoadReport.self) { report, sender in
             tally.withLockedValue { $0.reports[sender.id] = report.summary }
         }

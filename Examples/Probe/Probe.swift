@@ -82,7 +82,7 @@ struct Probe: AsyncParsableCommand {
         transceiver.receive(ProbeMessage.self) { message, sender in
             emit(["event": "message", "from": sender.name, "seq": message.seq, "bytes": message.padding.utf8.count])
         }
-        let events = transceiver.events
+        let events = transceiver.makeEvents()
         let driver = Driver(transceiver: transceiver)
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await Self.report(events) }

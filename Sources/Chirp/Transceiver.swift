@@ -152,8 +152,21 @@ public final class Transceiver: Sendable {
     /// The peers with an established connection, sorted by name.
     public var connectedPeers: [Peer] { availablePeers.filter(\.isConnected) }
 
-    /// Events from now on, in order: peers coming and going, refusals, errors. Each access makes a new stream;
-    /// it ends when the task iterating it is cancelled.
+    /// A new subscription to the events from now on, in order: peers coming and going, refusals, errors. Each call
+    /// makes a stream of its own (every subscriber gets every event); it ends when the task iterating it is
+    /// cancelled, or when the transceiver is gone.
+    ///
+    /// ```swift
+    /// let events = transceiver.makeEvents()   // subscribe before start(), to miss nothing
+    /// try await transceiver.start()
+    /// for await event in events {
+    ///     if case .peerConnected(let peer) = event { print("connected to \(peer.name)") }
+    /// }
+    /// ```
+    public func makeEvents() -> AsyncStream<TransceiverEvent> { hub.makeStream() }
+
+    /// A new subscription to the events, made at each access: ``makeEvents()`` says so.
+    @available(*, deprecated, renamed: "makeEvents()", message: "each access makes a new subscription: call makeEvents()")
     public var events: AsyncStream<TransceiverEvent> { hub.makeStream() }
 
     /// Called (on an internal serial queue) with the new list whenever the available peers change.

@@ -15,7 +15,7 @@ final class CommandSession: Sendable {
         self.transceiver = transceiver
         self.timeout = timeout
         self.settleWindow = settleWindow
-        self.events = transceiver.events
+        self.events = transceiver.makeEvents()
         self.deadline = ContinuousClock.now + timeout
     }
 

@@ -149,7 +149,7 @@ public final class LogViewer: Sendable {
         transceiver.receive(LogStatus.self) { status, peer in
             _ = state.heard(status.subscription, peerID: peer.id)
         }
-        let events = transceiver.events
+        let events = transceiver.makeEvents()
         try await transceiver.start()
 
         do {

@@ -110,7 +110,7 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let watcher = try await startPeer(type, name: "watcher")
             defer { Task { await watcher.shutdown() } }
-            let events = watcher.events
+            let events = watcher.makeEvents()
             let logs = try startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
             // Once the viewer has joined the service, its interrupt handling is in place.
             let joined = await first(of: events, timeout: .seconds(30)) { event in

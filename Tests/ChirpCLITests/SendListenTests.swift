@@ -54,7 +54,7 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let peer = try await startPeer(type, name: "talker")
             defer { peer.stop() }
-            let events = peer.events
+            let events = peer.makeEvents()
             let listen = try startChirp(["listen", type, "--count", "1", "--message-type", "test.question", "--name", "ears", "--interface", "lo", "--timeout", "60"])
             let connected = await first(of: events, timeout: .seconds(20)) { event in
                 if case .peerConnected(let other) = event { return other.name == "ears" }

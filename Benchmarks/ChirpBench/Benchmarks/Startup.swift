@@ -10,7 +10,7 @@ extension Harness {
         let configuration = try Configuration.bench(serviceType: serviceType, name: "bench-advertised")
         let transceiver = Transceiver(configuration: configuration)
         try runBlocking {
-            let events = transceiver.events
+            let events = transceiver.makeEvents()
             try await transceiver.start()
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {

@@ -86,7 +86,7 @@ struct Listr: AsyncParsableCommand {
         let receiver = CommandReceiver(transceiver: transceiver, logger: logger)
         ListrService.register(on: receiver, store: todo, logger: logger, debugCommands: enableDebugCommands)
 
-        let events = transceiver.events
+        let events = transceiver.makeEvents()
         let signals = TerminationSignals.stream()
         try await transceiver.start()
         let path = store

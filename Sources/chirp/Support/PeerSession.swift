@@ -33,7 +33,7 @@ struct PeerSession: Sendable {
         let transceiver = Transceiver(configuration: configuration)
         configure(transceiver)
         let session = PeerSession(
-            transceiver: transceiver, serviceType: serviceType, common: common, join: join, events: transceiver.events)
+            transceiver: transceiver, serviceType: serviceType, common: common, join: join, events: transceiver.makeEvents())
         try await transceiver.start()
         do {
             let result = try await body(session)

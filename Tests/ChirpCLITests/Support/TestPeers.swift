@@ -26,7 +26,7 @@ func startPeer(
     if let secret { configuration.security = .sharedSecret(try SharedSecret(secret)) }
     let transceiver = Transceiver(configuration: configuration)
     configure(transceiver)
-    let events = transceiver.events
+    let events = transceiver.makeEvents()
     try await transceiver.start()
     let advertised = await first(of: events, timeout: .seconds(20)) { event in
         if case .advertised = event { return true }

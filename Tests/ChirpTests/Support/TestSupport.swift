@@ -56,7 +56,7 @@ final class EventRecorder: Sendable {
     private let task: NIOLockedValueBox<Task<Void, Never>?> = .init(nil)
 
     init(_ transceiver: Transceiver) {
-        stream = transceiver.events
+        stream = transceiver.makeEvents()
         let stream = self.stream
         let box = self.box
         task.withLockedValue { $0 = Task { for await event in stream { box.withLockedValue { $0.append(event) } } } }
@@ -90,7 +90,7 @@ extension Transceiver {
     /// Waits until `count` peers are connected; returns them.
     @discardableResult
     func waitForConnectedPeers(_ count: Int, timeout: Double = 20) async throws -> [Peer] {
-        let events = self.events
+        let events = self.makeEvents()
         if connectedPeers.count >= count { return connectedPeers }
         return try await withTimeout(timeout, "\(count) connected peers (have \(self.connectedPeers.map(\.name)))") {
             for await event in events {
@@ -103,7 +103,7 @@ extension Transceiver {
 
     /// Waits for the first event matching `predicate`.
     func waitForEvent(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool) async throws -> TransceiverEvent {
-        let events = self.events
+        let events = self.makeEvents()
         return try await withTimeout(timeout, what) {
             for await event in events where predicate(event) { return event }
             throw TimeoutError(what: what, seconds: timeout)
