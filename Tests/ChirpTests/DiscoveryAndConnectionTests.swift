@@ -152,8 +152,9 @@ extension LiveTests {
             while !peer.connectedPeers.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
         }
         let after = openFileDescriptorCount()
-        // A leak would grow with the cycles (at least one descriptor per cycle); allow for a socket still closing.
-        #expect(after <= before + 2, "file descriptors: \(before) before, \(after) after 100 cycles")
+        // A leak would grow with the cycles (at least one descriptor per cycle: 100 here). The count is the
+        // process's, and other suites run beside this one and open and close sockets of their own: allow for a few.
+        #expect(after <= before + 16, "file descriptors: \(before) before, \(after) after 100 cycles")
         await peer.shutdown()
     }
 }
