@@ -9,17 +9,17 @@
 /// //   "tags": ["a", "b"]
 /// // }
 /// ```
-public enum JSONPrettyPrinter {
+package enum JSONPrettyPrinter {
     /// The most nesting accepted before giving up (and returning `nil`).
-    public static let maximumDepth = 256
+    package static let maximumDepth = 256
 
     /// Pretty-printed `text`, or `nil` if it is not valid JSON.
-    public static func format(_ text: String, indent: String = "  ") -> String? {
+    package static func format(_ text: String, indent: String = "  ") -> String? {
         format(Array(text.utf8), indent: indent)
     }
 
     /// Pretty-printed UTF-8 `bytes`, or `nil` if they are not valid JSON.
-    public static func format<Bytes: Collection>(_ bytes: Bytes, indent: String = "  ") -> String? where Bytes.Element == UInt8 {
+    package static func format<Bytes: Collection>(_ bytes: Bytes, indent: String = "  ") -> String? where Bytes.Element == UInt8 {
         var parser = Parser(bytes: Array(bytes), indent: Array(indent.utf8))
         guard parser.run() else { return nil }
         return String(decoding: parser.output, as: UTF8.self)

@@ -9,21 +9,21 @@ import Logging
 /// filter.pattern = try LogPattern("timeout|refused")
 /// let shown = records.filter(filter.admits)
 /// ```
-public struct LogFilter: Sendable {
+package struct LogFilter: Sendable {
     /// Records below this level are hidden. Default: `nil` (all levels).
-    public var minimumLevel: Logger.Level?
+    package var minimumLevel: Logger.Level?
     /// Records whose label matches none of these are hidden; `*` matches any run of characters. Default: empty (all).
-    public var labels: [String] = []
+    package var labels: [String] = []
     /// Records in which this finds no match (in the message, metadata values or the HTTP URL) are hidden.
-    public var pattern: LogPattern?
+    package var pattern: LogPattern?
     /// Only records that carry an HTTP exchange. Default: `false`.
-    public var httpOnly = false
+    package var httpOnly = false
 
     /// A filter that admits everything.
-    public init() {}
+    package init() {}
 
     /// Whether `record` is shown.
-    public func admits(_ record: LogRecord) -> Bool {
+    package func admits(_ record: LogRecord) -> Bool {
         if let minimumLevel, record.level < minimumLevel { return false }
         if httpOnly && record.http == nil { return false }
         if !labels.isEmpty && !labels.contains(where: { Self.glob($0, matches: record.label) }) { return false }
@@ -32,7 +32,7 @@ public struct LogFilter: Sendable {
     }
 
     /// Whether `pattern` (with `*` wildcards) matches the whole of `text`.
-    public static func glob(_ pattern: String, matches text: String) -> Bool {
+    package static func glob(_ pattern: String, matches text: String) -> Bool {
         guard pattern.contains("*") else { return pattern == text }
         let parts = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
         var rest = Substring(text)
@@ -52,26 +52,26 @@ public struct LogFilter: Sendable {
 }
 
 /// A regular expression searched in records (`chirp logs --grep`), with the ranges it matched for highlighting.
-public struct LogPattern: @unchecked Sendable {
+package struct LogPattern: @unchecked Sendable {
     // @unchecked: `Regex` is a value whose matching does not mutate shared state.
     /// The expression as given.
-    public let source: String
+    package let source: String
     private let regex: Regex<AnyRegexOutput>
 
     /// Compiles `source` (Swift regex syntax, which accepts the common PCRE/ICU forms).
     /// - Throws: when it is not a valid expression; the error says where.
-    public init(_ source: String) throws {
+    package init(_ source: String) throws {
         self.source = source
         self.regex = try Regex(source)
     }
 
     /// Whether the expression matches in `text`.
-    public func matches(_ text: String) -> Bool {
+    package func matches(_ text: String) -> Bool {
         (try? regex.firstMatch(in: text)) != nil
     }
 
     /// Whether the expression matches the record's message, a metadata value or key, or its HTTP URL.
-    public func matches(_ record: LogRecord) -> Bool {
+    package func matches(_ record: LogRecord) -> Bool {
         if matches(record.message) { return true }
         if let http = record.http, matches(http.url) || matches(http.method) { return true }
         for (key, value) in record.metadata where matches(key) || matches(value.description) { return true }
@@ -79,7 +79,7 @@ public struct LogPattern: @unchecked Sendable {
     }
 
     /// The non-empty ranges where the expression matches in `text`.
-    public func ranges(in text: String) -> [Range<String.Index>] {
+    package func ranges(in text: String) -> [Range<String.Index>] {
         text.matches(of: regex).map(\.range).filter { !$0.isEmpty }
     }
 }

@@ -9,18 +9,18 @@ import Logging
 /// print(formatter.line(for: record))
 /// // 12:04:31.118 info     orders[4242] orders.api: order placed id=17
 /// ```
-public struct LogFormatter: Sendable {
+package struct LogFormatter: Sendable {
     /// Whether to emit ANSI colours.
-    public var useColor: Bool
+    package var useColor: Bool
     /// Matches to highlight (`--grep`).
-    public var highlight: LogPattern?
+    package var highlight: LogPattern?
     /// Show the host after the app (`orders[4242]@box`), useful when sources run on several hosts.
-    public var showHost = false
+    package var showHost = false
     /// With ``showHost``: the host not worth naming (this machine).
-    public var localHost: String?
+    package var localHost: String?
 
     /// A formatter.
-    public init(useColor: Bool, highlight: LogPattern? = nil, showHost: Bool = false, localHost: String? = nil) {
+    package init(useColor: Bool, highlight: LogPattern? = nil, showHost: Bool = false, localHost: String? = nil) {
         self.useColor = useColor
         self.highlight = highlight
         self.showHost = showHost
@@ -28,7 +28,7 @@ public struct LogFormatter: Sendable {
     }
 
     /// `time level app[pid] label: message key=value ...`
-    public func line(for record: LogRecord) -> String {
+    package func line(for record: LogRecord) -> String {
         let levelStyle = TextStyle.of(record.level)
         let dimAll = levelStyle == .dim
         var text = StyledText(useColor: useColor)
@@ -50,7 +50,7 @@ public struct LogFormatter: Sendable {
     }
 
     /// The API view: `time app[pid] METHOD status duration URL`, or `nil` for a record without an exchange.
-    public func httpLine(for record: LogRecord) -> String? {
+    package func httpLine(for record: LogRecord) -> String? {
         guard let exchange = record.http else { return nil }
         var text = StyledText(useColor: useColor)
         text.append(LogTime.clock(exchange.startTime), .dim)
@@ -74,7 +74,7 @@ public struct LogFormatter: Sendable {
 
     /// The whole exchange in the style of `curl -v`: request line and headers (`>`), the body pretty-printed when
     /// it is JSON, then the status and headers of the response (`<`) and its body. `nil` without an exchange.
-    public func httpDetail(for record: LogRecord) -> String? {
+    package func httpDetail(for record: LogRecord) -> String? {
         guard let exchange = record.http else { return nil }
         var text = StyledText(useColor: useColor)
         text.append("── " + LogTime.clock(exchange.startTime) + " " + origin(record) + " ", .dim)
@@ -113,7 +113,7 @@ public struct LogFormatter: Sendable {
     }
 
     /// A viewer notice (source found or lost, records lost), dimmed.
-    public func notice(_ message: String, style: TextStyle = .dim) -> String {
+    package func notice(_ message: String, style: TextStyle = .dim) -> String {
         var text = StyledText(useColor: useColor)
         text.append("-- " + message, style)
         return text.text
@@ -131,7 +131,7 @@ public struct LogFormatter: Sendable {
     }
 
     /// A body for people: pretty JSON when it parses as JSON, the text when it is UTF-8, otherwise a size note.
-    public static func renderBody(_ body: HTTPBody, contentType: String?) -> String {
+    package static func renderBody(_ body: HTTPBody, contentType: String?) -> String {
         if !body.isTruncated, let pretty = JSONPrettyPrinter.format(body.data) { return pretty }
         if let text = body.text { return text }
         return "(\(body.totalBytes) bytes of \(contentType ?? "binary data"))"
@@ -160,7 +160,7 @@ public struct LogFormatter: Sendable {
     }
 
     /// The reason phrase of common status codes.
-    public static func reason(_ status: Int) -> String {
+    package static func reason(_ status: Int) -> String {
         switch status {
         case 200: return "OK"
         case 201: return "Created"

@@ -14,9 +14,9 @@ import Logging
 /// `headers` as an object and `body` as text, or `body_base64` when not UTF-8, `body_bytes` and `truncated`).
 /// Notices: `{"event":"lost","from":..,"through":..,"count":..,"reason":..,"app":..}`, `{"event":"following",...}`,
 /// `{"event":"source-lost",...}`, `{"event":"history-complete",...}`. Non-ASCII text is written as UTF-8.
-public enum LogJSON {
+package enum LogJSON {
     /// The record as one line of JSON (no trailing newline).
-    public static func line(for record: LogRecord) -> String {
+    package static func line(for record: LogRecord) -> String {
         var json = JSONWriter()
         json.open()
         json.field("event", "record")
@@ -43,7 +43,7 @@ public enum LogJSON {
     }
 
     /// A viewer notice as one line of JSON.
-    public static func notice(_ event: String, source: LogSourceInfo, loss: LogLoss? = nil) -> String {
+    package static func notice(_ event: String, source: LogSourceInfo, loss: LogLoss? = nil) -> String {
         var json = JSONWriter()
         json.open()
         json.field("event", event)
@@ -63,7 +63,7 @@ public enum LogJSON {
 
     /// `{"event":"refused","source":..,"kind":..,"message":..}` (with `app`, `host`, `pid` when the source's
     /// advertisement was seen), for a source that refused the viewer.
-    public static func refusal(_ refusal: LogSourceRefusal) -> String {
+    package static func refusal(_ refusal: LogSourceRefusal) -> String {
         var json = JSONWriter()
         json.open()
         json.field("event", "refused")

@@ -10,7 +10,7 @@ import Darwin
 
 /// ANSI styles used by the formatters; every piece of text is written through ``TextStyle/apply(_:to:)`` so that
 /// turning colours off yields plain text.
-public enum TextStyle: Sendable {
+package enum TextStyle: Sendable {
     /// No styling.
     case plain
     /// Faint (trace and debug records, timestamps, notices).
@@ -58,7 +58,7 @@ public enum TextStyle: Sendable {
     }
 
     /// The style of a record's level: trace and debug dim, warning yellow, error red, critical bold red.
-    public static func of(_ level: Logger.Level) -> TextStyle {
+    package static func of(_ level: Logger.Level) -> TextStyle {
         switch level {
         case .trace, .debug: return .dim
         case .info, .notice: return .plain
@@ -69,12 +69,12 @@ public enum TextStyle: Sendable {
     }
 
     /// The style of an HTTP exchange's outcome: green success, red failure.
-    public static func of(_ outcome: HTTPExchange.Outcome) -> TextStyle {
+    package static func of(_ outcome: HTTPExchange.Outcome) -> TextStyle {
         outcome == .success ? .green : .red
     }
 
     /// Strips ANSI escape sequences (for tests and width computations).
-    public static func strip(_ text: String) -> String {
+    package static func strip(_ text: String) -> String {
         var result = ""
         var iterator = text.unicodeScalars.makeIterator()
         while let scalar = iterator.next() {
@@ -89,7 +89,7 @@ public enum TextStyle: Sendable {
 }
 
 /// Whether to colour: `--color auto` colours only a terminal, and never when `NO_COLOR` is set (https://no-color.org).
-public enum ColorChoice: String, Sendable, CaseIterable {
+package enum ColorChoice: String, Sendable, CaseIterable {
     /// Colour when standard output is a terminal and `NO_COLOR` is not set.
     case auto
     /// Always colour.
@@ -98,7 +98,7 @@ public enum ColorChoice: String, Sendable, CaseIterable {
     case never
 
     /// The decision for this process's standard output.
-    public func resolved(environment: [String: String] = ProcessInfo.processInfo.environment, isTerminal: Bool = isatty(STDOUT_FILENO) == 1) -> Bool {
+    package func resolved(environment: [String: String] = ProcessInfo.processInfo.environment, isTerminal: Bool = isatty(STDOUT_FILENO) == 1) -> Bool {
         switch self {
         case .always: return true
         case .never: return false
@@ -153,9 +153,9 @@ struct StyledText {
 }
 
 /// Wall-clock formatting without `DateFormatter` (fast, and the same on every platform).
-public enum LogTime {
+package enum LogTime {
     /// `HH:mm:ss.SSS` in local time.
-    public static func clock(_ date: Date) -> String {
+    package static func clock(_ date: Date) -> String {
         let (parts, millis) = components(date, utc: false)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(12)
@@ -170,7 +170,7 @@ public enum LogTime {
     }
 
     /// `yyyy-MM-ddTHH:mm:ss.SSSZ` in UTC.
-    public static func iso8601(_ date: Date) -> String {
+    package static func iso8601(_ date: Date) -> String {
         let (parts, millis) = components(date, utc: true)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
