@@ -28,6 +28,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         // Peers, messages, requests, discovery and log records as swift-metrics counters (Docs/Metrics.md).
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        // `make docs`: the DocC catalogs of the libraries (Sources/*/*.docc).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
         // Chirp Console (Sources/ChirpConsole): its web server and its store.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),

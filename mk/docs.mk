@@ -7,3 +7,24 @@ doc-snippets:
 	SWIFT="$(SWIFT)" python3 -u scripts/doc-snippets.py
 
 TEST_STEPS += doc-snippets
+
+# The DocC catalogs of the libraries (Sources/*/*.docc), through swift-docc-plugin; a warning (a link that does not
+# resolve, a parameter without documentation) fails it. Part of make test. The archives land in
+# .build/plugins/Swift-DocC/outputs/; `make docs-preview TARGET=Chirp` serves one locally.
+DOC_TARGETS := Chirp ChirpCommands ChirpLogs ChirpConsole
+.PHONY: docs docs-preview
+
+docs:
+	@mkdir -p .build/docs-logs; for target in $(DOC_TARGETS); do \
+		echo "==> docc: $$target"; \
+		if ! $(SWIFT) package --disable-sandbox generate-documentation --target $$target --warnings-as-errors \
+			>.build/docs-logs/$$target.log 2>&1; then \
+			grep -v -e '^\[' -e 'prohibited flag' .build/docs-logs/$$target.log | tail -40; exit 1; \
+		fi; \
+		grep -e 'Generated documentation archive' -A1 .build/docs-logs/$$target.log | tail -1; \
+	done
+
+docs-preview:
+	$(SWIFT) package --disable-sandbox preview-documentation --target $(TARGET)
+
+TEST_STEPS += docs

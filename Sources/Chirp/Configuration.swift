@@ -85,7 +85,7 @@ public struct Configuration: Sendable {
     /// waiting messages, read again below 64.
     public var backpressure = Backpressure()
 
-    /// How many async responders (``Transceiver/respond(to:with:)-(_,(Request,Peer)async->Response)``) may run at
+    /// How many async responders (`Transceiver.respond(to:with:)` (its async form)) may run at
     /// once. Requests beyond it wait in arrival order, and the connection each came on is not read meanwhile, so a
     /// peer that floods requests slows down instead of making this app start a task for each. Default: 64.
     public var maximumConcurrentResponders: Int = 64

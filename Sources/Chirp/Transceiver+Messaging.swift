@@ -363,6 +363,9 @@ extension Transceiver {
     /// let items = try await transceiver.request(ListItems(), to: peer, as: [Item].self)
     /// ```
     /// - Parameters:
+    ///   - request: the request, encoded with the configured coder; its type's responder answers it.
+    ///   - peer: a connected peer.
+    ///   - responseType: the type of the reply (inferred when the result's type is known).
     ///   - timeout: how long to wait; ``Configuration/requestTimeout`` when `nil`.
     /// - Throws: ``ChirpError/requestTimedOut(type:peer:seconds:)``, ``ChirpError/peerDisconnected(_:)`` (at once, when
     ///   the connection drops), ``ChirpError/noResponder(type:peer:)``, ``ChirpError/remoteFailure(type:peer:message:)``,

@@ -27,7 +27,7 @@ public final class Transceiver: Sendable {
     let hub = EventHub()
     private let engine = NIOLockedValueBox<Engine?>(nil)
 
-    /// Creates a transceiver; nothing happens on the network until ``resume()``.
+    /// Creates a transceiver; nothing happens on the network until `resume()` (or ``start()``).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
@@ -42,7 +42,7 @@ public final class Transceiver: Sendable {
         Peer(id: configuration.peerID, name: configuration.peerName, metadata: configuration.metadata, isConnected: true)
     }
 
-    /// Whether ``resume()`` was called and ``stop()`` was not called since.
+    /// Whether `resume()` (or ``start()``) was called and `stop()` (or ``shutdown()``) was not called since.
     public var isRunning: Bool { engine.withLockedValue { $0 != nil } }
 
     /// The TCP port this transceiver listens on, once listening.
@@ -72,7 +72,7 @@ public final class Transceiver: Sendable {
     /// await transceiver.shutdown()
     /// ```
     ///
-    /// The waiting forms have names of their own (`start()` and ``shutdown()``, beside ``resume()`` and ``stop()``,
+    /// The waiting forms have names of their own (`start()` and ``shutdown()``, beside `resume()` and `stop()`,
     /// which return at once): top-level code in `main.swift` would otherwise pick the synchronous overload of a name
     /// shared by both, and `try await transceiver.start()` would not wait.
     ///
@@ -88,7 +88,7 @@ public final class Transceiver: Sendable {
         }
     }
 
-    /// The waiting form of ``resume()``, under its old name.
+    /// The waiting form of `resume()`, under its old name.
     @available(*, deprecated, renamed: "start()", message: "use start(), which waits; resume() returns at once")
     public func resume() async throws {
         try await start()
@@ -126,7 +126,7 @@ public final class Transceiver: Sendable {
         }
     }
 
-    /// The waiting form of ``stop()``, under its old name.
+    /// The waiting form of `stop()`, under its old name.
     @available(*, deprecated, renamed: "shutdown()", message: "use shutdown(), which waits; stop() returns at once")
     public func stop() async {
         await shutdown()

@@ -3,7 +3,7 @@ import Chirp
 /// A command a command-line tool sends to a running app: a `Codable` struct with a stable wire name.
 ///
 /// Share the command types between the app and its CLI through a small module of their own, and give each a
-/// ``Chirp/ChirpMessage/chirpTypeName`` that never changes, so that an older CLI and a newer app still understand
+/// `ChirpMessage.chirpTypeName` that never changes, so that an older CLI and a newer app still understand
 /// each other:
 ///
 /// ```swift

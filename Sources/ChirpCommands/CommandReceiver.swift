@@ -17,7 +17,7 @@ import Logging
 /// ```
 ///
 /// Each reply goes to the peer that asked, and only to it: two CLIs running at once each get their own answer. A
-/// handler that throws answers ``CommandResponse/failure(_:)`` with the error's message, and the app keeps serving.
+/// handler that throws answers `CommandResponse.failure(_:)` with the error's message, and the app keeps serving.
 /// A reply larger than ``maximumResponseSize`` is replaced by a failure that says so.
 ///
 /// The receiver logs a warning when it is created if the transceiver accepts connections from other hosts without a
@@ -36,6 +36,7 @@ public final class CommandReceiver: Sendable {
     /// they can be added before or after the transceiver is resumed.
     ///
     /// - Parameters:
+    ///   - transceiver: the app's transceiver: commands arrive as its requests.
     ///   - logger: where to log commands that fail and the start-up warning; default: the transceiver's logger.
     ///   - maximumResponseSize: see ``maximumResponseSize``; values above the default are lowered to it.
     public init(transceiver: Transceiver, logger: Logger? = nil, maximumResponseSize: Int? = nil) {
@@ -64,8 +65,10 @@ public final class CommandReceiver: Sendable {
     /// Answers commands of type `C` with `handler`, which runs on an event loop: keep it short, or use the `async`
     /// overload. A new handler for the same type replaces the previous one.
     ///
-    /// - Parameter handler: gets the command and the peer that sent it; returns the response. A thrown error becomes
-    ///   ``CommandResponse/failure(_:)`` with the error's message.
+    /// - Parameters:
+    ///   - type: the command type.
+    ///   - handler: gets the command and the peer that sent it; returns the response. A thrown error becomes
+    ///     `CommandResponse.failure(_:)` with the error's message.
     public func handle<C: ChirpCommand>(
         _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) throws -> CommandResponse
     ) {

@@ -4,7 +4,7 @@ import Chirp
 public struct CommandReply: Sendable {
     /// The app that answered.
     public var app: Peer
-    /// Its response; ``CommandResponse/failure(_:)`` when it reported a failure.
+    /// Its response; `CommandResponse.failure(_:)` when it reported a failure.
     public var response: CommandResponse
 
     /// Creates a reply value.

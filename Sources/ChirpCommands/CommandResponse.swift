@@ -11,7 +11,7 @@ import Foundation
 /// }
 /// ```
 ///
-/// A handler that throws answers ``failure(_:)`` with the error's message, so `throw` and `return .failure(...)` reach
+/// A handler that throws answers `failure(_:)` with the error's message, so `throw` and `return .failure(...)` reach
 /// the CLI the same way (exit code 1).
 public enum CommandResponse: Sendable, Hashable {
     /// A message for the user; the CLI prints it on standard output.

@@ -19,7 +19,7 @@ import Logging
 public struct CommandTransmitter: Sendable {
     /// The transceiver settings: service type, interface, security (the shared secret), logger, message size limit. The peer name, id, a
     /// `chirp-role=cli` metadata entry (which tells apps and other tools that this peer is not an app) and
-    /// ``Configuration/advertises`` `= false` (a CLI only dials: it is never announced, so apps do not see it come
+    /// `Configuration.advertises` `= false` (a CLI only dials: it is never announced, so apps do not see it come
     /// and go, and no registration costs the daemon's probing) are set for each call.
     public var configuration: Configuration
     /// The longest a call takes: to find the app(s) and to get the reply. Default: 10 s.
@@ -36,8 +36,10 @@ public struct CommandTransmitter: Sendable {
 
     /// Sends `command` to one app and returns its reply.
     ///
-    /// - Parameter peerName: the app's name; `nil` for the only app of the service.
-    /// - Returns: the reply; a ``CommandResponse/failure(_:)`` response when the app reported a failure.
+    /// - Parameters:
+    ///   - command: the command; its type's name says which handler of the app runs it.
+    ///   - peerName: the app's name; `nil` for the only app of the service.
+    /// - Returns: the reply; a `CommandResponse.failure(_:)` response when the app reported a failure.
     /// - Throws: ``CommandError``: no app found in time, several apps and no name, every app found refused this CLI
     ///   (``CommandError/refused(service:reasons:)``: a shared secret missing or wrong, an accept policy; reported
     ///   about a second after discovery, not at the timeout), the connection lost, no reply in time, or a local
@@ -62,6 +64,7 @@ public struct CommandTransmitter: Sendable {
     ///
     /// Apps that refused this CLI are reported as ``CommandError/refused(service:reasons:)`` outcomes.
     ///
+    /// - Parameter command: the command, sent to each app.
     /// - Throws: ``CommandError/noApp(service:peer:seconds:detail:)`` when none is found,
     ///   ``CommandError/refused(service:reasons:)`` when every app found refused, or a local problem.
     public func sendToAll<C: ChirpCommand>(_ command: C) async throws(CommandError) -> [CommandOutcome] {

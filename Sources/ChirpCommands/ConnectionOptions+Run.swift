@@ -16,8 +16,10 @@ extension ConnectionOptions {
     /// data written there as is. With `--all`, each reply is preceded by a `== NAME on HOST ==` line. Failures and
     /// errors go to standard error as `TOOL: error: ...` lines (`listrctl: error: ...`); with `--all` they name the app.
     ///
-    /// - Parameter reply: what to do with a successful reply, e.g. save data to a file. An error it throws is
-    ///   printed and gives exit code 1.
+    /// - Parameters:
+    ///   - command: the command to send.
+    ///   - reply: what to do with a successful reply, e.g. save data to a file. An error it throws is printed and
+    ///     gives exit code 1.
     public func run<C: ChirpCommand>(
         _ command: C, reply: (@Sendable (CommandReply) throws -> Void)? = nil
     ) async throws {

@@ -25,8 +25,8 @@ import Darwin
 /// }
 /// ```
 ///
-/// `--secret-file` wins over `CHIRP_SECRET` when both are given. With neither, ``security()`` returns
-/// ``Configuration/Security/none``: connections are open (and peers that require a secret are not dialed).
+/// `--secret-file` wins over `CHIRP_SECRET` when both are given. With neither, `security(environment:)` returns
+/// `Configuration.Security.none`: connections are open (and peers that require a secret are not dialed).
 /// ``ConnectionOptions`` includes these options, so every CLI built on it takes them.
 public struct SecretOptions: ParsableArguments, Sendable {
     /// `--secret-file PATH`: the file holding the shared secret (its whole content, without surrounding whitespace).
@@ -71,7 +71,7 @@ public struct SecretOptions: ParsableArguments, Sendable {
     }
 
     /// The security the configuration should use: a shared secret from `--secret-file` or `CHIRP_SECRET`, or
-    /// ``Configuration/Security/none`` when neither is given.
+    /// `Configuration.Security.none` when neither is given.
     ///
     /// - Parameter environment: where `CHIRP_SECRET` is looked up; default: this process's environment.
     /// - Throws: `ValidationError` naming the source (never the secret) when the file cannot be read, or the secret

@@ -19,7 +19,7 @@ public final class ChirpConsole: Sendable {
     public let configuration: ConsoleConfiguration
     private let logger: Logger
 
-    /// A console; nothing happens until ``run(onListening:)``. `logger` gets what the console does (the library never
+    /// A console; nothing happens until `run(onListening:)`. `logger` gets what the console does (the library never
     /// sets up logging itself).
     public init(configuration: ConsoleConfiguration, logger: Logger = Logger(label: "chirp.console")) {
         self.configuration = configuration
@@ -28,7 +28,9 @@ public final class ChirpConsole: Sendable {
 
     /// Opens the store, collects, and serves until the task is cancelled (or SIGINT/SIGTERM when `handlesSignals`).
     ///
-    /// - Parameter onListening: called with the port once the server listens.
+    /// - Parameters:
+    ///   - handlesSignals: whether SIGINT and SIGTERM end the run (as `chirp-console` does); default: no.
+    ///   - onListening: called with the port once the server listens.
     /// - Throws: ``ConsoleConfigurationError``, ``ConsoleStoreError``, or the server's error (the port is taken).
     public func run(handlesSignals: Bool = false, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
         try configuration.validate()

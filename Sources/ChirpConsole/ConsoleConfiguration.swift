@@ -6,7 +6,7 @@ import Foundation
 public struct ConsoleConfiguration: Sendable {
     /// The address the web server listens on. Default: `127.0.0.1` (this machine only).
     public var host: String = "127.0.0.1"
-    /// The port; 0 picks a free one (``ChirpConsole/run(onListening:)`` reports it). Default: 7777.
+    /// The port; 0 picks a free one (`ChirpConsole.run(onListening:)` reports it). Default: 7777.
     public var port: Int = 7777
     /// The directory of the store (`console.sqlite` and its WAL files); created when missing.
     public var dataDirectory: String

@@ -83,7 +83,7 @@ public struct LogLoss: Sendable, Equatable {
     }
 }
 
-/// What an in-process subscription (``LogSource/subscribe(bufferingNewest:)``) yields.
+/// What an in-process subscription (`LogSource.subscribe(bufferingNewest:)`) yields.
 public enum LogStreamEvent: Sendable, Equatable {
     /// A record, in sequence order.
     case record(LogRecord)

@@ -104,7 +104,7 @@ public final class LogSource: Sendable {
     }
 
     /// Starts advertising and serving viewers; returns once listening.
-    /// - Throws: a configuration error or ``ChirpError/listenFailed(_:)``.
+    /// - Throws: a configuration error or `ChirpError.listenFailed(_:)`.
     public func start() async throws {
         try await transceiver.start()
     }

@@ -35,7 +35,7 @@ public struct LogSourceConfiguration: Sendable {
     /// The transceiver's settings (interface, port, shared secret, ...). Its service type, peer name, metadata and
     /// logger are set from this configuration. Default: Chirp's defaults with an outbound limit of 16 MiB per viewer.
     public var transceiver: Configuration
-    /// How viewers' connections are protected: the transceiver's ``Chirp/Configuration/security``. With a shared
+    /// How viewers' connections are protected: the transceiver's `Configuration.security`. With a shared
     /// secret, only viewers that hold the same one can connect, and everything they receive is encrypted; the
     /// advertisement says a secret is required, and refused viewers are logged (never the secret). Default: `.none`
     /// (any viewer that can reach the port can read the logs).

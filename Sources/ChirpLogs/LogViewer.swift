@@ -27,7 +27,7 @@ public struct LogViewerConfiguration: Sendable {
     /// the viewer.
     public var transceiver = Configuration(serviceType: LogSourceConfiguration.defaultServiceType)
 
-    /// How connections to sources are protected: the transceiver's ``Chirp/Configuration/security``. Sources that
+    /// How connections to sources are protected: the transceiver's `Configuration.security`. Sources that
     /// require a shared secret are followed only with the same one; the others are reported as
     /// ``LogViewerEvent/refused(_:)``. Default: `.none` (open).
     ///

@@ -1,7 +1,7 @@
 import NIOCore
 import NIOConcurrencyHelpers
 
-/// Runs the async responders of requests (``Transceiver/respond(to:with:)-(_,(Request,Peer)async->Response)``): at most
+/// Runs the async responders of requests (`Transceiver.respond(to:with:)` (its async form)): at most
 /// ``Configuration/maximumConcurrentResponders`` at once, the others waiting in arrival order.
 ///
 /// While a request from a connection waits, that connection is not read (its ``ReadGate`` is closed): a peer that

@@ -54,7 +54,7 @@ public struct JSONMessageCoder: MessageCoder {
         self.decoder = decoder
     }
 
-    /// Encodes small structs of strings, numbers, booleans, optionals and arrays directly (``FastJSONEncoder``);
+    /// Encodes small structs of strings, numbers, booleans, optionals and arrays directly (`FastJSONEncoder`);
     /// anything else, and any value the fast path declines, with Foundation's `JSONEncoder`. Both write the same JSON.
     public func encode<T: Encodable>(_ value: T, into buffer: inout ByteBuffer) throws {
         // This thread's encoder writes the bytes straight after the frame header (no allocation once warm).
@@ -62,7 +62,7 @@ public struct JSONMessageCoder: MessageCoder {
         try buffer.writeJSONEncodable(value, encoder: encoder)
     }
 
-    /// Decodes with the fast path (``FastJSONDecoder``) and, when it declines (an unsupported type or shape, or any
+    /// Decodes with the fast path (`FastJSONDecoder`) and, when it declines (an unsupported type or shape, or any
     /// error), again with Foundation's `JSONDecoder`, whose result or error is then the answer.
     public func decode<T: Decodable>(_ type: T.Type, from buffer: ByteBuffer) throws -> T {
         // Read in place from the received bytes by this thread's decoder (no copy, no allocation once warm).
