@@ -256,18 +256,29 @@ final class HandWrittenPeer: Sendable {
 /// One TCP connection written to by hand, keeping everything it reads.
 final class RawConnection: Sendable {
     let channel: any Channel
-    private let received = NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>(([], false))
+    private let received: NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>
 
-    /// Dials `127.0.0.1:port`.
+    /// Dials `127.0.0.1:port`. What the other side sends is recorded from the first byte: the recorder is in the
+    /// pipeline before the connection is active (added after, it could miss a hello sent at once).
     static func dial(port: Int) async throws -> RawConnection {
+        let received = NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>(([], false))
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Recorder(received: received)) }
+            }
             .connect(host: "127.0.0.1", port: port).get()
-        return try await channel.eventLoop.submit { try RawConnection(channel: channel) }.get()
+        return RawConnection(channel: channel, received: received)
     }
 
-    /// Wraps an active channel; call on its event loop.
+    private init(channel: any Channel, received: NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>) {
+        self.channel = channel
+        self.received = received
+    }
+
+    /// Wraps a channel whose initializer is running (an accepted one); call on its event loop.
     init(channel: any Channel) throws {
         self.channel = channel
+        self.received = NIOLockedValueBox(([], false))
         try channel.pipeline.syncOperations.addHandler(Recorder(received: received))
     }
 
