@@ -65,7 +65,9 @@ extension LiveTests {
         let killed = clock.now
         victim.signal(SIGKILL)
         try await recorder.waitFor("victim disconnected") { if case .peerDisconnected = $0 { true } else { false } }
-        #expect(clock.now - killed <= .seconds(3), "heartbeat bound")
+        // The kernel closes a killed process's sockets: noticed at once, and at worst by the heartbeat timeout (2 s).
+        // The bound is generous for a loaded 2-core machine; without heartbeats a dead peer could go unnoticed for hours.
+        #expect(clock.now - killed <= .seconds(10), "heartbeat bound")
         try await recorder.waitFor("victim removed") { if case .peerRemoved = $0 { true } else { false } }
         #expect(observer.availablePeers.isEmpty)
 
@@ -95,8 +97,9 @@ extension LiveTests {
         frozen.signal(SIGSTOP)
         try await recorder.waitFor("frozen peer disconnected") { if case .peerDisconnected = $0 { true } else { false } }
         let elapsed = clock.now - stopped
-        // The bound is heartbeatTimeout; generous slack for a loaded 2-core CI machine.
-        #expect(elapsed >= .seconds(1) && elapsed <= .seconds(4), "reported after \(elapsed)")
+        // Noticed by the heartbeat (timeout 2 s): not before half of it, and within it plus generous slack for a
+        // loaded 2-core machine (a frozen peer's sockets stay open: without heartbeats it would never be noticed).
+        #expect(elapsed >= .seconds(1) && elapsed <= .seconds(10), "reported after \(elapsed)")
         frozen.signal(SIGCONT)
         // Thawed, it answers again and is reconnected.
         try await observer.waitForConnectedPeers(1, timeout: 30)
