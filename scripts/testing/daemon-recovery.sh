@@ -39,9 +39,13 @@ cleanup() {
     [ "$(ip -o link show | wc -l)" = 1 ] || return 0
     local ours pid
     ours=$(readlink /proc/self/ns/net)
-    for pid in $(ls /proc | grep -E '^[0-9]+$'); do
-        [ "$pid" = $$ ] && continue
-        [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$ours" ] && kill "$pid" 2>/dev/null
+    # TERM first, then KILL: a dbus-daemon started here ignored TERM and outlived the test.
+    for signal in TERM KILL; do
+        for pid in $(ls /proc | grep -E '^[0-9]+$'); do
+            [ "$pid" = $$ ] && continue
+            [ "$(readlink "/proc/$pid/ns/net" 2>/dev/null)" = "$ours" ] && kill -s "$signal" "$pid" 2>/dev/null
+        done
+        [ "$signal" = TERM ] && sleep 0.3
     done
     return 0
 }
