@@ -395,11 +395,10 @@ extension Transceiver {
         do {
             let reply = try await exchangeUncounted(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
             metrics?.requestsAnswered.increment()
-            let took = (ContinuousClock.now - started).components
-            metrics?.requestDuration.recordNanoseconds(took.seconds * 1_000_000_000 + took.attoseconds / 1_000_000_000)
+            metrics?.requestDuration.recordNanoseconds((ContinuousClock.now - started).timeAmount.nanoseconds)
             return reply
-        } catch is FrameNotQueuedError {
-            throw FrameNotQueuedError()  // not sent: retried on the peer's current connection, counted there
+        } catch let notSent as FrameNotQueuedError {
+            throw notSent  // not sent: retried on the peer's current connection, counted there
         } catch {
             metrics?.requestsFailed.increment()
             throw error

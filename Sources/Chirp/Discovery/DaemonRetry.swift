@@ -8,9 +8,6 @@ struct DaemonRetry {
     private(set) var reportedUnavailable = false
     private var work: DispatchWorkItem?
 
-    /// The delay before the next attempt, before jitter.
-    var delay: Double { Backoff.daemon.delay(attempt: attempt, factor: 1) }
-
     /// Schedules `action` on `queue` after the backoff delay. Returns the delay, and whether this is the first
     /// failure of the outage (the one to report).
     mutating func schedule(on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> (delay: Double, first: Bool) {

@@ -261,7 +261,7 @@ final class AvahiRegistration: AvahiSink<RegisterEvent>, @unchecked Sendable {
 
 /// A service browser. Avahi reports an instance once per interface and address family; the `dns_sd` API (and
 /// ``ServiceDiscovery``) once per interface: the first family to appear adds it, the last to go removes it.
-final class AvahiBrowse: AvahiSink<BrowseEvent>, @unchecked Sendable {
+class AvahiBrowse: AvahiSink<BrowseEvent>, @unchecked Sendable {
     /// The address families each instance is seen with, per interface. On the poll thread only.
     private var families: [String: Set<AvahiProtocol>] = [:]
 
@@ -269,13 +269,21 @@ final class AvahiBrowse: AvahiSink<BrowseEvent>, @unchecked Sendable {
         _ event: AvahiBrowserEvent, interface: AvahiIfIndex, protocolFamily: AvahiProtocol,
         name: UnsafePointer<CChar>?, type: UnsafePointer<CChar>?, domain: UnsafePointer<CChar>?
     ) {
+        report(
+            event, interface: interface, protocolFamily: protocolFamily, name: name.map { String(cString: $0) } ?? "",
+            type: type.map { String(cString: $0) } ?? "", domain: domain, operation: "avahi_service_browser")
+    }
+
+    /// Reports `name` added when its first address family appears on an interface, removed when its last goes.
+    func report(
+        _ event: AvahiBrowserEvent, interface: AvahiIfIndex, protocolFamily: AvahiProtocol, name: String, type: String,
+        domain: UnsafePointer<CChar>?, operation: String
+    ) {
         switch event {
         case AVAHI_BROWSER_NEW, AVAHI_BROWSER_REMOVE:
-            let name = name.map { String(cString: $0) } ?? ""
-            let type = type.map { String(cString: $0) } ?? ""
             let domain = domain.map { String(cString: $0) } ?? ""
             let index = UInt32(max(interface, 0))
-            let key = "\(index)/\(name)"
+            let key = "\(index)/\(name)/\(type)"
             if event == AVAHI_BROWSER_NEW {
                 let isNew = families[key]?.isEmpty ?? true
                 families[key, default: []].insert(protocolFamily)
@@ -286,7 +294,7 @@ final class AvahiBrowse: AvahiSink<BrowseEvent>, @unchecked Sendable {
                 if seen.isEmpty { send(.removed(name: name, type: type, domain: domain, interfaceIndex: index)) }
             }
         case AVAHI_BROWSER_FAILURE:
-            send(.failed(daemon.lastErrorLocked(operation: "avahi_service_browser")))
+            send(.failed(daemon.lastErrorLocked(operation: operation)))
         default:
             break  // all for now, cache exhausted
         }
@@ -295,37 +303,16 @@ final class AvahiBrowse: AvahiSink<BrowseEvent>, @unchecked Sendable {
 
 /// A service-type browser, reporting types as a `dns_sd` browse of `_services._dns-sd._udp` does: the service label
 /// as the instance name (`_chat`) and the transport as the type (`_tcp`).
-final class AvahiTypeBrowse: AvahiSink<BrowseEvent>, @unchecked Sendable {
-    /// The address families each type is seen with, per interface. On the poll thread only.
-    private var families: [String: Set<AvahiProtocol>] = [:]
-
+final class AvahiTypeBrowse: AvahiBrowse, @unchecked Sendable {
     func browsed(
         _ event: AvahiBrowserEvent, interface: AvahiIfIndex, protocolFamily: AvahiProtocol,
         type: UnsafePointer<CChar>?, domain: UnsafePointer<CChar>?
     ) {
-        switch event {
-        case AVAHI_BROWSER_NEW, AVAHI_BROWSER_REMOVE:
-            let full = type.map { String(cString: $0) } ?? ""
-            let labels = full.split(separator: ".", maxSplits: 1)
-            guard labels.count == 2 else { return }
-            let (service, transport) = (String(labels[0]), String(labels[1]))
-            let domain = domain.map { String(cString: $0) } ?? ""
-            let index = UInt32(max(interface, 0))
-            let key = "\(index)/\(full)"
-            if event == AVAHI_BROWSER_NEW {
-                let isNew = families[key]?.isEmpty ?? true
-                families[key, default: []].insert(protocolFamily)
-                if isNew { send(.added(name: service, type: transport, domain: domain, interfaceIndex: index)) }
-            } else {
-                guard var seen = families[key], seen.remove(protocolFamily) != nil else { return }
-                families[key] = seen.isEmpty ? nil : seen
-                if seen.isEmpty { send(.removed(name: service, type: transport, domain: domain, interfaceIndex: index)) }
-            }
-        case AVAHI_BROWSER_FAILURE:
-            send(.failed(daemon.lastErrorLocked(operation: "avahi_service_type_browser")))
-        default:
-            break
-        }
+        let labels = (type.map { String(cString: $0) } ?? "").split(separator: ".", maxSplits: 1)
+        guard event == AVAHI_BROWSER_FAILURE || labels.count == 2 else { return }
+        report(
+            event, interface: interface, protocolFamily: protocolFamily, name: labels.first.map(String.init) ?? "",
+            type: labels.count == 2 ? String(labels[1]) : "", domain: domain, operation: "avahi_service_type_browser")
     }
 }
 
