@@ -12,6 +12,7 @@ let package = Package(
         .executable(name: "listr", targets: ["listr"]),
         .executable(name: "listrctl", targets: ["listrctl"]),
         .library(name: "ChirpLogs", targets: ["ChirpLogs"]),
+        .library(name: "ChirpLogsURLSession", targets: ["ChirpLogsURLSession"]),
         .executable(name: "logdemo", targets: ["logdemo"]),
         .library(name: "ChirpConsole", targets: ["ChirpConsole"]),
         .executable(name: "chirp-console", targets: ["chirp-console"]),
@@ -86,11 +87,21 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
+        // URLSession capture for a log source (`logs.capturingHTTP(_:)`): a module of its own because on Linux it
+        // brings FoundationNetworking and libcurl, whose loading would slow every process start (Docs/Performance.md).
+        .target(
+            name: "ChirpLogsURLSession",
+            dependencies: [
+                "ChirpLogs",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ]
+        ),
         .executableTarget(
             name: "logdemo",
             dependencies: [
                 "Chirp",
                 "ChirpLogs",
+                "ChirpLogsURLSession",
                 "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -221,6 +232,7 @@ let package = Package(
             name: "ChirpReliabilityTests",
             dependencies: [
                 "Chirp",
+                "ChirpTestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ]
         ),
@@ -245,10 +257,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // What the test targets share: a child process with its output collected, unique service types, paths.
+        // What the test targets share: a child process with its output collected, unique service types, a log capture
+        // (swift-log's InMemoryLogging), paths.
         .target(
             name: "ChirpTestSupport",
-            dependencies: [.product(name: "NIOConcurrencyHelpers", package: "swift-nio")],
+            dependencies: [
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+            ],
             path: "Tests/ChirpTestSupport"
         ),
         .testTarget(
@@ -256,6 +273,7 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 "ChirpLogs",
+                "ChirpLogsURLSession",
                 "ChirpTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -271,6 +289,7 @@ let package = Package(
             name: "ChirpTests",
             dependencies: [
                 "Chirp",
+                "ChirpTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -288,6 +307,7 @@ let package = Package(
             name: "ChirpCLITests",
             dependencies: [
                 "Chirp",
+                "ChirpTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],

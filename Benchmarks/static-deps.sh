@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Debian packages a release build with --static-swift-stdlib links against (make bench): the static Foundation
-# brings FoundationNetworking (URLSession, used by ChirpLogs' HTTP capture), which links libcurl, and FoundationXML,
-# which links libxml2. The runtime libraries come with Debian; the link needs their development packages.
+# Debian packages a release build with --static-swift-stdlib links against when it uses FoundationNetworking
+# (URLSession: ChirpLogsURLSession and logdemo), which links libcurl, or FoundationXML, which links libxml2. The
+# executables make bench builds no longer import either (ChirpLogs' URLSession capture moved to ChirpLogsURLSession);
+# this stays for static builds of the rest. The runtime libraries come with Debian; the link needs their development packages.
 # Idempotent: installs (apt-get, as root or through sudo) only what is missing, as scripts/avahi-up.sh does for Avahi.
 set -euo pipefail
 

@@ -11,7 +11,7 @@ TEST_STEPS += doc-snippets
 # The DocC catalogs of the libraries (Sources/*/*.docc), through swift-docc-plugin; a warning (a link that does not
 # resolve, a parameter without documentation) fails it. Part of make test. The archives land in
 # .build/plugins/Swift-DocC/outputs/; `make docs-preview TARGET=Chirp` serves one locally.
-DOC_TARGETS := Chirp ChirpCommands ChirpLogs ChirpConsole
+DOC_TARGETS := Chirp ChirpCommands ChirpLogs ChirpLogsURLSession ChirpConsole
 .PHONY: docs docs-preview
 
 docs:

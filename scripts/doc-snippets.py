@@ -142,6 +142,7 @@ def main():
         '.product(name: "Chirp", package: "chirp")',
         '.product(name: "ChirpCommands", package: "chirp")',
         '.product(name: "ChirpLogs", package: "chirp")',
+        '.product(name: "ChirpLogsURLSession", package: "chirp")',
         '.product(name: "ChirpConsole", package: "chirp")',
         '.product(name: "Logging", package: "swift-log")',
         '.product(name: "ArgumentParser", package: "swift-argument-parser")',

@@ -84,8 +84,8 @@ struct SenderRole {
             group.addTask {
                 for await event in events {
                     switch event {
-                    case .error(.outboundLimitExceeded(let peer, _)):
-                        tally.withLockedValue { $0.skipped[peer.name, default: 0] += 1 }
+                    case .error(let error) where error.code == .outboundLimitExceeded:
+                        tally.withLockedValue { $0.skipped[error.peer?.name ?? "?", default: 0] += 1 }
                     case .peerDisconnected(let peer) where targetIDs.contains(peer.id):
                         tally.withLockedValue { $0.disconnected.append(peer.name) }
                         acks.remove(peer: peer.id)

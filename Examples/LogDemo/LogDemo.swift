@@ -9,6 +9,7 @@
 import ArgumentParser
 import Chirp
 import ChirpLogs
+import ChirpLogsURLSession
 import Foundation
 import ChirpCommands
 import Logging

@@ -119,7 +119,7 @@ struct Probe: AsyncParsableCommand {
             case .connectionRefused(let peer, let reason): emit(["event": "refused", "peer": peer, "reason": reason])
             case .discoveryUnavailable(let message): emit(["event": "discoveryUnavailable", "message": message])
             case .error(let error):
-                if case .outboundLimitExceeded(let peer, _) = error {
+                if error.code == .outboundLimitExceeded, let peer = error.peer {
                     // A flood reports this once per skipped message: print counts 1, 2, 4, 8, ... only.
                     let count = (fullCounts[peer.name] ?? 0) + 1
                     fullCounts[peer.name] = count
@@ -176,9 +176,9 @@ actor Driver {
             do {
                 try body()
                 accepted += 1
-            } catch ChirpError.outboundLimitExceeded {
+            } catch let error as ChirpError where error.code == .outboundLimitExceeded {
                 full += 1
-            } catch ChirpError.peerNotConnected, ChirpError.notRunning {
+            } catch let error as ChirpError where error.code == .peerNotConnected || error.code == .notRunning {
                 notConnected += 1
             } catch {
                 other += 1

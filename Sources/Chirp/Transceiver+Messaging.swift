@@ -48,12 +48,12 @@ extension Transceiver {
             do {
                 value = try PayloadCoding.decode(T.self, from: message, coder: coder)
             } catch {
-                throw ChirpError.decodingFailed(type: typeName, peer: peer, reason: "\(error)")
+                throw ChirpError.decodingFailed(type: typeName, peer: peer, reason: "\(error)", cause: error)
             }
             do {
                 try handler(value, peer)
             } catch {
-                throw ChirpError.handlerFailed(type: typeName, peer: peer, reason: "\(error)")
+                throw ChirpError.handlerFailed(type: typeName, peer: peer, reason: "\(error)", cause: error)
             }
         }
         return HandlerToken(router: router, token: token)
@@ -86,7 +86,7 @@ extension Transceiver {
                 do {
                     value = try PayloadCoding.decode(T.self, from: message, coder: coder)
                 } catch {
-                    throw ChirpError.decodingFailed(type: typeName, peer: delivery.peer, reason: "\(error)")
+                    throw ChirpError.decodingFailed(type: typeName, peer: delivery.peer, reason: "\(error)", cause: error)
                 }
                 flow.deliver(
                     ReceivedMessage(payload: value, sender: delivery.peer), to: source, from: delivery.connection,
@@ -149,7 +149,7 @@ extension Transceiver {
         do {
             return try PayloadCoding.decode(Request.self, from: message, coder: coder)
         } catch {
-            throw ChirpError.decodingFailed(type: typeName, peer: peer, reason: "\(error)")
+            throw ChirpError.decodingFailed(type: typeName, peer: peer, reason: "\(error)", cause: error)
         }
     }
 
@@ -384,7 +384,7 @@ extension Transceiver {
         do {
             return try PayloadCoding.decode(Response.self, from: response, coder: configuration.coder)
         } catch {
-            throw ChirpError.decodingFailed(type: response.typeName, peer: connection.peer, reason: "\(error)")
+            throw ChirpError.decodingFailed(type: response.typeName, peer: connection.peer, reason: "\(error)", cause: error)
         }
     }
 

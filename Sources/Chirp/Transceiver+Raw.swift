@@ -37,7 +37,7 @@ extension Transceiver {
             do {
                 try handler(RawMessage(message), delivery.peer)
             } catch {
-                throw ChirpError.handlerFailed(type: message.typeName, peer: delivery.peer, reason: "\(error)")
+                throw ChirpError.handlerFailed(type: message.typeName, peer: delivery.peer, reason: "\(error)", cause: error)
             }
         }
         return HandlerToken(router: router, token: token)

@@ -105,7 +105,7 @@ public final class Transceiver: Sendable {
         guard let created else { return nil }
         let started = created.start()
         started.whenFailure { [configuration] error in
-            if case ChirpError.notRunning = error { return }  // stopped while starting
+            if (error as? ChirpError)?.code == .notRunning { return }  // stopped while starting
             configuration.logger.error("could not start: \(error)")
         }
         return started
@@ -210,7 +210,7 @@ public final class Transceiver: Sendable {
         do {
             connection = try await engine.connect(host: host, port: port, dialedPeerID: nil, peerHost: host).get()
         } catch let error as NIOConnectionError {
-            throw ChirpError.connectionFailed(address: "\(host):\(port)", reason: Self.reason(for: error))
+            throw ChirpError.connectionFailed(address: "\(host):\(port)", reason: Self.reason(for: error), cause: error)
         } catch ChannelError.connectTimeout {
             throw ChirpError.connectionFailed(address: "\(host):\(port)", reason: "timed out")
         }

@@ -207,14 +207,15 @@ final class CommandSession: Sendable {
         do {
             bytes = try await transceiver.request(command, to: app, as: Data.self, timeout: remaining)
         } catch let error as ChirpError {
-            switch error {
+            switch error.code {
             case .peerDisconnected, .peerNotConnected:
                 return .failure(.connectionLost(app: app.commandLabel))
             case .requestTimedOut:
                 return .failure(.noReply(app: app.commandLabel, seconds: timeout.seconds))
-            case .remoteFailure(_, _, let message):
-                return .success(.failure(message))
-            case .noResponder(let type, _):
+            case .remoteFailure:
+                return .success(.failure(error.reason ?? ""))
+            case .noResponder:
+                let type = error.messageType ?? String(reflecting: C.self)
                 return .success(.failure("\(app.name) does not handle \(type) commands (an older version of the app?)"))
             default:
                 return .failure(.local(error.description))

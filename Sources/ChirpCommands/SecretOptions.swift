@@ -106,7 +106,7 @@ public struct SecretOptions: ParsableArguments, Sendable {
 
     /// The core's message without its "invalid configuration: " prefix; it never contains the secret.
     private static func message(_ error: ChirpError) -> String {
-        if case .invalidConfiguration(let message) = error { return message }
+        if error.code == .invalidConfiguration, let problem = error.reason { return problem }
         return error.description
     }
 

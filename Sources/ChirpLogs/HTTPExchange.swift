@@ -3,7 +3,7 @@ import Foundation
 /// One HTTP request and its response (or its error), as the app made it.
 ///
 /// Report exchanges from any HTTP client with `LogSource.report(_:)`; URLSession traffic is captured with one line
-/// (``LogSource/capturingHTTP(_:)``). Before an exchange is stored, the source's ``HTTPLogPolicy`` redacts sensitive
+/// (`logs.capturingHTTP(_:)`, in the `ChirpLogsURLSession` module). Before an exchange is stored, the source's ``HTTPLogPolicy`` redacts sensitive
 /// headers and caps the bodies.
 ///
 /// ```swift

@@ -18,7 +18,7 @@ import Darwin
 ///     MultiplexLogHandler([StreamLogHandler.standardOutput(label: label), logs.handler(label: label)])
 /// }
 /// try await logs.start()
-/// let session = URLSession(configuration: logs.capturingHTTP(.default))   // HTTP calls show up too
+/// let session = URLSession(configuration: logs.capturingHTTP(.default))   // HTTP calls show up too (ChirpLogsURLSession)
 /// ```
 ///
 /// Records are kept from the moment the source is created, so a viewer that connects later receives the recent

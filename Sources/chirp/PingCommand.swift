@@ -109,7 +109,7 @@ private struct PingRun: Sendable {
                     let rtt = try await session.transceiver.ping(target, timeout: wait)
                     statistics.record(rtt)
                     Terminal.line("pong from \(target.name): seq=\(sequence) time=\(PingStatistics.milliseconds(rtt)) ms")
-                } catch ChirpError.requestTimedOut {
+                } catch let error as ChirpError where error.code == .requestTimedOut {
                     statistics.record(nil)
                     Terminal.line("no pong from \(target.name): seq=\(sequence) (no reply within \(PeerSession.format(wait)))")
                 } catch let error as ChirpError {

@@ -39,7 +39,7 @@ import Glibc
     }
 
     @Test func everyRecordIsStoredOnceAcrossASIGKILLOfTheConsoleAndOfTheApp() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let data = TestSupport.temporaryDirectory()
         let spool = TestSupport.temporaryDirectory()
         let total = 20_000

@@ -9,7 +9,7 @@ import Testing
 /// The console's server over real HTTP on loopback, fed by a real log source through the avahi-daemon.
 @Suite(.serialized) struct ConsoleServerTests {
     @Test func recordsOfASourceReachTheAPIWithTheirFilters() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let source = try makeSource(service, appName: "orders")
         let logger = Logger(label: "orders.main") { source.handler(label: $0) }
         for n in 1...50 { logger.info("order \(n) placed", metadata: ["n": "\(n)"]) }
@@ -44,7 +44,7 @@ import Testing
     }
 
     @Test func badParametersAreRefusedWithAReason() async throws {
-        let console = try await RunningConsole(serviceType: TestSupport.uniqueServiceType())
+        let console = try await RunningConsole(serviceType: uniqueServiceType())
         for (query, reason) in [("level=loud", "level"), ("regex=(unclosed", "regex"), ("limit=0", "limit"),
                                 ("from=yesterday", "from"), ("before=1&after=2", "before and after"), ("status=999", "status")] {
             let response = try await console.http.get("/api/records?" + query)
@@ -57,7 +57,7 @@ import Testing
     }
 
     @Test func thePageComesWithAPolicyThatRunsNoInlineScript() async throws {
-        let console = try await RunningConsole(serviceType: TestSupport.uniqueServiceType())
+        let console = try await RunningConsole(serviceType: uniqueServiceType())
         let page = try await console.http.get("/")
         #expect(page.status == 200)
         #expect(page.header("content-type")?.hasPrefix("text/html") == true)
@@ -74,7 +74,7 @@ import Testing
 
     @Test func aTokenIsCheckedOnEveryRequestAndTheLiveStream() async throws {
         let token = "a-token-of-the-tests-0123456789"
-        let console = try await RunningConsole(serviceType: TestSupport.uniqueServiceType(), token: token)
+        let console = try await RunningConsole(serviceType: uniqueServiceType(), token: token)
         #expect(try await console.http.get("/api/sources").status == 401)
         #expect(try await console.http.get("/").status == 401)
         #expect(try await console.http.get("/api/stream").status == 401)
@@ -90,7 +90,7 @@ import Testing
     }
 
     @Test func withoutATokenOnlyLocalHostNamesAreAnswered() async throws {
-        let console = try await RunningConsole(serviceType: TestSupport.uniqueServiceType())
+        let console = try await RunningConsole(serviceType: uniqueServiceType())
         #expect(try await console.http.get("/api/sources", headers: ["Host": "attacker.example:7777"]).status == 403)
         #expect(try await console.http.get("/api/sources", headers: ["Host": "localhost:\(console.port)"]).status == 200)
         #expect(try await console.http.get("/api/sources", headers: ["Host": "127.0.0.1:\(console.port)"]).status == 200)
@@ -103,7 +103,7 @@ import Testing
     }
 
     @Test func withTheSourcesSharedSecretTheConsoleFollowsASecuredSourceAndWithoutItSaysWhy() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let secret = "the secret of the console tests, long enough"
         let source = try makeSource(service, appName: "secured") { $0.security = .sharedSecret(try! SharedSecret(secret)) }
         let logger = Logger(label: "secured") { source.handler(label: $0) }
@@ -129,7 +129,7 @@ import Testing
     }
 
     @Test func theLiveStreamSendsEachNewRecordOnceInOrder() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let source = try makeSource(service)
         let logger = Logger(label: "stream.test") { source.handler(label: $0) }
         logger.info("before 1")
@@ -156,7 +156,7 @@ import Testing
     }
 
     @Test func recordsAreStoredExactlyOnceAcrossARestartOfTheConsole() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let source = try makeSource(service) { $0.history = 100_000 }
         let logger = Logger(label: "restart") { source.handler(label: $0) }
         for n in 1...300 { logger.info("first \(n)") }

@@ -26,7 +26,7 @@ struct EndToEndTests {
 
     @Test("a late viewer gets the history, then live records, with no gap and no duplicate at the seam")
     func historyToLiveSeam() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let demo = try await startDemo(service, ["--name", "seam", "--plain", "--rate", "1000", "--history", "500"])
         // Let the app log well past its history before the viewer arrives.
         try await Task.sleep(for: .seconds(1.5))
@@ -48,7 +48,7 @@ struct EndToEndTests {
 
     @Test("a frozen viewer keeps the app's memory bounded, and the drop count reaches the viewer afterwards")
     func stalledViewer() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let demo = try await startDemo(service, ["--name", "busy", "--plain", "--rate", "20000", "--buffer", "4096"])
         let view = try viewer(service, ["--json"])
         #expect(await view.waitFor { TestSupport.sequences($0).count > 1000 }, "viewer stderr: \(view.errorText)")
@@ -84,7 +84,7 @@ struct EndToEndTests {
 
     @Test("spool: the app is SIGKILLed mid-stream and restarted; the viewer gets every sequence number exactly once")
     func spoolSurvivesCrash() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let spool = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: spool) }
         let arguments = ["--name", "durable", "--plain", "--rate", "500", "--spool", spool]
@@ -112,7 +112,7 @@ struct EndToEndTests {
 
     @Test("chirp logs against logdemo: text, --http --detail (redacted, pretty non-ASCII JSON), --json, filters, app selection")
     func viewerAgainstLogDemo() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let shop = try await startDemo(service, ["--name", "shop", "--rate", "100", "--http-interval", "0.1"])
         let other = try await startDemo(service, ["--name", "other", "--rate", "20", "--http-interval", "0"])
         // Let both build up history: logs and a few rounds of HTTP calls.
@@ -184,7 +184,7 @@ struct EndToEndTests {
 
     @Test("--connect HOST:PORT follows one source without discovery, announces it lost, and follows it again")
     func connectFollowsAgain() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let port = TestSupport.freePort()
         let arguments = ["--name", "direct", "--plain", "--rate", "50", "--port", String(port)]
         let first = try await startDemo(service, arguments)

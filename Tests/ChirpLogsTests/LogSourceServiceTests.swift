@@ -13,7 +13,7 @@ import Testing
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var configuration = LogSourceConfiguration(appName: "orders")
-        configuration.serviceType = TestSupport.uniqueServiceType()
+        configuration.serviceType = uniqueServiceType()
         configuration.transceiver.interface = .loopback
         configuration.spool = LogSpoolConfiguration(directory: directory)
         configuration.flushInterval = .seconds(600)

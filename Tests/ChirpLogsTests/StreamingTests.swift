@@ -7,6 +7,7 @@ import NIOPosix
 import Testing
 
 @testable import ChirpLogs
+import ChirpLogsURLSession
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -33,7 +34,7 @@ struct StreamingTests {
 
     @Test("a viewer without follow gets exactly the history the source keeps, then finishes")
     func noFollowHistory() async throws {
-        let service = TestSupport.uniqueServiceType()
+        let service = uniqueServiceType()
         let logs = try source(service) { $0.history = 300 }
         let logger = Logger(label: "h") { logs.handler(label: $0) }
         for n in 1...1000 { logger.info("n \(n)") }
@@ -51,7 +52,7 @@ struct StreamingTests {
 
     @Test("without any source, a viewer without follow says so")
     func noSource() async throws {
-        var configuration = viewerConfiguration(TestSupport.uniqueServiceType())
+        var configuration = viewerConfiguration(uniqueServiceType())
         configuration.follow = false
         configuration.discoveryTime = .milliseconds(500)
         await #expect(throws: LogViewerError.self) {
@@ -61,7 +62,7 @@ struct StreamingTests {
 
     @Test("URLSession traffic is captured with one line, redacted, and reaches subscribers")
     func urlSessionCapture() async throws {
-        let logs = try source(TestSupport.uniqueServiceType())
+        let logs = try source(uniqueServiceType())
         let server = try await EchoServer.start()
         let stream = logs.subscribe()
         let session = URLSession(configuration: logs.capturingHTTP(.ephemeral))

@@ -129,11 +129,6 @@ public final class TestProcess: @unchecked Sendable {
 
 /// Paths and names shared by the tests (the test targets depend on this one, ChirpTestSupport, instead of copying it).
 public enum TestSupport {
-    /// A fresh service type: "t" and 8 random hex digits, so that runs never see each other's sources.
-    public static func uniqueServiceType() -> String {
-        "t" + String(format: "%08x", UInt32.random(in: 0...UInt32.max))
-    }
-
     /// The directory with the built executables (`swift build` puts them next to the test bundle).
     public static let binDirectory: String = {
         var candidates: [String] = []

@@ -47,7 +47,7 @@ extension LiveTests {
                 try alice.send(Flood(seq: accepted, filler: filler), to: bobPeer)
                 accepted += 1
                 lastProgress = .now
-            } catch ChirpError.outboundLimitExceeded {
+            } catch let error as ChirpError where error.code == .outboundLimitExceeded {
                 try await Task.sleep(for: .milliseconds(10))
             }
         }

@@ -236,9 +236,10 @@ extension LiveTests {
         do {
             _ = try await client.request(Fails(), to: serverPeer, as: Echo.self)
             Issue.record("expected a remote failure")
-        } catch let ChirpError.remoteFailure(_, peer, message) {
-            #expect(peer.name == "server")
-            #expect(!message.isEmpty)
+        } catch let error as ChirpError where error.code == .remoteFailure {
+            #expect(error.peer?.name == "server")
+            #expect(error.messageType == String(reflecting: Fails.self))
+            #expect(error.reason?.isEmpty == false)
         }
         await #expect(throws: ChirpError.noResponder(type: String(reflecting: Unanswered.self), peer: serverPeer)) {
             _ = try await client.request(Unanswered(), to: serverPeer, as: Echo.self)
@@ -297,8 +298,8 @@ extension LiveTests {
         try await good.waitForCount(1)
         #expect(good.values == ["still served"])
         let errors = recorder.events.compactMap { event -> ChirpError? in if case .error(let error) = event { return error } else { return nil } }
-        #expect(errors.contains { if case .decodingFailed = $0 { true } else { false } })
-        #expect(errors.contains { if case .handlerFailed = $0 { true } else { false } })
+        #expect(errors.contains { $0.code == .decodingFailed && $0.cause is DecodingError })
+        #expect(errors.contains { $0.code == .handlerFailed && $0.cause != nil })
         #expect(pair.bob.connectedPeers.count == 1)
         await pair.stop()
     }

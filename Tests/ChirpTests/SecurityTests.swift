@@ -1,5 +1,7 @@
 import Chirp
+import ChirpTestSupport
 import Foundation
+import MetricsTestKit
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
@@ -273,7 +275,9 @@ extension LiveTests {
         let type = uniqueServiceType()
         let secret = randomSecret()
         let logs = LogCapture()
+        let metrics = TestMetrics()
         var serverConfiguration = try secureConfiguration("server", serviceType: type, secret: secret, capture: logs)
+        serverConfiguration.metricsFactory = metrics
         serverConfiguration.handshakeTimeout = .seconds(1)
         serverConfiguration.maximumPendingHandshakes = 16
         let server = Transceiver(configuration: serverConfiguration)
@@ -314,7 +318,10 @@ extension LiveTests {
         #expect(received.values.filter { $0.hasPrefix("good ") } == (0..<6).map { "good during \($0 * 8)" } + ["good after"])
         #expect(received.values.contains("late joined"))
         #expect(Set(server.connectedPeers.map(\.name)) == ["good", "late"])
-        #expect(logs.text.contains("too many connections in their handshake"))
+        // Connections over the limit were closed at once and counted; the app was warned once, with the limit.
+        #expect(try metrics.expectCounter("chirp_handshake_limit_hits_total", [("service", type)]).totalValue >= 1)
+        let warnings = logs.entries.filter { $0.level == .warning && $0.metadata["limit"] == "16" }
+        #expect(warnings.count == 1, "\(logs.lines.suffix(10))")
         for transceiver in [late, good, server] { await transceiver.shutdown() }
     }
 

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpTestSupport
 import Foundation
 import Testing
 

@@ -56,7 +56,7 @@ extension Harness {
             do {
                 try transceiver.send(Small(seq: accepted, from: "bench-flood", text: "quick brown fox", urgent: false), to: peer)
                 accepted += 1
-            } catch ChirpError.outboundLimitExceeded {
+            } catch let error as ChirpError where error.code == .outboundLimitExceeded {
                 throwsFull += 1
                 usleep(1000)
             }

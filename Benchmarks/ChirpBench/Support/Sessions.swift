@@ -75,7 +75,7 @@ final class ChirpSession {
             do {
                 try transceiver.send(value, to: peer)
                 return
-            } catch ChirpError.outboundLimitExceeded {
+            } catch let error as ChirpError where error.code == .outboundLimitExceeded {
                 retries += 1
                 usleep(50)
             }

@@ -106,7 +106,7 @@ final class MessageDispatcher: Sendable {
             failure = error
         }
         let status: ResponseStatus
-        if case ChirpError.decodingFailed = failure { status = .undecodable } else { status = .failed }
+        if (failure as? ChirpError)?.code == .decodingFailed { status = .undecodable } else { status = .failed }
         let message = (failure as? ChirpError).map { "\($0)" } ?? "\(failure)"
         return PayloadCoding.failureFrame(
             id: request.requestID, status: status, typeName: request.message.typeName, message: message, allocator: allocator)

@@ -155,7 +155,7 @@ enum PayloadCoding {
                 if !flags.isEmpty { buffer.setInteger(flags.rawValue, at: flagsIndex) }
             }
         } catch {
-            throw ChirpError.encodingFailed(type: typeName, reason: "\(error)")
+            throw ChirpError.encodingFailed(type: typeName, reason: "\(error)", cause: error)
         }
         let size = buffer.writerIndex - start - WireFormat.lengthPrefixSize
         if size > limit { throw ChirpError.messageTooLarge(type: typeName, size: size, limit: limit) }

@@ -37,7 +37,8 @@ public struct SharedSecret: Sendable, CustomStringConvertible, CustomDebugString
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ChirpError.invalidConfiguration("cannot read the secret file \(path): \((error as NSError).localizedDescription)")
+            throw ChirpError.invalidConfiguration(
+                "cannot read the secret file \(path): \((error as NSError).localizedDescription)", cause: error)
         }
         guard data.count <= 4096 else {
             throw ChirpError.invalidConfiguration("the secret file \(path) is larger than 4 KiB; it should hold one secret")

@@ -22,6 +22,8 @@ struct TransceiverMetrics: Sendable {
     let framesRefused: Counter
     /// Sends refused because a peer's outbound queue was full.
     let outboundLimitHits: Counter
+    /// Accepted connections closed at once because `maximumPendingHandshakes` were already in their handshake.
+    let handshakeLimitHits: Counter
     /// Requests that got a reply, and those that did not (timed out, failed remotely, peer gone).
     let requestsAnswered: Counter
     let requestsFailed: Counter
@@ -49,6 +51,7 @@ struct TransceiverMetrics: Sendable {
         bytesIn = counter("chirp_bytes_total", [("direction", "in")])
         framesRefused = counter("chirp_frames_refused_total")
         outboundLimitHits = counter("chirp_outbound_limit_hits_total")
+        handshakeLimitHits = counter("chirp_handshake_limit_hits_total")
         requestsAnswered = counter("chirp_requests_total", [("outcome", "answered")])
         requestsFailed = counter("chirp_requests_total", [("outcome", "failed")])
         requestDuration = Timer(label: "chirp_request_duration_seconds", dimensions: service, factory: factory)

@@ -46,7 +46,7 @@ final class Engine: ConnectionDelegate {
             do {
                 tls = try TLSContexts(secret: secret, serviceType: serviceType)
             } catch {
-                throw ChirpError.invalidConfiguration("could not set up TLS for the shared secret: \(error)")
+                throw ChirpError.invalidConfiguration("could not set up TLS for the shared secret: \(error)", cause: error)
             }
         } else {
             tls = nil
@@ -157,7 +157,7 @@ final class Engine: ConnectionDelegate {
                 .flatMapThrowing { secondary in try self.listening(on: [primary] + (secondary.map { [$0] } ?? []), port: port) }
         }.flatMapErrorThrowing { error in
             if let error = error as? ChirpError { throw error }
-            throw ChirpError.listenFailed("\(error)")
+            throw ChirpError.listenFailed("\(error)", cause: error)
         }
     }
 
@@ -303,6 +303,7 @@ final class Engine: ConnectionDelegate {
             state.pendingInbound.insert(id)
             return (true, false)
         }
+        if !admitted { metrics.handshakeLimitHits.increment() }
         if warn {
             logger.warning("too many connections in their handshake at once; closing new ones until some finish", metadata: [
                 "limit": "\(limit)"])

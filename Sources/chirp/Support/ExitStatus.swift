@@ -72,7 +72,7 @@ struct CLIError: Error, CustomStringConvertible {
 extension CLIError {
     /// The CLI's view of a core error.
     init(_ error: ChirpError) {
-        switch error {
+        switch error.code {
         case .invalidServiceType, .invalidConfiguration, .messageTooLarge, .encodingFailed:
             self.init(status: .badInput, message: error.description)
         case .notRunning, .listenFailed:
@@ -81,6 +81,9 @@ extension CLIError {
             self.init(status: .nothingFound, message: error.description)
         case .peerNotConnected, .peerDisconnected, .requestTimedOut, .noResponder, .remoteFailure, .decodingFailed,
              .handlerFailed, .outboundLimitExceeded, .protocolViolation:
+            self.init(status: .peerFailure, message: error.description)
+        default:
+            // A code added in a later version of the library: the peer's or the network's side, most likely.
             self.init(status: .peerFailure, message: error.description)
         }
     }

@@ -171,7 +171,11 @@ struct PeerSession: Sendable {
             }
             if let refusal { throw CLIError.refused(typeText, reasons: [refusal]) }
             let reason: String
-            if case ChirpError.connectionFailed(_, let why) = error { reason = why } else { reason = "\(error)" }
+            if let error = error as? ChirpError, error.code == .connectionFailed, let why = error.reason {
+                reason = why
+            } else {
+                reason = "\(error)"
+            }
             throw CLIError.nothingFound(
                 "could not reach a \(typeText) peer at \(address): \(reason)",
                 hint: "check the address (chirp browse shows each peer's address:port) and that no firewall blocks it")

@@ -1,17 +1,9 @@
 import Chirp
+// What every test target shares (unique service types, log capture, child processes), visible in every file here.
+@_exported import ChirpTestSupport
 import Foundation
 import Testing
 
-/// A fresh service type for one test: "t" + 8 random hex digits.
-func uniqueServiceType() -> String {
-    "t" + String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadding(to: 8)
-}
-
-extension String {
-    fileprivate func leftPadding(to length: Int) -> String {
-        String(repeating: "0", count: max(0, length - count)) + self
-    }
-}
 
 /// Starts a transceiver on `serviceType`, loopback only (with a shared secret when `secret` is given), and waits until
 /// the daemon has advertised it (so other processes find it at once).

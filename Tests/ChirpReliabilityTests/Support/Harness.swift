@@ -1,3 +1,5 @@
+// What every test target shares (unique service types, log capture, child processes), visible in every file here.
+@_exported import ChirpTestSupport
 import Foundation
 import Testing
 
@@ -111,11 +113,6 @@ struct HarnessError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// A service type no other run uses: `prefix` + random hex digits, 12 characters in all.
-func uniqueServiceType(_ prefix: String = "f") -> String {
-    let hex = "0123456789abcdef"
-    return prefix + String((0..<(12 - prefix.count)).map { _ in hex.randomElement() ?? "0" })
-}
 
 /// Where `swift build` put the executables: next to the test bundle (`make netns-test` builds them first).
 func binaryPath(_ name: String) -> String {

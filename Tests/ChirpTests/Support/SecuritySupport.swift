@@ -1,54 +1,10 @@
 import Chirp
+import ChirpTestSupport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
-
-/// Every line a logger wrote, for checking what was logged (a reason) and what never was (a secret).
-final class LogCapture: Sendable {
-    private let box = NIOLockedValueBox<[String]>([])
-
-    var lines: [String] { box.withLockedValue { $0 } }
-    var text: String { lines.joined(separator: "\n") }
-
-    func append(_ line: String) { box.withLockedValue { $0.append(line) } }
-
-    /// A logger that writes here (at `debug` and above, metadata included), and to standard error when CHIRP_TEST_LOG
-    /// is set.
-    func logger(_ label: String) -> Logger {
-        let capture = self
-        // No logLevel set here: on a multiplex handler it would apply to both handlers.
-        return Logger(label: label) { label in
-            MultiplexLogHandler([CaptureHandler(label: label, capture: capture), testLogger(label).handler])
-        }
-    }
-
-    /// Waits until a line contains `text`.
-    func waitForLine(containing text: String, timeout: Double = 20) async throws {
-        try await withTimeout(timeout, "a log line containing '\(text)'; logged: \(self.lines.suffix(20))") {
-            while !self.lines.contains(where: { $0.contains(text) }) { try await Task.sleep(for: .milliseconds(20)) }
-        }
-    }
-
-    private struct CaptureHandler: LogHandler {
-        let label: String
-        let capture: LogCapture
-        var logLevel: Logger.Level = .debug
-        var metadata: Logger.Metadata = [:]
-
-        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-            get { metadata[key] }
-            set { metadata[key] = newValue }
-        }
-
-        func log(event: LogEvent) {
-            let all = metadata.merging(event.metadata ?? [:]) { $1 }
-            let pairs = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            capture.append("\(event.level) \(label): \(event.message) \(pairs)")
-        }
-    }
-}
 
 /// A loopback configuration for tests whose logs go to `capture`, with a shared secret when `secret` is given.
 func secureConfiguration(

@@ -1,13 +1,10 @@
 import Chirp
+// What every test target shares (unique service types, log capture, child processes), visible in every file here.
+@_exported import ChirpTestSupport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 
-/// A service type no other test run uses: "t" + 10 random hex digits.
-func uniqueServiceType(_ prefix: String = "t") -> String {
-    let hex = "0123456789abcdef"
-    return prefix + String((0..<(11 - prefix.count)).map { _ in hex.randomElement() ?? "0" })
-}
 
 /// A logger for tests: quiet unless CHIRP_TEST_LOG is set (to a level name).
 func testLogger(_ label: String) -> Logger {

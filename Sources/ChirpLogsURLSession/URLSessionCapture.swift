@@ -1,3 +1,7 @@
+// HTTP capture for URLSession, in a module of its own: on Linux URLSession lives in FoundationNetworking, which links
+// libcurl and about forty more shared libraries, and loading them costs every process several milliseconds at start
+// (Docs/Performance.md, "Start-up"). Apps that capture import this module; ChirpLogs, the CLIs and viewers do not pay.
+import ChirpLogs
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -7,7 +11,7 @@ import FoundationNetworking
 
 extension LogSource {
     /// The one-line opt-in: returns `configuration` set up so that every HTTP(S) exchange of a `URLSession` made with
-    /// it is recorded by this source (subject to ``httpPolicy``).
+    /// it is recorded by this source (subject to `httpPolicy`).
     ///
     /// ```swift
     /// let session = URLSession(configuration: logs.capturingHTTP(.default))
@@ -17,7 +21,7 @@ extension LogSource {
     /// It works by putting a `URLProtocol` in front of the configuration's protocol classes; the request itself is
     /// carried out by an inner session with the same settings, so behaviour is unchanged. The response reaches the
     /// caller when it is complete (no incremental delivery). One source per process captures: the latest to call
-    /// this. Switch capture off and on at run time with ``isHTTPCaptureEnabled``.
+    /// this. Switch capture off and on at run time with `isHTTPCaptureEnabled`.
     public func capturingHTTP(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
         let copy = configuration.copy() as? URLSessionConfiguration ?? configuration
         HTTPCaptureProtocol.target.withLockedValue { $0 = CaptureTarget(source: self, baseConfiguration: configuration) }
