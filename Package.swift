@@ -15,7 +15,7 @@ let package = Package(
         .library(name: "ChirpLogsURLSession", targets: ["ChirpLogsURLSession"]),
         .executable(name: "logdemo", targets: ["logdemo"]),
         .library(name: "ChirpConsole", targets: ["ChirpConsole"]),
-        .executable(name: "chirp-console", targets: ["chirp-console"]),
+        .executable(name: "chirp-console", targets: ["chirp-console"])
         // chirp-bench, chirp-probe and chirp-load are executable targets, not products: they serve this repository's
         // benchmarks, fault tests and load runs, not users (`swift build --product NAME` builds them all the same).
     ],
@@ -34,7 +34,7 @@ let package = Package(
         // Chirp Console (Sources/ChirpConsole): its web server and its store.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
-        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0")
     ],
     targets: [
         // The system's DNS-SD API: Avahi's Bonjour compatibility library on Linux, dns_sd.h on macOS.
@@ -62,7 +62,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Metrics", package: "swift-metrics")
             ]
         ),
         .executableTarget(
@@ -71,7 +71,7 @@ let package = Package(
                 "Chirp",
                 "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             path: "Examples/Chat"
         ),
@@ -84,7 +84,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ]
         ),
         // URLSession capture for a log source (`logs.capturingHTTP(_:)`): a module of its own because on Linux it
@@ -93,7 +93,7 @@ let package = Package(
             name: "ChirpLogsURLSession",
             dependencies: [
                 "ChirpLogs",
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ]
         ),
         .executableTarget(
@@ -107,7 +107,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio")
             ],
             path: "Examples/LogDemo"
         ),
@@ -124,7 +124,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ],
             resources: [.copy("Resources")]
         ),
@@ -136,7 +136,7 @@ let package = Package(
                 "Chirp",
                 "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         .testTarget(
@@ -151,7 +151,7 @@ let package = Package(
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ]
         ),
         // The `chirp` command-line tool: browse, listen, send, ping, logs (Sources/chirp/Logs/).
@@ -163,7 +163,7 @@ let package = Package(
                 "ChirpCommands",  // SecretOptions, CommandLineTool, command replies
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ]
         ),
         // The command channel: drive a running app from a terminal.
@@ -172,7 +172,7 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // Listr: a to-do app (listr) and its command-line remote (listrctl), sharing their command types.
@@ -188,7 +188,7 @@ let package = Package(
                 "ChirpCommands",
                 "Chirp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             path: "Examples/Listr/listr"
         ),
@@ -198,7 +198,7 @@ let package = Package(
                 "ListrCommands",
                 "ChirpCommands",
                 "Chirp",  // UntrustedText: app names from the network
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             path: "Examples/Listr/listrctl"
         ),
@@ -212,7 +212,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             path: "Benchmarks/ChirpBench"
         ),
@@ -223,7 +223,7 @@ let package = Package(
                 "Chirp",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ],
             path: "Examples/Probe"
         ),
@@ -233,7 +233,7 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 "ChirpTestSupport",
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ]
         ),
         // Load runs behind `make load` / `make load-many` (scripts/load/run.sh): one sender broadcasting to many
@@ -243,7 +243,7 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             path: "Examples/Load"
         ),
@@ -254,7 +254,7 @@ let package = Package(
                 "ListrCommands",
                 "Chirp",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // What the test targets share: a child process with its output collected, unique service types, a log capture
@@ -264,7 +264,7 @@ let package = Package(
             dependencies: [
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "InMemoryLogging", package: "swift-log")
             ],
             path: "Tests/ChirpTestSupport"
         ),
@@ -282,7 +282,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics")
             ]
         ),
         .testTarget(
@@ -299,7 +299,7 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "MetricsTestKit", package: "swift-metrics")
             ]
         ),
         // End-to-end tests of the `chirp` binary: run it as a process against real peers and the real avahi-daemon.
@@ -309,10 +309,10 @@ let package = Package(
                 "Chirp",
                 "ChirpTestSupport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ],
             exclude: ["__Snapshots__"]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -13,7 +13,7 @@ let fuzzerLinkFlags: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"
 let package = Package(
     name: "ChirpFuzz",
     dependencies: [
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2")
     ],
     targets: [
         // Calls libFuzzer's driver from each target's entry point (SwiftPM names it <Module>_main, not main).
@@ -25,7 +25,7 @@ let package = Package(
             dependencies: [
                 "CFuzzerDriver",
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio")
             ],
             swiftSettings: fuzzerFlags,
             linkerSettings: fuzzerLinkFlags
@@ -37,7 +37,7 @@ let package = Package(
                 "CFuzzerDriver",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio")
             ],
             swiftSettings: fuzzerFlags,
             linkerSettings: fuzzerLinkFlags
@@ -48,7 +48,7 @@ let package = Package(
             dependencies: ["CFuzzerDriver"],
             swiftSettings: fuzzerFlags,
             linkerSettings: fuzzerLinkFlags
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -12,7 +12,7 @@ let package = Package(
     dependencies: [
         .package(path: "chirp"),
         .package(url: "https://github.com/ordo-one/benchmark.git", from: "1.38.1", traits: ["MallocInterposer"]),
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2")
     ],
     targets: [
         .executableTarget(
@@ -20,11 +20,11 @@ let package = Package(
             dependencies: [
                 .product(name: "Chirp", package: "chirp"),
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ],
             path: "Benchmarks/Allocations",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        )
     ],
     swiftLanguageModes: [.v6]
 )

@@ -52,7 +52,9 @@ struct Options {
     /// Free text recorded with the results (e.g. the git commit).
     var label: String?
 
-    static let benchmarks = ["codec", "oneway", "roundtrip", "bulk", "broadcast", "startup", "listrctl", "log", "flood", "console"]
+    static let benchmarks = [
+        "codec", "oneway", "roundtrip", "bulk", "broadcast", "startup", "listrctl", "log", "flood", "console"
+    ]
 
     init(_ arguments: [String]) throws {
         var index = 0
@@ -71,10 +73,13 @@ struct Options {
             case "--only":
                 only = Set(try next().split(separator: ",").map(String.init))
                 if let unknown = only.first(where: { !Self.benchmarks.contains($0) }) {
-                    throw BenchError("unknown benchmark '\(unknown)'; known: \(Self.benchmarks.joined(separator: ", "))")
+                    throw BenchError(
+                        "unknown benchmark '\(unknown)'; known: \(Self.benchmarks.joined(separator: ", "))")
                 }
             case "--help", "-h":
-                print("usage: chirp-bench [--quick] [--json PATH] [--only \(Self.benchmarks.joined(separator: ","))] [--label TEXT]")
+                print(
+                    "usage: chirp-bench [--quick] [--json PATH] [--only \(Self.benchmarks.joined(separator: ","))] [--label TEXT]"
+                )
                 exit(0)
             default: throw BenchError("unknown argument '\(argument)' (try --help)")
             }

@@ -30,7 +30,8 @@ final class Harness {
             throw BenchError("cannot find this executable (/proc/self/exe)")
         }
         executable = path
-        plan = options.quick
+        plan =
+            options.quick
             ? Plan(runs: 3, runSeconds: 0.25, roundTrips: 300, starts: 4, broadcastPeers: 16)
             : Plan(runs: 7, runSeconds: 1.0, roundTrips: 2000, starts: 12, broadcastPeers: 16)
     }
@@ -41,9 +42,11 @@ final class Harness {
         let began = nowNanos()
         let machine = MachineInfo.current()
         var results = Results(
-            date: ISO8601DateFormatter().string(from: Date()), label: options.label, quick: options.quick, machine: machine)
-        print("chirp-bench\(options.quick ? " (quick)" : ""): \(machine.cpus) CPUs (\(machine.cpuModel)), \(machine.memoryGiB) GiB, "
-            + "load average \(machine.loadAverage.map { String(format: "%.2f", $0) }.joined(separator: " "))")
+            date: ISO8601DateFormatter().string(from: Date()), label: options.label, quick: options.quick,
+            machine: machine)
+        print(
+            "chirp-bench\(options.quick ? " (quick)" : ""): \(machine.cpus) CPUs (\(machine.cpuModel)), \(machine.memoryGiB) GiB, "
+                + "load average \(machine.loadAverage.map { String(format: "%.2f", $0) }.joined(separator: " "))")
         print("each figure: median of runs [min..max, n=runs]; ratio = value / reference")
         fflush(nil)
 
@@ -55,11 +58,12 @@ final class Harness {
             ("listrctl", listrctl),
             ("log", logCall),
             ("flood", flood),
-            ("console", console),
+            ("console", console)
         ]
         for (name, body) in benchmarks {
             // oneway, roundtrip and bulk share one pair of processes.
-            let selected = name == "oneway" ? ["oneway", "roundtrip", "bulk"].contains(where: options.wants) : options.wants(name)
+            let selected =
+                name == "oneway" ? ["oneway", "roundtrip", "bulk"].contains(where: options.wants) : options.wants(name)
             guard selected else { continue }
             results.loadAtStart[name] = MachineInfo.loadAverage()
             do {
@@ -77,8 +81,10 @@ final class Harness {
         }
         results.loadAtEnd = MachineInfo.loadAverage()
         results.seconds = Double(nowNanos() - began) / 1e9
-        print(String(format: "done in %.0f s; load average at the end %@", results.seconds,
-                     results.loadAtEnd.map { String(format: "%.2f", $0) }.joined(separator: " ")))
+        print(
+            String(
+                format: "done in %.0f s; load average at the end %@", results.seconds,
+                results.loadAtEnd.map { String(format: "%.2f", $0) }.joined(separator: " ")))
         if let path = options.jsonPath {
             try write(results, to: path)
             print("results: \(path)")
@@ -88,9 +94,12 @@ final class Harness {
     private func write(_ results: Results, to path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(
+            positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         let directory = (path as NSString).deletingLastPathComponent
-        if !directory.isEmpty { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        if !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        }
         try encoder.encode(results).write(to: URL(fileURLWithPath: path))
     }
 

@@ -114,6 +114,8 @@ struct Chat: AsyncParsableCommand {
     }
 }
 
+// swift-format-ignore: AvoidRetroactiveConformances
+// --log-level takes swift-log's levels; neither package declares this conformance, so the app does.
 extension Logger.Level: @retroactive ExpressibleByArgument {}
 
 /// Lines of standard input as an async sequence, read on a thread of their own so no task blocks on `readLine()`.

@@ -106,8 +106,13 @@ struct MeshRole {
                 emitJSON(status)
                 if full == nil, peers.allSatisfy({ $0.connected >= expect }) {
                     full = (status.seconds, status.at)
-                    emitJSON(MeshFull(process: process, label: options.label, at: status.at, seconds: status.seconds, rssKiB: status.rssKiB))
-                    say("\(process): all \(count) transceiver(s) have \(expect) connected peers after \(fixed(status.seconds)) s")
+                    emitJSON(
+                        MeshFull(
+                            process: process, label: options.label, at: status.at, seconds: status.seconds,
+                            rssKiB: status.rssKiB))
+                    say(
+                        "\(process): all \(count) transceiver(s) have \(expect) connected peers after \(fixed(status.seconds)) s"
+                    )
                 }
                 try? await Task.sleep(for: full == nil ? .milliseconds(250) : .seconds(1))
             }
@@ -119,7 +124,9 @@ struct MeshRole {
             fullAt: fullAt?.1, minConnected: minConnected, rssBeforeKiB: rssBefore, rssKiB: ProcessStats.rssKiB(),
             pssKiB: ProcessStats.pssKiB(), cpuSeconds: ProcessStats.cpuSeconds(), openFiles: ProcessStats.openFiles())
         emitJSON(summary)
-        say("\(process): \(count) transceiver(s), fewest connected \(minConnected)/\(expect), RSS \(summary.rssKiB) KiB, PSS \(summary.pssKiB) KiB")
+        say(
+            "\(process): \(count) transceiver(s), fewest connected \(minConnected)/\(expect), RSS \(summary.rssKiB) KiB, PSS \(summary.pssKiB) KiB"
+        )
         for transceiver in transceivers { await transceiver.shutdown() }
         return fullAt != nil
     }

@@ -51,16 +51,21 @@ struct Options {
 
     func double(_ key: String, default fallback: Double) throws -> Double {
         guard let text = values[key] else { return fallback }
-        guard let value = Double(text), value > 0 else { throw LoadError("--\(key) needs a positive number, not '\(text)'") }
+        guard let value = Double(text), value > 0 else {
+            throw LoadError("--\(key) needs a positive number, not '\(text)'")
+        }
         return value
     }
 
     /// The level of the library's logs: `--log-level`, else `CHIRP_LOAD_LOG_LEVEL`, else the role's `fallback`.
     func logLevel(default fallback: Logger.Level) throws -> Logger.Level {
         guard let text = values["log-level"] ?? ProcessInfo.processInfo.environment["CHIRP_LOAD_LOG_LEVEL"],
-              !text.isEmpty else { return fallback }
+            !text.isEmpty
+        else { return fallback }
         guard let level = Logger.Level(rawValue: text) else {
-            throw LoadError("--log-level needs one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
+            throw LoadError(
+                "--log-level needs one of \(Logger.Level.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'"
+            )
         }
         return level
     }

@@ -18,12 +18,16 @@ enum ProcessStats {
     }
 
     /// Open file descriptors (/proc/self/fd).
-    static func openFiles() -> Int { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0 }
+    static func openFiles() -> Int {
+        (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? 0
+    }
 
     private static func field(_ name: String, in path: String) -> Int {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return 0 }
         for line in text.split(separator: "\n") where line.hasPrefix(name) {
-            let number = line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap { Int($0) }
+            let number = line.dropFirst(name.count).split(whereSeparator: { $0 == " " || $0 == "\t" }).first.flatMap {
+                Int($0)
+            }
             return number ?? 0
         }
         return 0

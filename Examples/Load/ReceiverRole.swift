@@ -95,9 +95,10 @@ struct ReceiverRole {
         for (id, stream) in snapshot.sorted(by: { $0.key < $1.key }) {
             let summary = makeSummary(name: name, stream: stream)
             emitJSON(summary)
-            say("\(name): from \(stream.senderName): \(summary.distinct)/\(summary.total.map(String.init) ?? "?") ticks, "
-                + "lost \(summary.lost.map(String.init) ?? "?"), duplicated \(summary.duplicated), reordered \(summary.reordered), "
-                + "\(fixed(summary.messagesPerSecond, 0)) msg/s, RSS \(summary.rssKiB) KiB")
+            say(
+                "\(name): from \(stream.senderName): \(summary.distinct)/\(summary.total.map(String.init) ?? "?") ticks, "
+                    + "lost \(summary.lost.map(String.init) ?? "?"), duplicated \(summary.duplicated), reordered \(summary.reordered), "
+                    + "\(fixed(summary.messagesPerSecond, 0)) msg/s, RSS \(summary.rssKiB) KiB")
             clean = clean && summary.lost == 0 && summary.duplicated == 0 && summary.reordered == 0
             if let sender = connected.first(where: { $0.id == id }) {
                 try? transceiver.send(LoadReport(summary: summary), to: sender)
@@ -127,7 +128,8 @@ struct ReceiverRole {
         let check = stream.check
         return ReceiverSummary(
             name: name, label: options.label, sender: stream.senderName, total: stream.total,
-            received: check.received, distinct: check.distinct, duplicated: check.duplicated, reordered: check.reordered,
+            received: check.received, distinct: check.distinct, duplicated: check.duplicated,
+            reordered: check.reordered,
             lost: stream.total.map { $0 > check.distinct ? $0 - check.distinct : 0 },
             seconds: span, messagesPerSecond: span > 0 ? Double(check.distinct) / span : 0,
             senderDisconnects: stream.disconnects, ackFailures: stream.ackFailures,

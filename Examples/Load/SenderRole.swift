@@ -56,7 +56,8 @@ struct SenderRole {
         configuration.interface = options.interface
         configuration.metadata = ["load-role": "sender"]
         configuration.logger = Logger(label: "chirp-load")
-        configuration.logger.logLevel = try options.logLevel(default: .error)  // a skipped delivery is counted from its event, not logged per tick
+        // A skipped delivery is counted from its event, not logged per tick.
+        configuration.logger.logLevel = try options.logLevel(default: .error)
         let transceiver = Transceiver(configuration: configuration)
 
         let tally = NIOLockedValueBox(Tally())
@@ -68,15 +69,22 @@ struct SenderRole {
         let launched = ContinuousClock.now
         say("\(name): waiting for \(expected) receivers")
         func receivers() -> [Peer] { transceiver.connectedPeers.filter { $0.metadata["load-role"] == "receiver" } }
-        guard await poll(timeout: connectTimeout, interval: .milliseconds(50), stop: stop, { receivers().count >= expected }) else {
-            say("\(name): only \(receivers().count) of \(expected) receivers connected after \(fixed(seconds(since: launched))) s")
+        guard
+            await poll(
+                timeout: connectTimeout, interval: .milliseconds(50), stop: stop, { receivers().count >= expected })
+        else {
+            say(
+                "\(name): only \(receivers().count) of \(expected) receivers connected after \(fixed(seconds(since: launched))) s"
+            )
             emitJSON(["role": "sender", "error": "only \(receivers().count) of \(expected) receivers connected"])
             await transceiver.shutdown()
             return false
         }
         let targets = receivers()
         let targetIDs = Set(targets.map(\.id))
-        say("\(name): \(targets.count) receivers connected after \(fixed(seconds(since: launched))) s; broadcasting for \(fixed(duration, 0)) s")
+        say(
+            "\(name): \(targets.count) receivers connected after \(fixed(seconds(since: launched))) s; broadcasting for \(fixed(duration, 0)) s"
+        )
         let acks = AckWindow(receivers: targets.map(\.id))
         transceiver.receive(LoadAck.self) { ack, sender in acks.ack(peer: sender.id, next: ack.next) }
 
@@ -120,9 +128,15 @@ struct SenderRole {
         while ContinuousClock.now < end, !stop.isSet {
             if seq >= allowed {
                 let minimum = acks.minimum
-                if minimum == .max { failure = "every receiver disconnected"; break }
+                if minimum == .max {
+                    failure = "every receiver disconnected"
+                    break
+                }
                 if seq >= minimum + window {
-                    guard await acks.wait(until: seq + 1 - window) else { stalled = true; break }
+                    guard await acks.wait(until: seq + 1 - window) else {
+                        stalled = true
+                        break
+                    }
                 }
                 allowed = min(acks.minimum, UInt64.max - window) + window
             }
@@ -152,15 +166,18 @@ struct SenderRole {
         let missing = targets.filter { final.reports[$0.id] == nil }.map(\.name)
         let summary = SenderSummary(
             name: name, label: options.label, receivers: targets.count, sent: seq, seconds: elapsed,
-            broadcastsPerSecond: Double(seq) / elapsed, deliveriesPerSecond: Double(seq) * Double(targets.count) / elapsed,
+            broadcastsPerSecond: Double(seq) / elapsed,
+            deliveriesPerSecond: Double(seq) * Double(targets.count) / elapsed,
             cpuSeconds: cpu, cpuCores: cpu / elapsed, windowWaits: acks.waits, window: Int(window),
-            skipped: final.skipped, receiverDisconnects: final.disconnected, stalled: stalled, rssKiB: ProcessStats.rssKiB(),
+            skipped: final.skipped, receiverDisconnects: final.disconnected, stalled: stalled,
+            rssKiB: ProcessStats.rssKiB(),
             pssKiB: ProcessStats.pssKiB(), reports: targets.compactMap { final.reports[$0.id] })
         emitJSON(summary)
-        say("\(name): \(seq) ticks to \(targets.count) receivers in \(fixed(elapsed)) s: \(fixed(summary.broadcastsPerSecond, 0)) broadcasts/s, "
-            + "\(fixed(summary.deliveriesPerSecond, 0)) deliveries/s, CPU \(fixed(cpu)) s (\(fixed(summary.cpuCores, 2)) cores), "
-            + "window waits \(summary.windowWaits), skipped \(final.skipped.values.reduce(0, +)), "
-            + "disconnects \(final.disconnected.count), reports \(summary.reports.count)/\(targets.count)")
+        say(
+            "\(name): \(seq) ticks to \(targets.count) receivers in \(fixed(elapsed)) s: \(fixed(summary.broadcastsPerSecond, 0)) broadcasts/s, "
+                + "\(fixed(summary.deliveriesPerSecond, 0)) deliveries/s, CPU \(fixed(cpu)) s (\(fixed(summary.cpuCores, 2)) cores), "
+                + "window waits \(summary.windowWaits), skipped \(final.skipped.values.reduce(0, +)), "
+                + "disconnects \(final.disconnected.count), reports \(summary.reports.count)/\(targets.count)")
         if let failure { say("\(name): \(failure)") }
         if stalled { say("\(name): the acknowledgement window stalled") }
         if !missing.isEmpty { say("\(name): no report from \(missing.joined(separator: ", "))") }

@@ -18,7 +18,9 @@ struct SequenceCheck: Sendable {
         }
         let word = Int(seq / 64)
         let bit = UInt64(1) << (seq % 64)
-        if word >= seen.count { seen.append(contentsOf: repeatElement(0, count: max(word + 1 - seen.count, seen.count))) }
+        if word >= seen.count {
+            seen.append(contentsOf: repeatElement(0, count: max(word + 1 - seen.count, seen.count)))
+        }
         if seen[word] & bit != 0 {
             duplicated += 1
             return

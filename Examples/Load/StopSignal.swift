@@ -28,7 +28,9 @@ final class StopSignal: @unchecked Sendable {  // `sources` is set once, in init
 
 /// Checks `condition` every `interval` until it holds, the stop signal is set or `timeout` seconds pass;
 /// returns whether it held.
-func poll(timeout: Double, interval: Duration = .milliseconds(50), stop: StopSignal, _ condition: () -> Bool) async -> Bool {
+func poll(timeout: Double, interval: Duration = .milliseconds(50), stop: StopSignal, _ condition: () -> Bool) async
+    -> Bool
+{
     let start = ContinuousClock.now
     while true {
         if condition() { return true }

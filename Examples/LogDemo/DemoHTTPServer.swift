@@ -24,10 +24,12 @@ enum DemoHTTPServer {
         return (channel, channel.localAddress?.port ?? 0)
     }
 
-    static let items = #"[{"id":1,"name":"Crème brûlée","city":"Paris"},{"id":2,"name":"寿司","city":"東京"},{"id":3,"name":"Smørrebrød","city":"København","tags":["danish","open sandwich"]}]"#
+    static let items =
+        #"[{"id":1,"name":"Crème brûlée","city":"Paris"},{"id":2,"name":"寿司","city":"東京"},{"id":3,"name":"Smørrebrød","city":"København","tags":["danish","open sandwich"]}]"#
 
     /// Status and JSON body for a request.
-    static func respond(method: HTTPMethod, uri: String, authorized: Bool, body: String) -> (HTTPResponseStatus, String) {
+    static func respond(method: HTTPMethod, uri: String, authorized: Bool, body: String) -> (HTTPResponseStatus, String)
+    {
         let path = uri.split(separator: "?").first.map(String.init) ?? uri
         switch (method, path) {
         case (.GET, "/items"):
@@ -42,7 +44,9 @@ enum DemoHTTPServer {
         case (.POST, "/orders"):
             guard authorized else { return (.unauthorized, #"{"error":"missing credentials"}"#) }
             let order = body.isEmpty ? "null" : body
-            return (.created, #"{"status":"accepted","order":\#(order),"message":"Merci, votre commande est confirmée ✓"}"#)
+            return (
+                .created, #"{"status":"accepted","order":\#(order),"message":"Merci, votre commande est confirmée ✓"}"#
+            )
         case (.GET, "/fail"):
             return (.internalServerError, #"{"error":"database unavailable","retry_after_ms":250}"#)
         default:
@@ -83,7 +87,9 @@ final class DemoHandler: ChannelInboundHandler, Sendable {
             headers.add(name: "X-Request-Id", value: UUID().uuidString.prefix(8).lowercased())
             let keepAlive = head.isKeepAlive
             if !keepAlive { headers.add(name: "Connection", value: "close") }
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+                promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: json)))), promise: nil)
             let done = context.writeAndFlush(wrapOutboundOut(.end(nil)))
             if !keepAlive {

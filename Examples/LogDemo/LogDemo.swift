@@ -8,10 +8,10 @@
 // With a shared secret (CHIRP_SECRET or --secret-file PATH), only viewers that hold the same one get the logs.
 import ArgumentParser
 import Chirp
+import ChirpCommands
 import ChirpLogs
 import ChirpLogsURLSession
 import Foundation
-import ChirpCommands
 import Logging
 import NIOPosix
 
@@ -48,7 +48,8 @@ struct LogDemo: AsyncParsableCommand {
     @Flag(help: "Only numbered 'tick N' records at info level, no HTTP calls (for tests and benchmarks).")
     var plain = false
 
-    @Flag(help: "Also log, every 50 records, one whose message and label are HTML markup: viewers must show it as text.")
+    @Flag(
+        help: "Also log, every 50 records, one whose message and label are HTML markup: viewers must show it as text.")
     var markupSample = false
 
     @Option(help: "Stop logging after this many records (keeps serving viewers).")
@@ -57,7 +58,9 @@ struct LogDemo: AsyncParsableCommand {
     @Option(help: "Exit after this many seconds.")
     var duration: Double?
 
-    @Option(help: ArgumentHelp("Keep unacknowledged records in this directory across crashes and restarts.", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "Keep unacknowledged records in this directory across crashes and restarts.", valueName: "dir"))
     var spool: String?
 
     @Option(help: "Records of history for late viewers.")
@@ -106,7 +109,8 @@ struct LogDemo: AsyncParsableCommand {
 
         let server = try await DemoHTTPServer.start(group: MultiThreadedEventLoopGroup.singleton)
         let protection = secret.source().map { ", shared secret from \($0)" } ?? ""
-        let banner = "logdemo \(name): streaming logs on port \(logs.port ?? 0) (_\(service)._tcp\(protection)), HTTP demo server on 127.0.0.1:\(server.port)\n"
+        let banner =
+            "logdemo \(name): streaming logs on port \(logs.port ?? 0) (_\(service)._tcp\(protection)), HTTP demo server on 127.0.0.1:\(server.port)\n"
         FileHandle.standardOutput.write(Data(banner.utf8))
 
         let session = URLSession(configuration: logs.capturingHTTP(.ephemeral))
@@ -142,13 +146,15 @@ struct LogDemo: AsyncParsableCommand {
                 continue
             }
             let elapsed = clock.now - start
-            let due = Int(rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) + 1
+            let due =
+                Int(rate * (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)) + 1
             var target = max(due, emitted)
             if let count { target = min(target, count) }
             while emitted < target {
                 emitted += 1
                 if markupSample && emitted % 50 == 1 {
-                    markupLogger.warning(#"<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> markup from an app"#)
+                    markupLogger.warning(
+                        #"<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> markup from an app"#)
                 }
                 if plain {
                     plainLogger.info("tick \(emitted)", metadata: ["n": "\(emitted)"])
@@ -171,7 +177,9 @@ struct LogDemo: AsyncParsableCommand {
             var request = URLRequest(url: url)
             request.httpMethod = scenario.method
             request.setValue("application/json", forHTTPHeaderField: "Accept")
-            if scenario.authorized { request.setValue("Bearer demo-secret-token-42", forHTTPHeaderField: "Authorization") }
+            if scenario.authorized {
+                request.setValue("Bearer demo-secret-token-42", forHTTPHeaderField: "Authorization")
+            }
             if let body = scenario.body {
                 request.httpBody = Data(body.utf8)
                 request.setValue("application/json; charset=utf-8", forHTTPHeaderField: "Content-Type")

@@ -115,7 +115,10 @@ struct Probe: AsyncParsableCommand {
             case .peerConnected(let peer): emit(["event": "peerConnected", "name": peer.name, "id": peer.id])
             case .peerDisconnected(let peer): emit(["event": "peerDisconnected", "name": peer.name, "id": peer.id])
             case .availablePeersChanged(let peers):
-                emit(["event": "availablePeers", "names": peers.map(\.name), "connected": peers.filter(\.isConnected).map(\.name)])
+                emit([
+                    "event": "availablePeers", "names": peers.map(\.name),
+                    "connected": peers.filter(\.isConnected).map(\.name)
+                ])
             case .connectionRefused(let peer, let reason): emit(["event": "refused", "peer": peer, "reason": reason])
             case .discoveryUnavailable(let message): emit(["event": "discoveryUnavailable", "message": message])
             case .error(let error):
@@ -124,7 +127,10 @@ struct Probe: AsyncParsableCommand {
                     let count = (fullCounts[peer.name] ?? 0) + 1
                     fullCounts[peer.name] = count
                     if count & (count - 1) == 0 {
-                        emit(["event": "error", "kind": "outboundLimitExceeded", "peer": peer.name, "count": count, "message": "\(error)"])
+                        emit([
+                            "event": "error", "kind": "outboundLimitExceeded", "peer": peer.name, "count": count,
+                            "message": "\(error)"
+                        ])
                     }
                 } else {
                     emit(["event": "error", "kind": "other", "message": "\(error)"])
@@ -146,7 +152,9 @@ actor Driver {
     func run(_ line: String) async -> Bool {
         let words = line.split(separator: " ").map(String.init)
         guard let command = words.first else { return true }
-        let number = { (index: Int, fallback: Int) -> Int in words.count > index ? Int(words[index]) ?? fallback : fallback }
+        let number = { (index: Int, fallback: Int) -> Int in
+            words.count > index ? Int(words[index]) ?? fallback : fallback
+        }
         switch command {
         case "send" where words.count >= 3:
             send(to: words[1], count: number(2, 0), bytes: number(3, 0))
@@ -256,7 +264,9 @@ actor Driver {
             }
         }
         rssMax = max(rssMax, residentBytes())
-        var fields: [String: Any] = ["event": "flooded", "to": name, "rssStart": rssStart, "rssMax": rssMax, "lastSeq": nextSeq - 1]
+        var fields: [String: Any] = [
+            "event": "flooded", "to": name, "rssStart": rssStart, "rssMax": rssMax, "lastSeq": nextSeq - 1
+        ]
         if let firstFullAfterMs { fields["firstFullAfterMs"] = firstFullAfterMs }
         emit(fields.merging(outcome.fields) { $1 })
     }
@@ -272,7 +282,8 @@ func milliseconds(_ duration: Duration) -> Int {
 func residentBytes() -> Int {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
     for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-        let kilobytes = line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) } ?? 0
+        let kilobytes =
+            line.split(whereSeparator: { $0 == " " || $0 == "\t" }).dropFirst().first.flatMap { Int($0) } ?? 0
         return kilobytes * 1024
     }
     return 0

@@ -118,13 +118,15 @@ extension ChirpError {
     public static func invalidServiceType(_ type: String, reason: String) -> ChirpError {
         ChirpError(
             code: .invalidServiceType,
-            message: "invalid service type '\(shown(type))': \(reason) (RFC 6763: 1-15 letters, digits or hyphens, at least one letter)",
+            message:
+                "invalid service type '\(shown(type))': \(reason) (RFC 6763: 1-15 letters, digits or hyphens, at least one letter)",
             reason: reason)
     }
 
     /// A configuration setting is out of range; `problem` says which and why.
     public static func invalidConfiguration(_ problem: String, cause: (any Error)? = nil) -> ChirpError {
-        ChirpError(code: .invalidConfiguration, message: "invalid configuration: \(problem)", reason: problem, cause: cause)
+        ChirpError(
+            code: .invalidConfiguration, message: "invalid configuration: \(problem)", reason: problem, cause: cause)
     }
 
     /// The transceiver is not running.
@@ -134,7 +136,8 @@ extension ChirpError {
 
     /// The listener could not be opened, for `problem`.
     public static func listenFailed(_ problem: String, cause: (any Error)? = nil) -> ChirpError {
-        ChirpError(code: .listenFailed, message: "could not listen for connections: \(problem)", reason: problem, cause: cause)
+        ChirpError(
+            code: .listenFailed, message: "could not listen for connections: \(problem)", reason: problem, cause: cause)
     }
 
     /// There is no connection to `peer`.
@@ -144,7 +147,8 @@ extension ChirpError {
 
     /// `peer` disconnected before it replied.
     public static func peerDisconnected(_ peer: Peer) -> ChirpError {
-        ChirpError(code: .peerDisconnected, message: "peer \(shown(peer.name)) disconnected before it replied", peer: peer)
+        ChirpError(
+            code: .peerDisconnected, message: "peer \(shown(peer.name)) disconnected before it replied", peer: peer)
     }
 
     /// A request of `type` to `peer` got no reply within `seconds`.
@@ -165,35 +169,42 @@ extension ChirpError {
     /// `peer`'s responder for `type` threw; `message` is its error's description.
     public static func remoteFailure(type: String, peer: Peer, message: String) -> ChirpError {
         ChirpError(
-            code: .remoteFailure, message: "\(shown(peer.name)) failed: \(shown(message))", peer: peer, messageType: type,
+            code: .remoteFailure, message: "\(shown(peer.name)) failed: \(shown(message))", peer: peer,
+            messageType: type,
             reason: message)
     }
 
     /// A message or reply of `type` from `peer` could not be decoded.
-    public static func decodingFailed(type: String, peer: Peer, reason: String, cause: (any Error)? = nil) -> ChirpError {
+    public static func decodingFailed(type: String, peer: Peer, reason: String, cause: (any Error)? = nil) -> ChirpError
+    {
         ChirpError(
-            code: .decodingFailed, message: "could not decode \(shown(type)) from \(shown(peer.name)): \(shown(reason))",
+            code: .decodingFailed,
+            message: "could not decode \(shown(type)) from \(shown(peer.name)): \(shown(reason))",
             peer: peer, messageType: type, reason: reason, cause: cause)
     }
 
     /// A message of `type` could not be encoded.
     public static func encodingFailed(type: String, reason: String, cause: (any Error)? = nil) -> ChirpError {
         ChirpError(
-            code: .encodingFailed, message: "could not encode \(shown(type)): \(reason)", messageType: type, reason: reason,
+            code: .encodingFailed, message: "could not encode \(shown(type)): \(reason)", messageType: type,
+            reason: reason,
             cause: cause)
     }
 
     /// A receive handler for `type` threw on a message from `peer`.
-    public static func handlerFailed(type: String, peer: Peer, reason: String, cause: (any Error)? = nil) -> ChirpError {
+    public static func handlerFailed(type: String, peer: Peer, reason: String, cause: (any Error)? = nil) -> ChirpError
+    {
         ChirpError(
-            code: .handlerFailed, message: "handler for \(shown(type)) from \(shown(peer.name)) threw: \(shown(reason))",
+            code: .handlerFailed,
+            message: "handler for \(shown(type)) from \(shown(peer.name)) threw: \(shown(reason))",
             peer: peer, messageType: type, reason: reason, cause: cause)
     }
 
     /// A message of `type` encoded to `size` bytes, over `limit`.
     public static func messageTooLarge(type: String, size: Int, limit: Int) -> ChirpError {
         ChirpError(
-            code: .messageTooLarge, message: "\(shown(type)) message is \(size) bytes, over maximumMessageSize (\(limit) bytes)",
+            code: .messageTooLarge,
+            message: "\(shown(type)) message is \(size) bytes, over maximumMessageSize (\(limit) bytes)",
             messageType: type)
     }
 
@@ -201,20 +212,23 @@ extension ChirpError {
     public static func outboundLimitExceeded(peer: Peer, limit: Int) -> ChirpError {
         ChirpError(
             code: .outboundLimitExceeded,
-            message: "\(shown(peer.name)) is not reading fast enough: its queue is full (\(limit) bytes); message not sent",
+            message:
+                "\(shown(peer.name)) is not reading fast enough: its queue is full (\(limit) bytes); message not sent",
             peer: peer)
     }
 
     /// The peer named or addressed `peer` (before its hello there is no ``Peer``) broke the protocol.
     public static func protocolViolation(peer: String, reason: String) -> ChirpError {
-        ChirpError(code: .protocolViolation, message: "protocol violation by \(shown(peer)): \(shown(reason))", reason: reason)
+        ChirpError(
+            code: .protocolViolation, message: "protocol violation by \(shown(peer)): \(shown(reason))", reason: reason)
     }
 
     /// A TCP connection to `address` (`host:port`) could not be opened; `reason` says why in words: "connection
     /// refused", "timed out", "host unreachable", "cannot resolve the host name".
     public static func connectionFailed(address: String, reason: String, cause: (any Error)? = nil) -> ChirpError {
         // "connection refused by 127.0.0.1:1" reads best; other reasons follow the address.
-        let message = reason == "connection refused"
+        let message =
+            reason == "connection refused"
             ? "connection refused by \(shown(address))" : "could not connect to \(shown(address)): \(reason)"
         return ChirpError(code: .connectionFailed, message: message, reason: reason, cause: cause)
     }

@@ -183,9 +183,12 @@ public struct Configuration: Sendable {
                 "backpressure watermarks must satisfy 1 <= lowWatermark <= highWatermark "
                     + "(got \(backpressure.lowWatermark) and \(backpressure.highWatermark))")
         }
-        if maximumPendingHandshakes < 1 { throw ChirpError.invalidConfiguration("maximumPendingHandshakes must be positive") }
+        if maximumPendingHandshakes < 1 {
+            throw ChirpError.invalidConfiguration("maximumPendingHandshakes must be positive")
+        }
         if heartbeatInterval <= .zero || heartbeatTimeout <= heartbeatInterval {
-            throw ChirpError.invalidConfiguration("heartbeatTimeout must be longer than heartbeatInterval, and both positive")
+            throw ChirpError.invalidConfiguration(
+                "heartbeatTimeout must be longer than heartbeatInterval, and both positive")
         }
         if case .named(let name) = interface, DNSSDEnvironment.interfaceIndex(named: name) == nil {
             throw ChirpError.invalidConfiguration("no network interface named '\(name)'")

@@ -17,7 +17,10 @@ public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
     public var isConnected: Bool
 
     /// Creates a peer value.
-    public init(id: String, name: String, metadata: [String: String] = [:], host: String? = nil, addresses: [String] = [], isConnected: Bool = false) {
+    public init(
+        id: String, name: String, metadata: [String: String] = [:], host: String? = nil, addresses: [String] = [],
+        isConnected: Bool = false
+    ) {
         self.id = id
         self.name = name
         self.metadata = metadata

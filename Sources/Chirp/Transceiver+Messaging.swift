@@ -40,7 +40,9 @@ extension Transceiver {
     /// }
     /// ```
     @discardableResult
-    public func receive<T: Decodable & Sendable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void) -> HandlerToken {
+    public func receive<T: Decodable & Sendable>(
+        _ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void
+    ) -> HandlerToken {
         let typeName = MessageTypeName.of(type)
         let token = router.addHandler(for: typeName) { message, delivery, coder in
             let peer = delivery.peer
@@ -61,7 +63,9 @@ extension Transceiver {
 
     /// Calls `handler` for every message of type `T` (the MultipeerKit-style one-argument form).
     @discardableResult
-    public func receive<T: Decodable & Sendable>(_ type: T.Type, handler: @escaping @Sendable (_ payload: T) throws -> Void) -> HandlerToken {
+    public func receive<T: Decodable & Sendable>(
+        _ type: T.Type, handler: @escaping @Sendable (_ payload: T) throws -> Void
+    ) -> HandlerToken {
         receive(type) { payload, _ in try handler(payload) }
     }
 
@@ -86,7 +90,8 @@ extension Transceiver {
                 do {
                     value = try PayloadCoding.decode(T.self, from: message, coder: coder)
                 } catch {
-                    throw ChirpError.decodingFailed(type: typeName, peer: delivery.peer, reason: "\(error)", cause: error)
+                    throw ChirpError.decodingFailed(
+                        type: typeName, peer: delivery.peer, reason: "\(error)", cause: error)
                 }
                 flow.deliver(
                     ReceivedMessage(payload: value, sender: delivery.peer), to: source, from: delivery.connection,
@@ -103,7 +108,8 @@ extension Transceiver {
         let backpressure = configuration.backpressure
         let flow = MessageFlow()
         let new = MessageSequence<T>.Producer.makeSequence(
-            backPressureStrategy: .init(lowWatermark: backpressure.lowWatermark, highWatermark: backpressure.highWatermark),
+            backPressureStrategy: .init(
+                lowWatermark: backpressure.lowWatermark, highWatermark: backpressure.highWatermark),
             finishOnDeinit: true, delegate: flow)
         let token = register(flow, new.source)
         let router = self.router
@@ -121,10 +127,13 @@ extension Transceiver {
     ) {
         let typeName = MessageTypeName.of(type)
         let responseName = MessageTypeName.of(Response.self)
-        router.setResponder(for: typeName, .sync { message, peer, coder in
-            let request = try Self.decodeRequest(Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
-            return Self.reply(try handler(request, peer), typeName: responseName, coder: coder)
-        })
+        router.setResponder(
+            for: typeName,
+            .sync { message, peer, coder in
+                let request = try Self.decodeRequest(
+                    Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
+                return Self.reply(try handler(request, peer), typeName: responseName, coder: coder)
+            })
     }
 
     /// Answers requests of type `Request` with a `Response` computed asynchronously; the reply goes to the requester only.
@@ -135,17 +144,23 @@ extension Transceiver {
     /// }
     /// ```
     public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
-        to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) async throws -> Response
+        to type: Request.Type,
+        with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) async throws -> Response
     ) {
         let typeName = MessageTypeName.of(type)
         let responseName = MessageTypeName.of(Response.self)
-        router.setResponder(for: typeName, .async { message, peer, coder in
-            let request = try Self.decodeRequest(Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
-            return Self.reply(try await handler(request, peer), typeName: responseName, coder: coder)
-        })
+        router.setResponder(
+            for: typeName,
+            .async { message, peer, coder in
+                let request = try Self.decodeRequest(
+                    Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
+                return Self.reply(try await handler(request, peer), typeName: responseName, coder: coder)
+            })
     }
 
-    private static func decodeRequest<Request: Decodable>(_ type: Request.Type, typeName: String, message: MessageBody, peer: Peer, coder: any MessageCoder) throws -> Request {
+    private static func decodeRequest<Request: Decodable>(
+        _ type: Request.Type, typeName: String, message: MessageBody, peer: Peer, coder: any MessageCoder
+    ) throws -> Request {
         do {
             return try PayloadCoding.decode(Request.self, from: message, coder: coder)
         } catch {
@@ -154,7 +169,9 @@ extension Transceiver {
     }
 
     /// The reply of a responder: `value`, to be encoded once, into the response frame.
-    private static func reply<Response: Encodable & Sendable>(_ value: Response, typeName: String, coder: any MessageCoder) -> Router.Reply {
+    private static func reply<Response: Encodable & Sendable>(
+        _ value: Response, typeName: String, coder: any MessageCoder
+    ) -> Router.Reply {
         Router.Reply(typeName: typeName) { try PayloadCoding.encode(value, coder: coder, into: &$0) }
     }
 
@@ -170,17 +187,22 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        try withMessageFrame(value, allocator: first.allocator) { frame in enqueue(frame, on: connections, engine: engine) }
+        try withMessageFrame(value, allocator: first.allocator) { frame in
+            enqueue(frame, on: connections, engine: engine)
+        }
     }
 
     /// Runs `body` with the message frame of `value`, built in memory this thread reuses (``CodingScratch``): the
     /// connections copy a small frame into their batch, so the next message is built in the same memory.
     func withMessageFrame<T: Encodable, R>(
-        _ value: T, allocator: ByteBufferAllocator, scratch: CodingScratch = .forThisThread, _ body: (ByteBuffer) throws -> R
+        _ value: T, allocator: ByteBufferAllocator, scratch: CodingScratch = .forThisThread,
+        _ body: (ByteBuffer) throws -> R
     ) throws -> R {
         var frame = scratch.takeFrameBuffer() ?? allocator.buffer(capacity: 128)
         let coder = configuration.coder
-        try PayloadCoding.writeFrame(typeName: MessageTypeName.of(T.self), limit: configuration.maximumMessageSize, into: &frame) {
+        try PayloadCoding.writeFrame(
+            typeName: MessageTypeName.of(T.self), limit: configuration.maximumMessageSize, into: &frame
+        ) {
             try PayloadCoding.encode(value, coder: coder, into: &$0)
         }
         let result = try body(frame)
@@ -200,7 +222,9 @@ extension Transceiver {
             let (admission, _) = submitFollowingSwitch(frame, on: connection, engine: engine)
             if admission == .full {
                 engine.metrics.outboundLimitHits.increment()
-                engine.report(.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit), logLevel: .warning)
+                engine.report(
+                    .outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit),
+                    logLevel: .warning)
             }
         }
     }
@@ -226,7 +250,9 @@ extension Transceiver {
 
     /// Queues a frame for one peer on `connection`; remembers the connection for this thread's next send, or, when a
     /// remembered one refused the frame, looks the peer up again.
-    private func enqueue(_ frame: ByteBuffer, on connection: PeerConnection, remembered: Bool, scratch: CodingScratch, peer: Peer) throws {
+    private func enqueue(
+        _ frame: ByteBuffer, on connection: PeerConnection, remembered: Bool, scratch: CodingScratch, peer: Peer
+    ) throws {
         let owner = ObjectIdentifier(self)
         if remembered {
             switch connection.submit(frame) {
@@ -251,11 +277,16 @@ extension Transceiver {
     /// a frame this connection wrote lately when there is one (``OutboundQueue`` keeps a few during a burst): a
     /// megabyte in fresh memory costs more in page faults than in copying.
     func largeDataFrame<T: Encodable>(_ value: T, on connection: PeerConnection) throws -> ByteBuffer? {
-        guard T.self == Data.self, let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit else { return nil }
+        guard T.self == Data.self, let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit else {
+            return nil
+        }
         let typeName = MessageTypeName.of(T.self)
         let capacity = data.count + typeName.utf8.count + 32  // the header: length, kind, type name, flags
-        var frame = connection.takeSpareLargeBuffer(minimumCapacity: capacity) ?? connection.allocator.buffer(capacity: capacity)
-        try PayloadCoding.writeFrame(typeName: typeName, limit: configuration.maximumMessageSize, into: &frame) { buffer in
+        var frame =
+            connection.takeSpareLargeBuffer(minimumCapacity: capacity)
+            ?? connection.allocator.buffer(capacity: capacity)
+        try PayloadCoding.writeFrame(typeName: typeName, limit: configuration.maximumMessageSize, into: &frame) {
+            buffer in
             buffer.writeBytes(data)
             return .binary
         }
@@ -343,7 +374,8 @@ extension Transceiver {
         // Each step follows a newer connection; a few suffice (a peer that reconnects in a loop gets no more).
         var steps = 0
         while admission == .retired || admission == .closed, steps < 4,
-              let current = engine?.connection(to: connection.remote.peerID), current !== connection {
+            let current = engine?.connection(to: connection.remote.peerID), current !== connection
+        {
             connection = current
             admission = current.submit(frame)
             steps += 1
@@ -384,12 +416,15 @@ extension Transceiver {
         do {
             return try PayloadCoding.decode(Response.self, from: response, coder: configuration.coder)
         } catch {
-            throw ChirpError.decodingFailed(type: response.typeName, peer: connection.peer, reason: "\(error)", cause: error)
+            throw ChirpError.decodingFailed(
+                type: response.typeName, peer: connection.peer, reason: "\(error)", cause: error)
         }
     }
 
     /// Sends a request frame and waits for the reply; maps every failure to a ``ChirpError``.
-    func exchange(_ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout: Duration?) async throws -> MessageBody {
+    func exchange(_ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout: Duration?)
+        async throws -> MessageBody
+    {
         let metrics = currentEngine?.metrics
         let started = ContinuousClock.now
         do {

@@ -19,7 +19,9 @@ public struct RawMessage: Sendable, Equatable {
     }
 
     init(_ body: MessageBody) {
-        self.init(typeName: body.typeName, payload: Data(body.payload.readableBytesView), isBinary: body.flags.contains(.binary))
+        self.init(
+            typeName: body.typeName, payload: Data(body.payload.readableBytesView),
+            isBinary: body.flags.contains(.binary))
     }
 }
 
@@ -32,12 +34,15 @@ extension Transceiver {
     /// }
     /// ```
     @discardableResult
-    public func receiveAll(_ handler: @escaping @Sendable (_ message: RawMessage, _ sender: Peer) throws -> Void) -> HandlerToken {
+    public func receiveAll(_ handler: @escaping @Sendable (_ message: RawMessage, _ sender: Peer) throws -> Void)
+        -> HandlerToken
+    {
         let token = router.addWildcardHandler { message, delivery, _ in
             do {
                 try handler(RawMessage(message), delivery.peer)
             } catch {
-                throw ChirpError.handlerFailed(type: message.typeName, peer: delivery.peer, reason: "\(error)", cause: error)
+                throw ChirpError.handlerFailed(
+                    type: message.typeName, peer: delivery.peer, reason: "\(error)", cause: error)
             }
         }
         return HandlerToken(router: router, token: token)
@@ -66,14 +71,16 @@ extension Transceiver {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
         guard let first = connections.first else { return }
-        let frame = try PayloadCoding.frame(message, allocator: first.allocator, limit: configuration.maximumMessageSize)
+        let frame = try PayloadCoding.frame(
+            message, allocator: first.allocator, limit: configuration.maximumMessageSize)
         enqueue(frame, on: connections, engine: engine)
     }
 
     /// Sends a raw message to one peer.
     public func send(_ message: RawMessage, to peer: Peer) throws {
         let connection = try connection(to: peer)
-        let frame = try PayloadCoding.frame(message, allocator: connection.allocator, limit: configuration.maximumMessageSize)
+        let frame = try PayloadCoding.frame(
+            message, allocator: connection.allocator, limit: configuration.maximumMessageSize)
         try enqueue(frame, on: connection)
     }
 

@@ -39,7 +39,8 @@ public final class Transceiver: Sendable {
 
     /// This peer as others see it.
     public var localPeer: Peer {
-        Peer(id: configuration.peerID, name: configuration.peerName, metadata: configuration.metadata, isConnected: true)
+        Peer(
+            id: configuration.peerID, name: configuration.peerName, metadata: configuration.metadata, isConnected: true)
     }
 
     /// Whether `resume()` (or ``start()``) was called and `stop()` (or ``shutdown()``) was not called since.
@@ -133,10 +134,12 @@ public final class Transceiver: Sendable {
     }
 
     private func stopEngine() -> EventLoopFuture<Void>? {
-        guard let current = engine.withLockedValue({ engine -> Engine? in
-            defer { engine = nil }
-            return engine
-        }) else { return nil }
+        guard
+            let current = engine.withLockedValue({ engine -> Engine? in
+                defer { engine = nil }
+                return engine
+            })
+        else { return nil }
         let stopped = current.stop()
         stopped.whenComplete { _ in self.hub.emit(.stopped) }
         return stopped
@@ -166,7 +169,9 @@ public final class Transceiver: Sendable {
     public func makeEvents() -> AsyncStream<TransceiverEvent> { hub.makeStream() }
 
     /// A new subscription to the events, made at each access: ``makeEvents()`` says so.
-    @available(*, deprecated, renamed: "makeEvents()", message: "each access makes a new subscription: call makeEvents()")
+    @available(
+        *, deprecated, renamed: "makeEvents()", message: "each access makes a new subscription: call makeEvents()"
+    )
     public var events: AsyncStream<TransceiverEvent> { hub.makeStream() }
 
     /// Called (on an internal serial queue) with the new list whenever the available peers change.

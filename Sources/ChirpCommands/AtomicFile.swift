@@ -23,7 +23,8 @@ public enum AtomicFile {
     public static func write(_ data: Data, to path: String) throws(AtomicFileError) {
         let url = URL(fileURLWithPath: path)
         let directory = url.deletingLastPathComponent().path
-        let temporary = directory + "/." + url.lastPathComponent + ".tmp-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let temporary =
+            directory + "/." + url.lastPathComponent + ".tmp-" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
 
         var mode: mode_t = 0o644
         var status = stat()

@@ -1,5 +1,5 @@
-import Foundation
 import Chirp
+import Foundation
 
 /// Why a command got no answer, each case with the exit code it maps to and a message a user can act on.
 public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {

@@ -69,7 +69,9 @@ public enum CommandLineTool {
 
     /// The arguments with options moved after the subcommand path and negative values joined to their option;
     /// also the subcommand path (for the hint).
-    static func normalize(_ arguments: [String], root: any ParsableCommand.Type) -> (arguments: [String], path: [String]) {
+    static func normalize(_ arguments: [String], root: any ParsableCommand.Type) -> (
+        arguments: [String], path: [String]
+    ) {
         // `--timeout -1` -> `--timeout=-1`.
         var joined: [String] = []
         var index = 0
@@ -80,7 +82,8 @@ public enum CommandLineTool {
                 break
             }
             if argument.hasPrefix("--"), !argument.contains("="), index + 1 < arguments.count,
-               Self.isNegativeNumber(arguments[index + 1]) {
+                Self.isNegativeNumber(arguments[index + 1])
+            {
                 joined.append(argument + "=" + arguments[index + 1])
                 index += 2
                 continue
@@ -129,14 +132,17 @@ public enum CommandLineTool {
         for name in arguments.dropFirst() where !name.hasPrefix("-") {
             guard let sub = subcommand(named: name, of: command) else {
                 let known = command.configuration.subcommands.map { $0._commandName }
-                return "no command '\(name)'" + (known.isEmpty ? "" : "; the commands are \(known.joined(separator: ", "))")
+                return "no command '\(name)'"
+                    + (known.isEmpty ? "" : "; the commands are \(known.joined(separator: ", "))")
             }
             command = sub
         }
         return nil
     }
 
-    private static func subcommand(named name: String, of command: any ParsableCommand.Type) -> (any ParsableCommand.Type)? {
+    private static func subcommand(named name: String, of command: any ParsableCommand.Type) -> (
+        any ParsableCommand.Type
+    )? {
         command.configuration.subcommands.first { $0._commandName == name || $0.configuration.aliases.contains(name) }
     }
 
@@ -149,7 +155,9 @@ public enum CommandLineTool {
     private static func sentence(_ message: String) -> String {
         var text = message
         if text.hasPrefix("Error: ") { text.removeFirst("Error: ".count) }
-        guard let first = text.first, first.isUppercase, text.dropFirst().first?.isLowercase == true else { return text }
+        guard let first = text.first, first.isUppercase, text.dropFirst().first?.isLowercase == true else {
+            return text
+        }
         return first.lowercased() + text.dropFirst()
     }
 }

@@ -99,19 +99,26 @@ public final class CommandReceiver: Sendable {
         case .success(let value):
             response = value
             if case .failure(let message) = value {
-                logger.notice("command failed", metadata: [
-                    "command": "\(typeName)", "from": "\(UntrustedText.escaped(sender.name))",
-                    "reason": "\(UntrustedText.escaped(message))"])
+                logger.notice(
+                    "command failed",
+                    metadata: [
+                        "command": "\(typeName)", "from": "\(UntrustedText.escaped(sender.name))",
+                        "reason": "\(UntrustedText.escaped(message))"
+                    ])
             }
         case .failure(let error):
             response = .failure(error)
-            logger.notice("command handler threw", metadata: [
-                "command": "\(typeName)", "from": "\(UntrustedText.escaped(sender.name))",
-                "error": "\(UntrustedText.escaped("\(error)"))"])
+            logger.notice(
+                "command handler threw",
+                metadata: [
+                    "command": "\(typeName)", "from": "\(UntrustedText.escaped(sender.name))",
+                    "error": "\(UntrustedText.escaped("\(error)"))"
+                ])
         }
         let encoded = response.encoded()
         guard encoded.count > maximumResponseSize else { return encoded }
-        let message = "the reply to \(typeName) is \(encoded.count) bytes, over the limit of \(maximumResponseSize) bytes"
+        let message =
+            "the reply to \(typeName) is \(encoded.count) bytes, over the limit of \(maximumResponseSize) bytes"
         logger.error("\(message)", metadata: ["from": "\(UntrustedText.escaped(sender.name))"])
         return CommandResponse.failure(message).encoded()
     }

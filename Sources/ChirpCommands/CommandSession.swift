@@ -191,9 +191,13 @@ final class CommandSession: Sendable {
             }
             group.cancelAll()
             continuation.finish()
-            transceiver.configuration.logger.debug("discovery done", metadata: [
-                "after": "\(clock.now - startedAt)", "settle-window": "\(finder.window)",
-                "apps": "\(finder.connected.map(\.commandLabel))", "decision": "\(decision.map { "\($0)" } ?? "none")"])
+            transceiver.configuration.logger.debug(
+                "discovery done",
+                metadata: [
+                    "after": "\(clock.now - startedAt)", "settle-window": "\(finder.window)",
+                    "apps": "\(finder.connected.map(\.commandLabel))",
+                    "decision": "\(decision.map { "\($0)" } ?? "none")"
+                ])
             return Discovery(decision: decision, finder: finder, outcomes: outcomes, notes: notes)
         }
     }

@@ -44,7 +44,9 @@ public struct CommandTransmitter: Sendable {
     ///   (``CommandError/refused(service:reasons:)``: a shared secret missing or wrong, an accept policy; reported
     ///   about a second after discovery, not at the timeout), the connection lost, no reply in time, or a local
     ///   problem.
-    public func send<C: ChirpCommand>(_ command: C, to peerName: String? = nil) async throws(CommandError) -> CommandReply {
+    public func send<C: ChirpCommand>(_ command: C, to peerName: String? = nil) async throws(CommandError)
+        -> CommandReply
+    {
         let target: AppFinder.Target = peerName.map { .named($0) } ?? .only
         do {
             return try await withSession { session in

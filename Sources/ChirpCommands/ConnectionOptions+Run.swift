@@ -48,7 +48,8 @@ extension ConnectionOptions {
                     StandardStreams.error("\(outcome.label): \(message)")  // escaped by error()
                 case .success(let response):
                     StandardStreams.output("== \(UntrustedText.escaped(outcome.label)) ==\n")  // names from the network
-                    code = Self.deliver(CommandReply(app: outcome.app, response: response), to: reply, label: outcome.label)
+                    code = Self.deliver(
+                        CommandReply(app: outcome.app, response: response), to: reply, label: outcome.label)
                 case .failure(let error):
                     StandardStreams.error("\(error)")
                 }
@@ -70,7 +71,9 @@ extension ConnectionOptions {
         return Self.deliver(answer, to: reply, label: nil)
     }
 
-    private static func deliver(_ answer: CommandReply, to reply: (CommandReply) throws -> Void, label: String?) -> CommandExitCode {
+    private static func deliver(_ answer: CommandReply, to reply: (CommandReply) throws -> Void, label: String?)
+        -> CommandExitCode
+    {
         do {
             try reply(answer)
             return .success

@@ -31,7 +31,9 @@ public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sen
     public var service: String = Channel.defaultServiceType
 
     /// `--peer NAME`: the app to talk to, by name, when several run.
-    @Option(help: ArgumentHelp("Talk to the app with this name (needed when several run; they are listed then).", valueName: "NAME"))
+    @Option(
+        help: ArgumentHelp(
+            "Talk to the app with this name (needed when several run; they are listed then).", valueName: "NAME"))
     public var peer: String?
 
     /// `--all`: send to every app found and print each reply labelled with the app's name and host.

@@ -114,6 +114,7 @@ public struct SecretOptions: ParsableArguments, Sendable {
     static func permissionWarning(for path: String) -> String? {
         var status = stat()
         guard stat(path, &status) == 0, status.st_mode & 0o077 != 0 else { return nil }
-        return "the secret file \(path) can be read by other users of this machine; restrict it with `chmod 600 \(path)`"
+        return
+            "the secret file \(path) can be read by other users of this machine; restrict it with `chmod 600 \(path)`"
     }
 }

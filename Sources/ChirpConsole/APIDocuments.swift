@@ -118,19 +118,25 @@ enum APIDocuments {
     }
 
     static func sources(_ stored: [ConsoleSource], live: Set<String>, problem: String?) -> Sources {
-        Sources(sources: stored.map { source in
-            Source(id: source.stream, app: source.app, host: source.host, pid: source.pid, live: live.contains(source.stream),
-                   records: source.records, lost: source.lost, lastSequence: source.lastSequence,
-                   firstSeen: timeText(source.firstSeen), lastSeen: timeText(source.lastSeen))
-        }, problem: problem)
+        Sources(
+            sources: stored.map { source in
+                Source(
+                    id: source.stream, app: source.app, host: source.host, pid: source.pid,
+                    live: live.contains(source.stream),
+                    records: source.records, lost: source.lost, lastSequence: source.lastSequence,
+                    firstSeen: timeText(source.firstSeen), lastSeen: timeText(source.lastSeen))
+            }, problem: problem)
     }
 
     static func endpoints(_ endpoints: [ConsoleEndpoint]) -> Endpoints {
-        Endpoints(endpoints: endpoints.map { endpoint in
-            Endpoint(method: endpoint.method, host: endpoint.host, path: endpoint.path, count: endpoint.count,
-                     errors: endpoint.errors, errorRate: endpoint.count == 0 ? 0 : Double(endpoint.errors) / Double(endpoint.count),
-                     p50: endpoint.p50, p90: endpoint.p90, p99: endpoint.p99)
-        })
+        Endpoints(
+            endpoints: endpoints.map { endpoint in
+                Endpoint(
+                    method: endpoint.method, host: endpoint.host, path: endpoint.path, count: endpoint.count,
+                    errors: endpoint.errors,
+                    errorRate: endpoint.count == 0 ? 0 : Double(endpoint.errors) / Double(endpoint.count),
+                    p50: endpoint.p50, p90: endpoint.p90, p99: endpoint.p99)
+            })
     }
 
     /// The encoder of every document: sorted keys, `/` not escaped.

@@ -32,15 +32,20 @@ public final class ChirpConsole: Sendable {
     ///   - handlesSignals: whether SIGINT and SIGTERM end the run (as `chirp-console` does); default: no.
     ///   - onListening: called with the port once the server listens.
     /// - Throws: ``ConsoleConfigurationError``, ``ConsoleStoreError``, or the server's error (the port is taken).
-    public func run(handlesSignals: Bool = false, onListening: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    public func run(handlesSignals: Bool = false, onListening: @escaping @Sendable (Int) async -> Void = { _ in })
+        async throws
+    {
         try configuration.validate()
         do {
-            try FileManager.default.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                atPath: configuration.dataDirectory, withIntermediateDirectories: true)
         } catch {
-            throw ConsoleStoreError("cannot create the data directory \(configuration.dataDirectory): \(error.localizedDescription)")
+            throw ConsoleStoreError(
+                "cannot create the data directory \(configuration.dataDirectory): \(error.localizedDescription)")
         }
         let assets = try ConsoleAssets.load()
-        let store = try await ConsoleStore.open(path: configuration.storePath, retention: configuration.retention, logger: logger)
+        let store = try await ConsoleStore.open(
+            path: configuration.storePath, retention: configuration.retention, logger: logger)
         do {
             try await serve(store: store, assets: assets, handlesSignals: handlesSignals, onListening: onListening)
         } catch {
@@ -50,7 +55,10 @@ public final class ChirpConsole: Sendable {
         await store.close()
     }
 
-    private func serve(store: ConsoleStore, assets: ConsoleAssets, handlesSignals: Bool, onListening: @escaping @Sendable (Int) async -> Void) async throws {
+    private func serve(
+        store: ConsoleStore, assets: ConsoleAssets, handlesSignals: Bool,
+        onListening: @escaping @Sendable (Int) async -> Void
+    ) async throws {
         let notifier = ChangeNotifier()
         let collector = ConsoleCollector(store: store, viewer: configuration.viewer, notifier: notifier, logger: logger)
         let peers = PeerDirectory(interface: configuration.viewer.transceiver.interface)
@@ -69,7 +77,9 @@ public final class ChirpConsole: Sendable {
                     do {
                         let report = try await store.enforceRetention()
                         if report.removedRecords > 0 {
-                            logger.info("retention removed records", metadata: ["records": "\(report.removedRecords)", "bytes": "\(report.removedBytes)"])
+                            logger.info(
+                                "retention removed records",
+                                metadata: ["records": "\(report.removedRecords)", "bytes": "\(report.removedBytes)"])
                         }
                     } catch {
                         logger.error("retention failed", metadata: ["error": "\(error)"])
@@ -88,8 +98,9 @@ public final class ChirpConsole: Sendable {
 
         let router = Router(context: BasicRequestContext.self)
         router.add(middleware: ConsoleGate(token: configuration.token))
-        let api = ConsoleAPI(store: store, collector: collector, peers: peers, notifier: notifier, streams: streams,
-                             configuration: configuration)
+        let api = ConsoleAPI(
+            store: store, collector: collector, peers: peers, notifier: notifier, streams: streams,
+            configuration: configuration)
         router.get("/") { _, _ in assets.response(for: "index.html") }
         router.get("/assets/:file") { _, context in assets.response(for: context.parameters.get("file") ?? "") }
         router.get("/api/sources") { _, _ in try await api.sources() }
@@ -128,15 +139,17 @@ struct ConsoleAssets: Sendable {
     static let names: [String: String] = [
         "index.html": "text/html; charset=utf-8",
         "console.js": "text/javascript; charset=utf-8",
-        "console.css": "text/css; charset=utf-8",
+        "console.css": "text/css; charset=utf-8"
     ]
 
     static func load() throws -> ConsoleAssets {
         var files: [String: (String, Data)] = [:]
         for (name, type) in names {
-            let base = (name as NSString).deletingPathExtension, ext = (name as NSString).pathExtension
+            let base = (name as NSString).deletingPathExtension
+            let ext = (name as NSString).pathExtension
             guard let url = Bundle.module.url(forResource: base, withExtension: ext, subdirectory: "Resources"),
-                  let data = try? Data(contentsOf: url) else {
+                let data = try? Data(contentsOf: url)
+            else {
                 throw ConsoleStoreError("the console's page file \(name) is missing from its resources")
             }
             files[name] = (type, data)

@@ -15,7 +15,8 @@ struct ConsoleAPI: Sendable {
     let configuration: ConsoleConfiguration
 
     func sources() async throws -> Response {
-        ConsoleHTTP.document(APIDocuments.sources(try await store.sources(), live: collector.liveStreams, problem: collector.problem))
+        ConsoleHTTP.document(
+            APIDocuments.sources(try await store.sources(), live: collector.liveStreams, problem: collector.problem))
     }
 
     func records(_ parameters: [String: String]) async -> Response {
@@ -23,7 +24,8 @@ struct ConsoleAPI: Sendable {
             let filter = try RecordFilter(parameters: parameters)
             let (page, limit) = try RecordPage.parse(parameters)
             let (records, hasMore) = try await store.records(matching: filter, page: page, limit: limit)
-            return ConsoleHTTP.document(APIDocuments.Records(records: records.map(APIDocuments.Record.init), hasMore: hasMore))
+            return ConsoleHTTP.document(
+                APIDocuments.Records(records: records.map(APIDocuments.Record.init), hasMore: hasMore))
         }
     }
 
@@ -50,17 +52,23 @@ struct ConsoleAPI: Sendable {
                 throw ConsoleRequestError("service: \(error)")
             }
             let instances = await peers.instances(of: type)
-            return ConsoleHTTP.document(APIDocuments.Peers(service: type.registrationType, peers: instances.map { instance in
-                APIDocuments.PeerEntry(name: instance.name, id: instance.id, host: instance.host, addresses: instance.addresses,
-                                       metadata: instance.metadata, requiresSecret: instance.requiresSecret, connected: false)
-            }))
+            return ConsoleHTTP.document(
+                APIDocuments.Peers(
+                    service: type.registrationType,
+                    peers: instances.map { instance in
+                        APIDocuments.PeerEntry(
+                            name: instance.name, id: instance.id, host: instance.host, addresses: instance.addresses,
+                            metadata: instance.metadata, requiresSecret: instance.requiresSecret, connected: false)
+                    }))
         }
     }
 
     func status() async -> Response {
         let (stored, removedRecords, removedBytes) = await store.statistics()
-        return ConsoleHTTP.document(APIDocuments.Status(records: store.latestID, storedBytes: stored, removedRecords: removedRecords,
-                                                        removedBytes: removedBytes, problem: collector.problem))
+        return ConsoleHTTP.document(
+            APIDocuments.Status(
+                records: store.latestID, storedBytes: stored, removedRecords: removedRecords,
+                removedBytes: removedBytes, problem: collector.problem))
     }
 
     /// Server-Sent Events: the records that match the filters as they are stored (`event: records`), the sources when
@@ -86,34 +94,40 @@ struct ConsoleAPI: Sendable {
             return true
         }
         guard admitted else {
-            return ConsoleHTTP.failure(.serviceUnavailable, "too many live streams (\(configuration.maximumLiveStreams)); close some pages")
+            return ConsoleHTTP.failure(
+                .serviceUnavailable, "too many live streams (\(configuration.maximumLiveStreams)); close some pages")
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         let changes = notifier.subscribe()
         let (store, collector, streams) = (self.store, self.collector, self.streams)
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            defer { streams.withLockedValue { $0 -= 1 } }
-            var lastID = startID
-            try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
-            // Records stored between the page's last request and this stream's start come first.
-            lastID = try await Self.sendNew(after: lastID, filter: filter, store: store, writer: &writer)
-            for await change in changes {
-                switch change {
-                case .records:
-                    lastID = try await Self.sendNew(after: lastID, filter: filter, store: store, writer: &writer)
-                case .sources:
-                    let document = APIDocuments.sources(try await store.sources(), live: collector.liveStreams, problem: collector.problem)
-                    try await writer.write(Self.event("sources", try APIDocuments.encode(document)))
-                case .tick:
-                    try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+        return Response(
+            status: .ok, headers: headers,
+            body: ResponseBody { writer in
+                defer { streams.withLockedValue { $0 -= 1 } }
+                var lastID = startID
+                try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
+                // Records stored between the page's last request and this stream's start come first.
+                lastID = try await Self.sendNew(after: lastID, filter: filter, store: store, writer: &writer)
+                for await change in changes {
+                    switch change {
+                    case .records:
+                        lastID = try await Self.sendNew(after: lastID, filter: filter, store: store, writer: &writer)
+                    case .sources:
+                        let document = APIDocuments.sources(
+                            try await store.sources(), live: collector.liveStreams, problem: collector.problem)
+                        try await writer.write(Self.event("sources", try APIDocuments.encode(document)))
+                    case .tick:
+                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                    }
                 }
-            }
-            try await writer.finish(nil)
-        })
+                try await writer.finish(nil)
+            })
     }
 
-    private static func sendNew(after lastID: Int64, filter: RecordFilter, store: ConsoleStore, writer: inout any ResponseBodyWriter) async throws -> Int64 {
+    private static func sendNew(
+        after lastID: Int64, filter: RecordFilter, store: ConsoleStore, writer: inout any ResponseBodyWriter
+    ) async throws -> Int64 {
         var lastID = lastID
         while true {
             let (records, hasMore) = try await store.records(matching: filter, page: .after(lastID), limit: 500)

@@ -67,7 +67,9 @@ final class ConsoleCollector: Sendable {
             notifier.notify(.sources)
         case .lost(let loss, let source):
             try await store.noteLost(loss, from: source)
-            logger.warning("a source lost records", metadata: ["source": "\(source)", "count": "\(loss.count)", "reason": "\(loss.reason)"])
+            logger.warning(
+                "a source lost records",
+                metadata: ["source": "\(source)", "count": "\(loss.count)", "reason": "\(loss.reason)"])
             notifier.notify(.sources)
         case .refused(let refusal):
             status.withLockedValue { $0 = refusal.description }

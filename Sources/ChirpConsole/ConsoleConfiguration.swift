@@ -43,12 +43,17 @@ public struct ConsoleConfiguration: Sendable {
     ///   range.
     public func validate() throws {
         if token == nil && !Self.isLoopback(host) {
-            throw ConsoleConfigurationError("listening on \(host) needs a token: set CHIRP_CONSOLE_TOKEN or let chirp-console generate one")
+            throw ConsoleConfigurationError(
+                "listening on \(host) needs a token: set CHIRP_CONSOLE_TOKEN or let chirp-console generate one")
         }
         if let token, token.count < 16 { throw ConsoleConfigurationError("the token must be at least 16 characters") }
         if !(0...65535).contains(port) { throw ConsoleConfigurationError("port \(port) is out of range") }
-        if retention.maximumBytes < 1 << 20 { throw ConsoleConfigurationError("the store's size limit must be at least 1 MiB") }
-        if retention.maximumAge < .seconds(60) { throw ConsoleConfigurationError("the store's age limit must be at least a minute") }
+        if retention.maximumBytes < 1 << 20 {
+            throw ConsoleConfigurationError("the store's size limit must be at least 1 MiB")
+        }
+        if retention.maximumAge < .seconds(60) {
+            throw ConsoleConfigurationError("the store's age limit must be at least a minute")
+        }
     }
 
     /// A random token: 32 characters of base64url (192 bits).

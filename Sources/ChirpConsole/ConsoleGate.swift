@@ -9,7 +9,9 @@ struct ConsoleGate<Context: RequestContext>: RouterMiddleware {
 
     static var cookieName: String { "chirp_console_token" }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
         var setCookie: String?
         if let token {
             switch Self.presentedToken(request) {
@@ -17,7 +19,11 @@ struct ConsoleGate<Context: RequestContext>: RouterMiddleware {
                 // Given in the URL: the page's own requests (scripts, styles, the live stream) then carry a cookie.
                 if fromQuery { setCookie = "\(Self.cookieName)=\(token); Path=/; HttpOnly; SameSite=Strict" }
             case (nil, _):
-                return Self.secured(ConsoleHTTP.failure(.unauthorized, "this console needs its token: open the URL chirp-console printed (…/?token=…), or send Authorization: Bearer TOKEN"))
+                return Self.secured(
+                    ConsoleHTTP.failure(
+                        .unauthorized,
+                        "this console needs its token: open the URL chirp-console printed (…/?token=…), or send Authorization: Bearer TOKEN"
+                    ))
             default:
                 return Self.secured(ConsoleHTTP.failure(.unauthorized, "wrong token"))
             }
@@ -48,7 +54,8 @@ struct ConsoleGate<Context: RequestContext>: RouterMiddleware {
 
     /// Compares without stopping at the first difference, so that response times do not reveal the token.
     static func constantTimeEquals(_ lhs: String, _ rhs: String) -> Bool {
-        let a = Array(lhs.utf8), b = Array(rhs.utf8)
+        let a = Array(lhs.utf8)
+        let b = Array(rhs.utf8)
         var difference = UInt8(a.count == b.count ? 0 : 1)
         for index in 0..<max(a.count, b.count) {
             difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
@@ -77,14 +84,15 @@ struct ConsoleGate<Context: RequestContext>: RouterMiddleware {
 
 /// Responses and header names of the console's server.
 enum ConsoleHTTP {
-    static let contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'"
+    static let contentSecurityPolicy =
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'none'"
 
     static let securityHeaders: [(HTTPField.Name, String)] = [
         ("Content-Security-Policy", contentSecurityPolicy),
         ("X-Content-Type-Options", "nosniff"),
         ("X-Frame-Options", "DENY"),
         ("Referrer-Policy", "no-referrer"),
-        ("Cache-Control", "no-store"),
+        ("Cache-Control", "no-store")
     ].compactMap { name, value in HTTPField.Name(name).map { ($0, value) } }
 
     static func json(_ data: Data, status: HTTPResponse.Status = .ok) -> Response {
@@ -102,7 +110,8 @@ enum ConsoleHTTP {
     }
 
     static func failure(_ status: HTTPResponse.Status, _ message: String) -> Response {
-        let data = (try? APIDocuments.encode(APIDocuments.Failure(error: message))) ?? Data(#"{"error":"failure"}"#.utf8)
+        let data =
+            (try? APIDocuments.encode(APIDocuments.Failure(error: message))) ?? Data(#"{"error":"failure"}"#.utf8)
         return json(data, status: status)
     }
 }

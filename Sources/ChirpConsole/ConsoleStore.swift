@@ -78,7 +78,7 @@ public actor ConsoleStore {
 
     private static let columns = [
         "stream", "sequence", "time", "level", "label", "message", "metadata", "app", "host", "pid", "file", "function",
-        "line", "method", "url", "urlhost", "path", "status", "duration", "http", "size",
+        "line", "method", "url", "urlhost", "path", "status", "duration", "http", "size"
     ]
     /// Rows per INSERT statement: one statement, and one hop to SQLite's thread, per this many records.
     private static let rowsPerStatement = 400
@@ -93,7 +93,10 @@ public actor ConsoleStore {
 
     /// Opens (or creates) the store at `path`.
     /// - Throws: an error naming the file when SQLite cannot open or migrate it.
-    public static func open(path: String, retention: ConsoleRetention = ConsoleRetention(), logger: Logger = Logger(label: "chirp.console.store")) async throws -> ConsoleStore {
+    public static func open(
+        path: String, retention: ConsoleRetention = ConsoleRetention(),
+        logger: Logger = Logger(label: "chirp.console.store")
+    ) async throws -> ConsoleStore {
         let writer: SQLiteConnection
         do {
             writer = try await SQLiteConnection.open(storage: .file(path: path), logger: logger)
@@ -163,7 +166,7 @@ public actor ConsoleStore {
             VALUES ('delete', old.id, old.message, old.label, old.metadata, coalesce(old.url, ''));
         END
         """,
-        "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL)",
+        "CREATE TABLE IF NOT EXISTS counters(name TEXT PRIMARY KEY, value INTEGER NOT NULL)"
     ]
 
     private func loadCounters() async throws {
@@ -175,10 +178,12 @@ public actor ConsoleStore {
             default: break
             }
         }
-        let highest = try await writer.query("SELECT coalesce(max(id), 0) AS id FROM records").first?.column("id")?.integer ?? 0
+        let highest =
+            try await writer.query("SELECT coalesce(max(id), 0) AS id FROM records").first?.column("id")?.integer ?? 0
         highestID.withLockedValue { $0 = Int64(highest) }
         // Measured once here rather than saved with every batch (one query less per batch): a sum over the store.
-        storedBytes = try await writer.query("SELECT coalesce(sum(size), 0) AS s FROM records").first?.column("s")?.integer ?? 0
+        storedBytes =
+            try await writer.query("SELECT coalesce(sum(size), 0) AS s FROM records").first?.column("s")?.integer ?? 0
     }
 
     // MARK: - Writing
@@ -216,14 +221,18 @@ public actor ConsoleStore {
                 start += chunk.count
             }
             let last = fresh.map(\.sequence).max() ?? 0
-            _ = try await writer.query("""
+            _ = try await writer.query(
+                """
                 INSERT INTO sources(stream, app, host, pid, first_seen, last_seen, last_sequence, records)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 ON CONFLICT(stream) DO UPDATE SET last_seen = excluded.last_seen,
                     last_sequence = max(last_sequence, excluded.last_sequence), records = records + excluded.records
-                """, [.text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
-                      .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970), .integer(Int(clamping: last)),
-                      .integer(fresh.count)])
+                """,
+                [
+                    .text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
+                    .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970), .integer(Int(clamping: last)),
+                    .integer(fresh.count)
+                ])
             _ = try await writer.query("COMMIT")
             lastSequences[source.streamID] = max(last, known ?? 0)
         } catch {
@@ -248,12 +257,17 @@ public actor ConsoleStore {
 
     /// Notes that `source` lost records (its buffer or spool overflowed); shown with the source.
     public func noteLost(_ loss: LogLoss, from source: LogSourceInfo, now: Date = Date()) async throws {
-        _ = try await writer.query("""
+        _ = try await writer.query(
+            """
             INSERT INTO sources(stream, app, host, pid, first_seen, last_seen, last_sequence, lost)
             VALUES (?, ?, ?, ?, ?, ?, 0, ?)
             ON CONFLICT(stream) DO UPDATE SET lost = lost + excluded.lost, last_seen = excluded.last_seen
-            """, [.text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
-                  .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970), .integer(Int(clamping: loss.count))])
+            """,
+            [
+                .text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
+                .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970),
+                .integer(Int(clamping: loss.count))
+            ])
     }
 
     private func saveCounter(_ name: String, _ value: Int) async throws {
@@ -270,13 +284,15 @@ public actor ConsoleStore {
         while true {
             // Oldest first, a thousand at a time: by age, then by size (down to 90% of the limit, so that retention
             // does not run for every batch once the store is full).
-            let overAge = try await writer.query("SELECT count(*) AS n FROM records WHERE time < ?", [.float(cutoff)])
+            let overAge =
+                try await writer.query("SELECT count(*) AS n FROM records WHERE time < ?", [.float(cutoff)])
                 .first?.column("n")?.integer ?? 0
             let overSize = storedBytes > retention.maximumBytes
             guard overAge > 0 || (overSize && storedBytes > 0) else { break }
             let condition = overAge > 0 ? "WHERE time < ?" : ""
             let binds: [SQLiteData] = overAge > 0 ? [.float(cutoff)] : []
-            let oldest = try await writer.query("SELECT id, size FROM records \(condition) ORDER BY id LIMIT 1000", binds)
+            let oldest = try await writer.query(
+                "SELECT id, size FROM records \(condition) ORDER BY id LIMIT 1000", binds)
             // Over the size limit: only as many as bring the store down to 90% of it.
             let excess = overAge > 0 ? Int.max : storedBytes - retention.maximumBytes * 9 / 10
             var last: Int?
@@ -292,8 +308,9 @@ public actor ConsoleStore {
             guard let last else { break }
             _ = try await writer.query("BEGIN IMMEDIATE")
             do {
-                _ = try await writer.query("DELETE FROM records WHERE id <= ?\(overAge > 0 ? " AND time < ?" : "")",
-                                           overAge > 0 ? [.integer(last), .float(cutoff)] : [.integer(last)])
+                _ = try await writer.query(
+                    "DELETE FROM records WHERE id <= ?\(overAge > 0 ? " AND time < ?" : "")",
+                    overAge > 0 ? [.integer(last), .float(cutoff)] : [.integer(last)])
                 storedBytes = max(0, storedBytes - bytes)
                 removedRecords += count
                 removedBytes += bytes
@@ -322,7 +339,9 @@ public actor ConsoleStore {
     public nonisolated func positions() async throws -> [String: UInt64] {
         var positions: [String: UInt64] = [:]
         for row in try await reader.query("SELECT stream, last_sequence FROM sources WHERE last_sequence > 0") {
-            guard let stream = row.column("stream")?.string, let last = row.column("last_sequence")?.integer else { continue }
+            guard let stream = row.column("stream")?.string, let last = row.column("last_sequence")?.integer else {
+                continue
+            }
             positions[stream] = UInt64(clamping: last)
         }
         return positions
@@ -346,7 +365,9 @@ public actor ConsoleStore {
 
     /// A page of the records that match `filter`, in ascending id order, and whether more lie beyond it (older for
     /// ``RecordPage/latest`` and ``RecordPage/before(_:)``, newer for ``RecordPage/after(_:)``).
-    public nonisolated func records(matching filter: RecordFilter, page: RecordPage = .latest, limit: Int = RecordPage.defaultLimit) async throws -> (records: [ConsoleRecord], hasMore: Bool) {
+    public nonisolated func records(
+        matching filter: RecordFilter, page: RecordPage = .latest, limit: Int = RecordPage.defaultLimit
+    ) async throws -> (records: [ConsoleRecord], hasMore: Bool) {
         let (match, condition, filterBinds) = filter.sql()
         var binds: [SQLiteData] = []
         var from = "records"
@@ -375,7 +396,8 @@ public actor ConsoleStore {
         }
         binds.append(.integer(limit + 1))
         let rows = try await reader.query(
-            "SELECT records.* FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(idColumn) \(order) LIMIT ?", binds)
+            "SELECT records.* FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(idColumn) \(order) LIMIT ?",
+            binds)
         var records = rows.prefix(limit).map(Self.record(from:))
         if order == "DESC" { records.reverse() }
         return (records, rows.count > limit)
@@ -388,26 +410,32 @@ public actor ConsoleStore {
         exchanges.onlyExchanges = true
         let (match, condition, filterBinds) = exchanges.sql()
         let from = match == nil ? "records" : "records_fts JOIN records ON records.id = records_fts.rowid"
-        let where_ = match == nil ? condition : "records_fts MATCH ? AND " + condition
+        let whereClause = match == nil ? condition : "records_fts MATCH ? AND " + condition
         let binds = (match.map { [SQLiteData.text($0)] } ?? []) + filterBinds
-        let rows = try await reader.query("""
+        let rows = try await reader.query(
+            """
             SELECT records.method, records.urlhost, records.path, records.status, records.duration FROM \(from)
-            WHERE \(where_) ORDER BY records.id DESC LIMIT 100000
+            WHERE \(whereClause) ORDER BY records.id DESC LIMIT 100000
             """, binds)
         struct Key: Hashable { var method: String, host: String?, path: String }
         var durations: [Key: [Double]] = [:]
         var errors: [Key: Int] = [:]
         for row in rows {
-            let key = Key(method: row.column("method")?.string ?? "", host: row.column("urlhost")?.string, path: row.column("path")?.string ?? "")
+            let key = Key(
+                method: row.column("method")?.string ?? "", host: row.column("urlhost")?.string,
+                path: row.column("path")?.string ?? "")
             durations[key, default: []].append((row.column("duration")?.double ?? 0) * 1000)
             let status = row.column("status")?.integer
             if status == nil || status! >= 400 { errors[key, default: 0] += 1 }
         }
         return durations.map { key, values in
             let sorted = values.sorted()
-            func percentile(_ p: Double) -> Double { sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))] }
-            return ConsoleEndpoint(method: key.method, host: key.host, path: key.path, count: sorted.count,
-                                   errors: errors[key] ?? 0, p50: percentile(0.5), p90: percentile(0.9), p99: percentile(0.99))
+            func percentile(_ p: Double) -> Double {
+                sorted[min(sorted.count - 1, Int((Double(sorted.count - 1) * p).rounded()))]
+            }
+            return ConsoleEndpoint(
+                method: key.method, host: key.host, path: key.path, count: sorted.count,
+                errors: errors[key] ?? 0, p50: percentile(0.5), p90: percentile(0.9), p99: percentile(0.99))
         }.sorted { $0.count == $1.count ? ($0.path, $0.method) < ($1.path, $1.method) : $0.count > $1.count }
     }
 
@@ -444,7 +472,8 @@ public actor ConsoleStore {
         binds.append(exchange?.status.map { .integer($0) } ?? .null)
         binds.append(exchange.map { .float($0.duration) } ?? .null)
         binds.append(httpJSON.map { .text($0) } ?? .null)
-        let size = 64 + record.message.utf8.count + record.label.utf8.count + metadata.utf8.count + (httpJSON?.utf8.count ?? 0)
+        let size =
+            64 + record.message.utf8.count + record.label.utf8.count + metadata.utf8.count + (httpJSON?.utf8.count ?? 0)
         binds.append(.integer(size))
         return size
     }
@@ -455,7 +484,9 @@ public actor ConsoleStore {
         if case .object(let entries)? = try? JSONDecoder().decode(JSONValue.self, from: Data(metadataText.utf8)) {
             metadata = entries.mapValues(\.metadataValue)
         }
-        let http = row.column("http")?.string.flatMap { try? JSONDecoder().decode(StoredExchange.self, from: Data($0.utf8)) }
+        let http = row.column("http")?.string.flatMap {
+            try? JSONDecoder().decode(StoredExchange.self, from: Data($0.utf8))
+        }
         let record = LogRecord(
             sequence: UInt64(clamping: row.column("sequence")?.integer ?? 0),
             timestamp: Date(timeIntervalSince1970: row.column("time")?.double ?? 0),
@@ -465,7 +496,8 @@ public actor ConsoleStore {
             line: UInt(clamping: row.column("line")?.integer ?? 0), appName: row.column("app")?.string ?? "",
             host: row.column("host")?.string ?? "", processID: Int32(clamping: row.column("pid")?.integer ?? 0),
             http: http?.exchange)
-        return ConsoleRecord(id: Int64(row.column("id")?.integer ?? 0), stream: row.column("stream")?.string ?? "", record: record)
+        return ConsoleRecord(
+            id: Int64(row.column("id")?.integer ?? 0), stream: row.column("stream")?.string ?? "", record: record)
     }
 }
 

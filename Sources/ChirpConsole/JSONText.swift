@@ -15,7 +15,9 @@ enum JSONText {
         switch value {
         case .string(let text): writeString(text, into: &out)
         case .number(let number):
-            out += number.isFinite ? (number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)) : "null"
+            out +=
+                number.isFinite
+                ? (number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)) : "null"
         case .bool(let flag): out += flag ? "true" : "false"
         case .null: out += "null"
         case .array(let values):
@@ -52,7 +54,9 @@ enum JSONText {
             case "\u{2029}": out += "\\u2029"
             default:
                 if scalar.value < 0x20 || scalar.value == 0x7F {
-                    out += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+                    out +=
+                        "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                        + String(scalar.value, radix: 16)
                 } else {
                     out.unicodeScalars.append(scalar)
                 }

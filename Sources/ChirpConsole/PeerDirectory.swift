@@ -59,7 +59,10 @@ final class PeerDirectory: Sendable {
     func stop() {
         let tasks = state.withLockedValue { state -> [Task<Void, Never>] in
             state.stopped = true
-            defer { state.browsed = [:]; state.typeTask = nil }
+            defer {
+                state.browsed = [:]
+                state.typeTask = nil
+            }
             return state.browsed.values.compactMap(\.task) + [state.typeTask].compactMap { $0 }
         }
         tasks.forEach { $0.cancel() }
@@ -79,7 +82,8 @@ final class PeerDirectory: Sendable {
             }
             var evicted: Task<Void, Never>?
             if state.browsed.count >= Self.maximumBrowsedTypes,
-               let oldest = state.browsed.min(by: { $0.value.lastAsked < $1.value.lastAsked })?.key {
+                let oldest = state.browsed.min(by: { $0.value.lastAsked < $1.value.lastAsked })?.key
+            {
                 evicted = state.browsed.removeValue(forKey: oldest)?.task
             }
             state.browsed[key] = Browsed(lastAsked: .now)
@@ -95,7 +99,8 @@ final class PeerDirectory: Sendable {
                         case .found(let instance):
                             state.browsed[key]?.instances[instance.instanceName] = Instance(
                                 name: instance.name, id: instance.peerID, host: instance.host,
-                                addresses: instance.addresses.map { "\($0):\(instance.port)" }, metadata: instance.metadata,
+                                addresses: instance.addresses.map { "\($0):\(instance.port)" },
+                                metadata: instance.metadata,
                                 requiresSecret: instance.requiresSecret)
                         case .lost(let name):
                             state.browsed[key]?.instances[name] = nil
@@ -107,12 +112,14 @@ final class PeerDirectory: Sendable {
             }
             state.withLockedValue { $0.browsed[key]?.task = task }
             let deadline = ContinuousClock.now + firstWait
-            while ContinuousClock.now < deadline, state.withLockedValue({ $0.browsed[key]?.instances.isEmpty ?? false }) {
+            while ContinuousClock.now < deadline, state.withLockedValue({ $0.browsed[key]?.instances.isEmpty ?? false })
+            {
                 try? await Task.sleep(for: .milliseconds(25))
             }
         }
         return state.withLockedValue { state in
-            (state.browsed[key]?.instances.values).map { $0.sorted { ($0.name, $0.id ?? "") < ($1.name, $1.id ?? "") } } ?? []
+            (state.browsed[key]?.instances.values).map { $0.sorted { ($0.name, $0.id ?? "") < ($1.name, $1.id ?? "") } }
+                ?? []
         }
     }
 }

@@ -74,18 +74,23 @@ public struct RecordFilter: Sendable, Equatable {
         host = text("host")
         label = text("label")
         if let value = text("pid") {
-            guard let pid = Int32(value) else { throw ConsoleRequestError("pid: expected a process id, got \(Self.quote(value))") }
+            guard let pid = Int32(value) else {
+                throw ConsoleRequestError("pid: expected a process id, got \(Self.quote(value))")
+            }
             self.pid = pid
         }
         if let value = text("level") {
             guard let level = LevelRank.parse(value) else {
-                throw ConsoleRequestError("level: expected trace, debug, info, notice, warning, error or critical, got \(Self.quote(value))")
+                throw ConsoleRequestError(
+                    "level: expected trace, debug, info, notice, warning, error or critical, got \(Self.quote(value))")
             }
             minimumLevel = level
         }
         if let value = text("q") {
             words = Self.words(in: value)
-            guard words.count <= Self.maximumWords else { throw ConsoleRequestError("q: at most \(Self.maximumWords) words") }
+            guard words.count <= Self.maximumWords else {
+                throw ConsoleRequestError("q: at most \(Self.maximumWords) words")
+            }
         }
         if let value = text("regex") {
             guard value.count <= Self.maximumRegexLength else {
@@ -102,7 +107,9 @@ public struct RecordFilter: Sendable, Equatable {
         to = try text("to").map { try Self.time($0, parameter: "to") }
         if let from, let to, from > to { throw ConsoleRequestError("from is after to") }
         if let value = text("http") {
-            guard ["1", "true", "0", "false"].contains(value) else { throw ConsoleRequestError("http: expected 1 or 0") }
+            guard ["1", "true", "0", "false"].contains(value) else {
+                throw ConsoleRequestError("http: expected 1 or 0")
+            }
             onlyExchanges = value == "1" || value == "true"
         }
         method = text("method")?.uppercased()
@@ -110,12 +117,14 @@ public struct RecordFilter: Sendable, Equatable {
         if let value = text("status")?.lowercased() {
             if value == "failed" {
                 status = .failed
-            } else if value.count == 3, value.hasSuffix("xx"), let digit = Int(value.prefix(1)), (1...5).contains(digit) {
+            } else if value.count == 3, value.hasSuffix("xx"), let digit = Int(value.prefix(1)), (1...5).contains(digit)
+            {
                 status = .range(digit * 100...digit * 100 + 99)
             } else if let code = Int(value), (100...599).contains(code) {
                 status = .code(code)
             } else {
-                throw ConsoleRequestError("status: expected a code (404), a class (5xx) or failed, got \(Self.quote(value))")
+                throw ConsoleRequestError(
+                    "status: expected a code (404), a class (5xx) or failed, got \(Self.quote(value))")
             }
         }
         if method != nil || path != nil || status != nil { onlyExchanges = true }
@@ -149,21 +158,51 @@ public struct RecordFilter: Sendable, Equatable {
     func sql() -> (match: String?, condition: String, binds: [SQLiteData]) {
         var conditions: [String] = []
         var binds: [SQLiteData] = []
-        if let app { conditions.append("records.app = ?"); binds.append(.text(app)) }
-        if let host { conditions.append("records.host = ?"); binds.append(.text(host)) }
-        if let pid { conditions.append("records.pid = ?"); binds.append(.integer(Int(pid))) }
-        if let minimumLevel, minimumLevel != .trace {
-            conditions.append("records.level >= ?"); binds.append(.integer(LevelRank.rank(minimumLevel)))
+        if let app {
+            conditions.append("records.app = ?")
+            binds.append(.text(app))
         }
-        if let label { conditions.append("records.label = ?"); binds.append(.text(label)) }
-        if let regex { conditions.append("chirp_regexp(?, records.message)"); binds.append(.text(regex)) }
-        if let from { conditions.append("records.time >= ?"); binds.append(.float(from.timeIntervalSince1970)) }
-        if let to { conditions.append("records.time <= ?"); binds.append(.float(to.timeIntervalSince1970)) }
+        if let host {
+            conditions.append("records.host = ?")
+            binds.append(.text(host))
+        }
+        if let pid {
+            conditions.append("records.pid = ?")
+            binds.append(.integer(Int(pid)))
+        }
+        if let minimumLevel, minimumLevel != .trace {
+            conditions.append("records.level >= ?")
+            binds.append(.integer(LevelRank.rank(minimumLevel)))
+        }
+        if let label {
+            conditions.append("records.label = ?")
+            binds.append(.text(label))
+        }
+        if let regex {
+            conditions.append("chirp_regexp(?, records.message)")
+            binds.append(.text(regex))
+        }
+        if let from {
+            conditions.append("records.time >= ?")
+            binds.append(.float(from.timeIntervalSince1970))
+        }
+        if let to {
+            conditions.append("records.time <= ?")
+            binds.append(.float(to.timeIntervalSince1970))
+        }
         if onlyExchanges { conditions.append("records.method IS NOT NULL") }
-        if let method { conditions.append("records.method = ?"); binds.append(.text(method)) }
-        if let path { conditions.append("records.path = ?"); binds.append(.text(path)) }
+        if let method {
+            conditions.append("records.method = ?")
+            binds.append(.text(method))
+        }
+        if let path {
+            conditions.append("records.path = ?")
+            binds.append(.text(path))
+        }
         switch status {
-        case .code(let code): conditions.append("records.status = ?"); binds.append(.integer(code))
+        case .code(let code):
+            conditions.append("records.status = ?")
+            binds.append(.integer(code))
         case .range(let range):
             conditions.append("records.status BETWEEN ? AND ?")
             binds.append(.integer(range.lowerBound))
@@ -173,9 +212,12 @@ public struct RecordFilter: Sendable, Equatable {
         }
         // Each word as an FTS5 string (double quotes doubled): the user's text is never FTS5 syntax. The last word
         // matches as a prefix, as a search box does while typing.
-        let match = words.isEmpty ? nil : words.enumerated().map { index, word in
-            "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (index == words.count - 1 ? "*" : "")
-        }.joined(separator: " ")
+        let match =
+            words.isEmpty
+            ? nil
+            : words.enumerated().map { index, word in
+                "\"" + word.replacingOccurrences(of: "\"", with: "\"\"") + "\"" + (index == words.count - 1 ? "*" : "")
+            }.joined(separator: " ")
         return (match, conditions.isEmpty ? "1" : conditions.joined(separator: " AND "), binds)
     }
 }
@@ -211,7 +253,9 @@ public enum RecordPage: Sendable, Equatable {
     }
 
     private static func id(_ text: String, _ name: String) throws -> Int64 {
-        guard let id = Int64(text), id >= 0 else { throw ConsoleRequestError("\(name): expected a record id, got \(RecordFilter.quote(text))") }
+        guard let id = Int64(text), id >= 0 else {
+            throw ConsoleRequestError("\(name): expected a record id, got \(RecordFilter.quote(text))")
+        }
         return id
     }
 }

@@ -37,8 +37,10 @@ public struct HTTPExchange: Sendable, Equatable {
 
     /// Creates an exchange record.
     public init(
-        method: String, url: String, requestHeaders: [HTTPHeader] = [], requestBody: HTTPBody? = nil, status: Int? = nil,
-        responseHeaders: [HTTPHeader] = [], responseBody: HTTPBody? = nil, startTime: Date = Date(), duration: Double = 0,
+        method: String, url: String, requestHeaders: [HTTPHeader] = [], requestBody: HTTPBody? = nil,
+        status: Int? = nil,
+        responseHeaders: [HTTPHeader] = [], responseBody: HTTPBody? = nil, startTime: Date = Date(),
+        duration: Double = 0,
         error: String? = nil
     ) {
         self.method = method

@@ -17,7 +17,9 @@ public struct HTTPLogPolicy: Sendable {
     public static let redactedValue = "<redacted>"
 
     /// Headers redacted by default: `authorization`, `cookie`, `set-cookie`, `proxy-authorization`.
-    public static let defaultRedactedHeaders: Set<String> = ["authorization", "cookie", "set-cookie", "proxy-authorization"]
+    public static let defaultRedactedHeaders: Set<String> = [
+        "authorization", "cookie", "set-cookie", "proxy-authorization"
+    ]
 
     /// Whether exchanges are recorded at all; switch it at any time with ``LogSource/isHTTPCaptureEnabled``.
     /// Default: `true` (nothing is captured until the app opts in with a capturing session or reports exchanges).

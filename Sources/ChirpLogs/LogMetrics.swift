@@ -18,8 +18,10 @@ struct LogMetrics: Sendable {
         let factory = factory ?? MetricsSystem.factory
         let app = [("app", appName)]
         logged = Counter(label: "chirp_log_records_total", dimensions: app, factory: factory)
-        droppedForViewers = Counter(label: "chirp_log_records_dropped_total", dimensions: app + [("where", "viewers")], factory: factory)
-        droppedForSpool = Counter(label: "chirp_log_records_dropped_total", dimensions: app + [("where", "spool")], factory: factory)
+        droppedForViewers = Counter(
+            label: "chirp_log_records_dropped_total", dimensions: app + [("where", "viewers")], factory: factory)
+        droppedForSpool = Counter(
+            label: "chirp_log_records_dropped_total", dimensions: app + [("where", "spool")], factory: factory)
         droppedForSubscribers = Counter(
             label: "chirp_log_records_dropped_total", dimensions: app + [("where", "subscribers")], factory: factory)
         spooled = Counter(label: "chirp_log_records_spooled_total", dimensions: app, factory: factory)

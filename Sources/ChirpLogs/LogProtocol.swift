@@ -41,21 +41,27 @@ enum LogProtocol {
     }
 
     /// Parses a batch payload: its subscription and its records.
-    static func parseBatch(_ data: Data, origin: RecordCoding.Origin) throws -> (subscription: UInt64, records: [LogRecord]) {
+    static func parseBatch(_ data: Data, origin: RecordCoding.Origin) throws -> (
+        subscription: UInt64, records: [LogRecord]
+    ) {
         var buffer = ByteBuffer(data: data)
         guard let version = buffer.readInteger(as: UInt8.self), version == 1 else {
             throw RecordCoding.DecodingError(description: "unknown batch version")
         }
-        guard let subscription = buffer.readInteger(as: UInt64.self), let count = buffer.readInteger(as: UInt32.self) else {
+        guard let subscription = buffer.readInteger(as: UInt64.self), let count = buffer.readInteger(as: UInt32.self)
+        else {
             throw RecordCoding.DecodingError(description: "truncated batch header")
         }
         guard Int(count) * 12 <= buffer.readableBytes else {
-            throw RecordCoding.DecodingError(description: "batch claims \(count) records in \(buffer.readableBytes) bytes")
+            throw RecordCoding.DecodingError(
+                description: "batch claims \(count) records in \(buffer.readableBytes) bytes")
         }
         var records: [LogRecord] = []
         records.reserveCapacity(Int(count))
         for _ in 0..<count { records.append(try RecordCoding.readEntry(&buffer, origin: origin)) }
-        if buffer.readableBytes != 0 { throw RecordCoding.DecodingError(description: "stray bytes after the last record") }
+        if buffer.readableBytes != 0 {
+            throw RecordCoding.DecodingError(description: "stray bytes after the last record")
+        }
         return (subscription, records)
     }
 }

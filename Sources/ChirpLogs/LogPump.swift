@@ -64,7 +64,8 @@ final class LogPump: @unchecked Sendable {
     }
 
     init(
-        buffer: LogBuffer, spool: LogSpool?, origin: RecordCoding.Origin, streamID: String, configuration: LogSourceConfiguration,
+        buffer: LogBuffer, spool: LogSpool?, origin: RecordCoding.Origin, streamID: String,
+        configuration: LogSourceConfiguration,
         logger: Logger = Logger(label: "chirp.logs", factory: { _ in SwiftLogNoOpLogHandler() })
     ) {
         self.logger = logger
@@ -129,7 +130,8 @@ final class LogPump: @unchecked Sendable {
             return counters
         }
         func delta(_ path: KeyPath<LogSourceStatistics, UInt64>) -> Int64 {
-            now[keyPath: path] > reported[keyPath: path] ? Int64(clamping: now[keyPath: path] - reported[keyPath: path]) : 0
+            now[keyPath: path] > reported[keyPath: path]
+                ? Int64(clamping: now[keyPath: path] - reported[keyPath: path]) : 0
         }
         let logged = delta(\.logged)
         if logged > 0 { metrics.logged.increment(by: logged) }
@@ -143,7 +145,6 @@ final class LogPump: @unchecked Sendable {
         spooledSinceReport = 0
         reported = now
     }
-
 
     /// Writes every record logged until now to the spool (when there is one), on the queue, and returns once it is
     /// written: a graceful shutdown does not wait for the next pass.
@@ -165,7 +166,8 @@ final class LogPump: @unchecked Sendable {
 
     /// Whether a new record would let this pump do something (otherwise it waits for acknowledgements).
     private var isInterestedInNewRecords: Bool {
-        spool != nil || !subscribers.isEmpty || sessions.contains { $0.follow && $0.inflightBytes < configuration.windowBytes }
+        spool != nil || !subscribers.isEmpty
+            || sessions.contains { $0.follow && $0.inflightBytes < configuration.windowBytes }
     }
 
     // MARK: Pass
@@ -283,8 +285,12 @@ final class LogPump: @unchecked Sendable {
         return (worked, true)
     }
 
-    private func serveFromSpool(_ session: inout Session, target: UInt64, oldest: UInt64, transceiver: Transceiver) throws {
-        if let spool, let chunk = spool.read(from: session.cursor, maximumBytes: configuration.batchBytes), chunk.first <= target {
+    private func serveFromSpool(_ session: inout Session, target: UInt64, oldest: UInt64, transceiver: Transceiver)
+        throws
+    {
+        if let spool, let chunk = spool.read(from: session.cursor, maximumBytes: configuration.batchBytes),
+            chunk.first <= target
+        {
             if chunk.first > session.cursor {
                 try reportLost(&session, through: chunk.first - 1, reason: "spool full", transceiver: transceiver)
             }
@@ -302,7 +308,9 @@ final class LogPump: @unchecked Sendable {
             try sendBatch(&session, entries: slice, count: count, last: last, transceiver: transceiver)
         } else {
             let through = min(oldest, target &+ 1) &- 1
-            try reportLost(&session, through: through, reason: spool == nil ? "buffer full" : "spool full", transceiver: transceiver)
+            try reportLost(
+                &session, through: through, reason: spool == nil ? "buffer full" : "spool full",
+                transceiver: transceiver)
         }
     }
 
@@ -315,7 +323,9 @@ final class LogPump: @unchecked Sendable {
             return
         }
         if first.sequence > session.cursor {
-            try reportLost(&session, through: first.sequence - 1, reason: spool == nil ? "buffer full" : "spool full", transceiver: transceiver)
+            try reportLost(
+                &session, through: first.sequence - 1, reason: spool == nil ? "buffer full" : "spool full",
+                transceiver: transceiver)
         }
         var entries = ByteBufferAllocator().buffer(capacity: min(configuration.batchBytes, records.count * 256) + 64)
         var count = 0
@@ -329,7 +339,9 @@ final class LogPump: @unchecked Sendable {
         try sendBatch(&session, entries: entries, count: count, last: last, transceiver: transceiver)
     }
 
-    private func sendBatch(_ session: inout Session, entries: ByteBuffer, count: Int, last: UInt64, transceiver: Transceiver) throws {
+    private func sendBatch(
+        _ session: inout Session, entries: ByteBuffer, count: Int, last: UInt64, transceiver: Transceiver
+    ) throws {
         var payload = ByteBufferAllocator().buffer(capacity: LogProtocol.batchHeaderSize + entries.readableBytes)
         payload.writeInteger(UInt8(1))
         payload.writeInteger(session.subscription)
@@ -337,7 +349,8 @@ final class LogPump: @unchecked Sendable {
         var entries = entries
         payload.writeBuffer(&entries)
         let bytes = payload.readableBytes
-        let message = RawMessage(typeName: LogProtocol.batchTypeName, payload: Data(payload.readableBytesView), isBinary: true)
+        let message = RawMessage(
+            typeName: LogProtocol.batchTypeName, payload: Data(payload.readableBytesView), isBinary: true)
         try transceiver.send(message, to: session.peer)
         session.cursor = last &+ 1
         session.lastActivity = DispatchTime.now().uptimeNanoseconds
@@ -345,7 +358,8 @@ final class LogPump: @unchecked Sendable {
         session.inflightBytes += bytes
     }
 
-    private func reportLost(_ session: inout Session, through: UInt64, reason: String, transceiver: Transceiver) throws {
+    private func reportLost(_ session: inout Session, through: UInt64, reason: String, transceiver: Transceiver) throws
+    {
         guard through >= session.cursor else { return }
         let lost = LogsLost(subscription: session.subscription, from: session.cursor, through: through, reason: reason)
         try transceiver.send(lost, to: session.peer)
@@ -415,9 +429,11 @@ final class LogPump: @unchecked Sendable {
         }
         let releases = continuing || start <= (spool?.ackedThrough ?? 0) &+ 1
         sessions.removeAll { $0.peer.id == peer.id }
-        sessions.append(Session(
-            subscription: request.subscription, peer: peer, follow: request.follow, end: latest, releasesSpool: releases,
-            cursor: start))
+        sessions.append(
+            Session(
+                subscription: request.subscription, peer: peer, follow: request.follow, end: latest,
+                releasesSpool: releases,
+                cursor: start))
         counters.withLockedValue { $0.viewers = sessions.count }
         scheduleStatus()
         return LogSubscribed(
@@ -428,7 +444,10 @@ final class LogPump: @unchecked Sendable {
     /// A viewer handled everything through `through`.
     func acknowledge(subscription: UInt64, through: UInt64, from peer: Peer) {
         queue.async {
-            guard let index = self.sessions.firstIndex(where: { $0.subscription == subscription && $0.peer.id == peer.id }) else { return }
+            guard
+                let index = self.sessions.firstIndex(where: { $0.subscription == subscription && $0.peer.id == peer.id }
+                )
+            else { return }
             var session = self.sessions[index]
             while let first = session.inflight.first, first.last <= through {
                 session.inflight.removeFirst()
@@ -460,7 +479,8 @@ final class LogPump: @unchecked Sendable {
 
     /// A stream of records from the `history` most recent on, for code inside the app.
     func subscribe(bufferingNewest limit: Int, history: Int) -> AsyncStream<LogStreamEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: LogStreamEvent.self, bufferingPolicy: .bufferingNewest(max(1, limit)))
+        let (stream, continuation) = AsyncStream.makeStream(
+            of: LogStreamEvent.self, bufferingPolicy: .bufferingNewest(max(1, limit)))
         // The start is fixed now, so that records logged right after this call are never missed.
         let (oldest, next) = buffer.bounds
         let wanted = UInt64(max(0, history))

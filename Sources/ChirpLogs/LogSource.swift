@@ -54,22 +54,26 @@ public final class LogSource: Sendable {
         }
         let streamID = spool?.streamID ?? UUID().uuidString.lowercased()
         self.streamID = streamID
-        let buffer = LogBuffer(capacity: max(configuration.bufferCapacity, 1), firstSequence: (spool?.lastSequence ?? 0) + 1)
+        let buffer = LogBuffer(
+            capacity: max(configuration.bufferCapacity, 1), firstSequence: (spool?.lastSequence ?? 0) + 1)
         self.buffer = buffer
         let origin = RecordCoding.Origin(appName: configuration.appName, host: host, processID: pid)
         self.policy = NIOLockedValueBox(configuration.http)
 
         var transceiverConfiguration = configuration.transceiver
         transceiverConfiguration.serviceType = configuration.serviceType
-        transceiverConfiguration.peerName = String(configuration.appName.prefix(63).isEmpty ? "app" : configuration.appName.prefix(63))
+        transceiverConfiguration.peerName = String(
+            configuration.appName.prefix(63).isEmpty ? "app" : configuration.appName.prefix(63))
         transceiverConfiguration.metadata[LogProtocol.Key.role] = LogProtocol.Role.source
         transceiverConfiguration.metadata[LogProtocol.Key.app] = String(configuration.appName.prefix(100))
         transceiverConfiguration.metadata[LogProtocol.Key.host] = host
         transceiverConfiguration.metadata[LogProtocol.Key.pid] = String(pid)
         transceiverConfiguration.metadata[LogProtocol.Key.stream] = streamID
-        transceiverConfiguration.logger = configuration.networkLogger ?? Logger(label: "chirp.logs") { label in
-            ChirpLogHandler(label: label, buffer: buffer, logLevel: .notice, metadataProvider: nil)
-        }
+        transceiverConfiguration.logger =
+            configuration.networkLogger
+            ?? Logger(label: "chirp.logs") { label in
+                ChirpLogHandler(label: label, buffer: buffer, logLevel: .notice, metadataProvider: nil)
+            }
         // The pump's logger is fixed before its queue runs; the transceiver reaches it through that queue: with a
         // spool, the pump starts a pass as soon as it exists.
         self.pump = LogPump(
@@ -95,12 +99,15 @@ public final class LogSource: Sendable {
     /// A handler for `label`, to return from the factory given to `LoggingSystem.bootstrap` (alone or inside a
     /// `MultiplexLogHandler`). Its level starts at ``LogSourceConfiguration/logLevel``.
     public func handler(label: String) -> ChirpLogHandler {
-        ChirpLogHandler(label: label, buffer: buffer, logLevel: configuration.logLevel, metadataProvider: LoggingSystem.metadataProvider)
+        ChirpLogHandler(
+            label: label, buffer: buffer, logLevel: configuration.logLevel,
+            metadataProvider: LoggingSystem.metadataProvider)
     }
 
     /// A handler for `label` with a metadata provider.
     public func handler(label: String, metadataProvider: Logger.MetadataProvider?) -> ChirpLogHandler {
-        ChirpLogHandler(label: label, buffer: buffer, logLevel: configuration.logLevel, metadataProvider: metadataProvider)
+        ChirpLogHandler(
+            label: label, buffer: buffer, logLevel: configuration.logLevel, metadataProvider: metadataProvider)
     }
 
     /// Starts advertising and serving viewers; returns once listening.
@@ -156,7 +163,9 @@ public final class LogSource: Sendable {
     ///
     /// - Returns: whether it was recorded.
     @discardableResult
-    public func report(_ exchange: HTTPExchange, file: String = #fileID, function: String = #function, line: UInt = #line) -> Bool {
+    public func report(
+        _ exchange: HTTPExchange, file: String = #fileID, function: String = #function, line: UInt = #line
+    ) -> Bool {
         let policy = self.policy.withLockedValue { $0 }
         guard policy.admits(exchange) else { return false }
         let sanitized = policy.sanitized(exchange)
@@ -166,9 +175,10 @@ public final class LogSource: Sendable {
         let event = LogEvent(
             level: HTTPLogPolicy.level(of: sanitized), message: "\(sanitized.summary)", metadata: metadata,
             source: "ChirpLogs", file: file, function: function, line: line)
-        buffer.append(PendingRecord(
-            sequence: 0, timeNanos: ChirpLogHandler.now(), label: policy.label, event: event, handlerMetadata: [:],
-            providerMetadata: nil, http: HTTPExchangeBox(sanitized)))
+        buffer.append(
+            PendingRecord(
+                sequence: 0, timeNanos: ChirpLogHandler.now(), label: policy.label, event: event, handlerMetadata: [:],
+                providerMetadata: nil, http: HTTPExchangeBox(sanitized)))
         return true
     }
 }
@@ -180,7 +190,8 @@ enum LogSourceError: Error, CustomStringConvertible {
     var description: String {
         switch self {
         case .unsupportedVersion(let version):
-            return "this log source speaks log protocol \(LogProtocol.version), the viewer speaks \(version): update one of them"
+            return
+                "this log source speaks log protocol \(LogProtocol.version), the viewer speaks \(version): update one of them"
         }
     }
 }

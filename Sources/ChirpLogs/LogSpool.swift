@@ -141,8 +141,12 @@ final class LogSpool: @unchecked Sendable {
 
     /// Entries from the first record at or after `sequence`, up to about `maximumBytes` (at least one entry), or `nil`
     /// when the spool holds nothing at or after it.
-    func read(from sequence: UInt64, maximumBytes: Int) -> (entries: ByteBuffer, first: UInt64, last: UInt64, count: Int)? {
-        guard let index = segments.firstIndex(where: { $0.count > 0 && $0.lastSequence >= sequence }) else { return nil }
+    func read(from sequence: UInt64, maximumBytes: Int) -> (
+        entries: ByteBuffer, first: UInt64, last: UInt64, count: Int
+    )? {
+        guard let index = segments.firstIndex(where: { $0.count > 0 && $0.lastSequence >= sequence }) else {
+            return nil
+        }
         let segment = segments[index]
         guard var data = load(segment) else { return nil }
         if let hint = readHint, hint.path == segment.path, hint.sequence == sequence, hint.offset <= data.writerIndex {

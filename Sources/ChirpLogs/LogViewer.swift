@@ -157,9 +157,13 @@ public final class LogViewer: Sendable {
                 group.addTask { await self.watch(events, transceiver: transceiver, state: state, input: input) }
                 group.addTask { await self.reconcile(transceiver: transceiver, state: state, input: input) }
                 if let endpoint = configuration.endpoint {
-                    group.addTask { await self.connectLoop(endpoint, transceiver: transceiver, state: state, input: input) }
+                    group.addTask {
+                        await self.connectLoop(endpoint, transceiver: transceiver, state: state, input: input)
+                    }
                 } else {
-                    input.yield(.waiting("looking for log sources (_\(configuration.serviceType)._tcp, \(configuration.selector))"))
+                    input.yield(
+                        .waiting(
+                            "looking for log sources (_\(configuration.serviceType)._tcp, \(configuration.selector))"))
                 }
                 if !configuration.follow {
                     let wait = configuration.discoveryTime
@@ -205,7 +209,9 @@ public final class LogViewer: Sendable {
                 }
             case .lost(let lost):
                 guard let (info, _) = state.subscription(lost.subscription) else { continue }
-                if let loss = state.acceptLoss(from: lost.from, through: lost.through, reason: lost.reason, stream: info.streamID) {
+                if let loss = state.acceptLoss(
+                    from: lost.from, through: lost.through, reason: lost.reason, stream: info.streamID)
+                {
                     try await handler(.lost(loss, info))
                 }
             case .end(let subscription):
@@ -230,20 +236,27 @@ public final class LogViewer: Sendable {
 
     // MARK: Finding sources
 
-    private func watch(_ events: AsyncStream<TransceiverEvent>, transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+    private func watch(
+        _ events: AsyncStream<TransceiverEvent>, transceiver: Transceiver, state: ViewerState,
+        input: AsyncStream<Inbound>.Continuation
+    ) async {
         await withDiscardingTaskGroup { group in
             for await event in events {
                 switch event {
                 case .peerConnected(let peer):
                     guard configuration.endpoint == nil, let info = LogSourceInfo(peer: peer),
-                          configuration.selector.matches(info) else { continue }
-                    group.addTask { await self.subscribe(peer, info: info, transceiver: transceiver, state: state, input: input) }
+                        configuration.selector.matches(info)
+                    else { continue }
+                    group.addTask {
+                        await self.subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
+                    }
                 case .peerDisconnected(let peer):
                     input.yield(.sourceLost(peer.id))
                 case .discoveryUnavailable(let message) where configuration.endpoint == nil:
                     input.yield(.discoveryUnavailable(message))
                 case .connectionRefused(let peer, let reason):
-                    for refusal in refusals(peer: peer, reason: reason, transceiver: transceiver) where state.noteRefusal(refusal) {
+                    for refusal in refusals(peer: peer, reason: reason, transceiver: transceiver)
+                    where state.noteRefusal(refusal) {
                         input.yield(.refused(refusal))
                     }
                 default:
@@ -269,7 +282,8 @@ public final class LogViewer: Sendable {
             let concernsEndpoint = named.contains { peer in
                 LogSourceInfo(peer: peer) != nil && peer.addresses.contains { $0.hasSuffix(suffix) }
             }
-            return concernsEndpoint ? [LogSourceRefusal(source: "\(endpoint.host):\(endpoint.port)", info: nil, reason: reason)] : []
+            return concernsEndpoint
+                ? [LogSourceRefusal(source: "\(endpoint.host):\(endpoint.port)", info: nil, reason: reason)] : []
         }
         return named.compactMap { peer in
             guard let info = LogSourceInfo(peer: peer), configuration.selector.matches(info) else { return nil }
@@ -277,7 +291,10 @@ public final class LogViewer: Sendable {
         }
     }
 
-    private func connectLoop(_ endpoint: (host: String, port: Int), transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+    private func connectLoop(
+        _ endpoint: (host: String, port: Int), transceiver: Transceiver, state: ViewerState,
+        input: AsyncStream<Inbound>.Continuation
+    ) async {
         var announced = false
         while !Task.isCancelled {
             do {
@@ -288,7 +305,10 @@ public final class LogViewer: Sendable {
                     if configuration.selector.matches(info) {
                         await subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
                     } else {
-                        input.yield(.problem("\(endpoint.host):\(endpoint.port) is \(info), which does not match \(configuration.selector)"))
+                        input.yield(
+                            .problem(
+                                "\(endpoint.host):\(endpoint.port) is \(info), which does not match \(configuration.selector)"
+                            ))
                     }
                 } else {
                     input.yield(.problem("\(endpoint.host):\(endpoint.port) is not a log source"))
@@ -299,7 +319,10 @@ public final class LogViewer: Sendable {
                 }
             } catch {
                 if !announced {
-                    input.yield(.waiting("cannot reach \(endpoint.host):\(endpoint.port) (\(error)); retrying every \(configuration.reconnectInterval)"))
+                    input.yield(
+                        .waiting(
+                            "cannot reach \(endpoint.host):\(endpoint.port) (\(error)); retrying every \(configuration.reconnectInterval)"
+                        ))
                     announced = true
                 }
             }
@@ -310,24 +333,29 @@ public final class LogViewer: Sendable {
     /// Once a second, makes the subscriptions match the connections: subscribes again to sources that went silent
     /// (their connection may have been replaced under us), and to connected sources without a subscription (a
     /// subscription request can fail when the connection it went out on is replaced by a newer one).
-    private func reconcile(transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+    private func reconcile(transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async
+    {
         while !Task.isCancelled {
             try? await Task.sleep(for: .seconds(1))
             let connected = transceiver.connectedPeers
             let connectedIDs = Set(connected.map(\.id))
-            for (peer, info) in state.removeSilent(longerThan: LogProtocol.silenceLimit) where connectedIDs.contains(peer.id) {
+            for (peer, info) in state.removeSilent(longerThan: LogProtocol.silenceLimit)
+            where connectedIDs.contains(peer.id) {
                 await subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
             }
             for peer in connected {
                 guard let info = LogSourceInfo(peer: peer), configuration.selector.matches(info),
-                      configuration.endpoint == nil || state.isDirect(peer.id), !state.hasSubscription(peer.id)
+                    configuration.endpoint == nil || state.isDirect(peer.id), !state.hasSubscription(peer.id)
                 else { continue }
                 await subscribe(peer, info: info, transceiver: transceiver, state: state, input: input)
             }
         }
     }
 
-    private func subscribe(_ peer: Peer, info: LogSourceInfo, transceiver: Transceiver, state: ViewerState, input: AsyncStream<Inbound>.Continuation) async {
+    private func subscribe(
+        _ peer: Peer, info: LogSourceInfo, transceiver: Transceiver, state: ViewerState,
+        input: AsyncStream<Inbound>.Continuation
+    ) async {
         guard let (subscription, last) = state.begin(peer: peer, info: info) else { return }
         input.yield(.following(info, resumed: last != nil))
         let request = LogSubscribe(

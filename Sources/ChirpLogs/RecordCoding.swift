@@ -182,8 +182,8 @@ enum RecordCoding {
     /// The sequence number of the entry at the reader index, without consuming it; `nil` if incomplete.
     static func peekEntry(_ buffer: ByteBuffer) -> (sequence: UInt64, length: Int)? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self),
-              buffer.readableBytes >= 4 + Int(length), length >= 8,
-              let sequence = buffer.getInteger(at: buffer.readerIndex + 4, as: UInt64.self)
+            buffer.readableBytes >= 4 + Int(length), length >= 8,
+            let sequence = buffer.getInteger(at: buffer.readerIndex + 4, as: UInt64.self)
         else { return nil }
         return (sequence, 4 + Int(length))
     }
@@ -194,7 +194,9 @@ enum RecordCoding {
             throw DecodingError(description: "entry runs past the end of the batch")
         }
         let record = try readBody(&body, origin: origin)
-        if body.readableBytes != 0 { throw DecodingError(description: "\(body.readableBytes) stray bytes after an entry") }
+        if body.readableBytes != 0 {
+            throw DecodingError(description: "\(body.readableBytes) stray bytes after an entry")
+        }
         return record
     }
 
@@ -202,7 +204,9 @@ enum RecordCoding {
         let sequence: UInt64 = try integer(&body)
         let time: Int64 = try integer(&body)
         let levelCode: UInt8 = try integer(&body)
-        guard let level = Logger.Level(code: levelCode) else { throw DecodingError(description: "unknown level \(levelCode)") }
+        guard let level = Logger.Level(code: levelCode) else {
+            throw DecodingError(description: "unknown level \(levelCode)")
+        }
         let flags: UInt8 = try integer(&body)
         let label = try string(&body)
         let message = try string(&body)

@@ -143,7 +143,9 @@ final class ViewerState: Sendable {
     /// Notes a refusal; `false` when the same source was already reported refused for the same reason.
     func noteRefusal(_ refusal: LogSourceRefusal) -> Bool {
         state.withLockedValue { state in
-            guard !state.refusals.contains(where: { $0.source == refusal.source && $0.kind == refusal.kind }) else { return false }
+            guard !state.refusals.contains(where: { $0.source == refusal.source && $0.kind == refusal.kind }) else {
+                return false
+            }
             state.refusals.append(refusal)
             return true
         }

@@ -24,7 +24,9 @@ extension LogSource {
     /// this. Switch capture off and on at run time with `isHTTPCaptureEnabled`.
     public func capturingHTTP(_ configuration: URLSessionConfiguration) -> URLSessionConfiguration {
         let copy = configuration.copy() as? URLSessionConfiguration ?? configuration
-        HTTPCaptureProtocol.target.withLockedValue { $0 = CaptureTarget(source: self, baseConfiguration: configuration) }
+        HTTPCaptureProtocol.target.withLockedValue {
+            $0 = CaptureTarget(source: self, baseConfiguration: configuration)
+        }
         var classes = copy.protocolClasses ?? []
         classes.removeAll { $0 == HTTPCaptureProtocol.self }
         classes.insert(HTTPCaptureProtocol.self, at: 0)
@@ -89,7 +91,9 @@ final class HTTPCaptureProtocol: URLProtocol {
     }
 
     override class func canInit(with request: URLRequest) -> Bool {
-        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else { return false }
+        guard let scheme = request.url?.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            return false
+        }
         guard URLProtocol.property(forKey: handledKey, in: request) == nil else { return false }
         return target.withLockedValue { $0?.source?.isHTTPCaptureEnabled ?? false }
     }
@@ -122,19 +126,20 @@ final class HTTPCaptureProtocol: URLProtocol {
             let task = session.dataTask(with: request) { data, response, error in
                 let elapsed = clock.now - started
                 let duration = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-                source?.report(Self.exchange(
-                    request: original, body: body, response: response, data: data, error: error, start: start,
-                    duration: duration))
+                source?.report(
+                    Self.exchange(
+                        request: original, body: body, response: response, data: data, error: error, start: start,
+                        duration: duration))
                 Self.workQueue.async {
-                    let self_ = reference.value
+                    let capture = reference.value
                     if let response {
-                        self_.client?.urlProtocol(self_, didReceive: response, cacheStoragePolicy: .notAllowed)
+                        capture.client?.urlProtocol(capture, didReceive: response, cacheStoragePolicy: .notAllowed)
                     }
-                    if let data, !data.isEmpty { self_.client?.urlProtocol(self_, didLoad: data) }
+                    if let data, !data.isEmpty { capture.client?.urlProtocol(capture, didLoad: data) }
                     if let error {
-                        self_.client?.urlProtocol(self_, didFailWithError: error)
+                        capture.client?.urlProtocol(capture, didFailWithError: error)
                     } else {
-                        self_.client?.urlProtocolDidFinishLoading(self_)
+                        capture.client?.urlProtocolDidFinishLoading(capture)
                     }
                 }
             }

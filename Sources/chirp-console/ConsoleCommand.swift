@@ -32,7 +32,10 @@ struct ConsoleCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address and port to listen on (port 0: any free port).", valueName: "host:port"))
     var listen = "127.0.0.1:7777"
 
-    @Option(help: ArgumentHelp("The directory of the store (default: $XDG_DATA_HOME/chirp-console, or ~/.local/share/chirp-console).", valueName: "dir"))
+    @Option(
+        help: ArgumentHelp(
+            "The directory of the store (default: $XDG_DATA_HOME/chirp-console, or ~/.local/share/chirp-console).",
+            valueName: "dir"))
     var data: String?
 
     @Option(help: ArgumentHelp("Advanced: the service type of the log sources.", valueName: "type"))
@@ -61,7 +64,8 @@ struct ConsoleCommand: AsyncParsableCommand {
 
     static func split(_ address: String) -> (String, Int)? {
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
-              (0...65535).contains(port) else { return nil }
+            (0...65535).contains(port)
+        else { return nil }
         var host = String(address[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
         return (host.isEmpty ? "127.0.0.1" : host, port)
@@ -73,7 +77,8 @@ struct ConsoleCommand: AsyncParsableCommand {
         var configuration = ConsoleConfiguration(dataDirectory: data ?? Self.defaultDataDirectory(environment))
         configuration.host = host
         configuration.port = port
-        configuration.retention = ConsoleRetention(maximumBytes: maxMegabytes << 20, maximumAge: .seconds(maxHours * 3600))
+        configuration.retention = ConsoleRetention(
+            maximumBytes: maxMegabytes << 20, maximumAge: .seconds(maxHours * 3600))
         configuration.viewer.serviceType = service
         configuration.viewer.security = try secret.security()
         if let interface {
@@ -120,7 +125,9 @@ struct ConsoleCommand: AsyncParsableCommand {
     }
 
     static func defaultDataDirectory(_ environment: [String: String]) -> String {
-        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty { return (xdg as NSString).appendingPathComponent("chirp-console") }
+        if let xdg = environment["XDG_DATA_HOME"], !xdg.isEmpty {
+            return (xdg as NSString).appendingPathComponent("chirp-console")
+        }
         let home = environment["HOME"] ?? FileManager.default.homeDirectoryForCurrentUser.path
         return (home as NSString).appendingPathComponent(".local/share/chirp-console")
     }

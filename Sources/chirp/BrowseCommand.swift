@@ -137,14 +137,18 @@ private struct BrowseRun: Sendable {
                 case .serviceType(.unavailable(let message)), .instance(_, .unavailable(let message)):
                     throw CLIError.noDaemon(message)
                 case .serviceType(.found(let type)):
-                    if json && !once { Terminal.line(JSONText.line(["event": "type-found", "type": type.registrationType])) }
+                    if json && !once {
+                        Terminal.line(JSONText.line(["event": "type-found", "type": type.registrationType]))
+                    }
                     guard let chirpType = type.serviceType, browsedTypes.insert(type.registrationType).inserted else {
                         logger.debug("not browsing a service type that is not TCP", metadata: ["type": "\(type)"])
                         continue
                     }
                     group.addTask { try await forward(instancesOf: chirpType, into: sink) }
                 case .serviceType(.lost(let type)):
-                    if json && !once { Terminal.line(JSONText.line(["event": "type-lost", "type": type.registrationType])) }
+                    if json && !once {
+                        Terminal.line(JSONText.line(["event": "type-lost", "type": type.registrationType]))
+                    }
                 case .instance(let type, .found(let instance)):
                     let row = BrowseRow(type: type, instance: instance)
                     rows[row.key] = row
@@ -164,11 +168,15 @@ private struct BrowseRun: Sendable {
             if serviceType == nil {
                 throw CLIError.nothingFound(
                     "no DNS-SD service found on the network \(within) (service-type enumeration returned nothing)",
-                    hint: "see Docs/Troubleshooting.md: multicast may be blocked; `avahi-browse -a -t -r` shows what the daemon sees")
+                    hint:
+                        "see Docs/Troubleshooting.md: multicast may be blocked; `avahi-browse -a -t -r` shows what the daemon sees"
+                )
             }
             throw CLIError.nothingFound(
                 "no peer of \(what) found \(within)",
-                hint: "is a peer running, on the same service type? try a longer --timeout, or `chirp browse --once` for every type")
+                hint:
+                    "is a peer running, on the same service type? try a longer --timeout, or `chirp browse --once` for every type"
+            )
         }
         if json {
             for row in BrowseTable.sorted(Array(rows.values)) { Terminal.line(row.json(event: "found")) }

@@ -73,7 +73,7 @@ struct ChirpTool: AsyncParsableCommand {
             SendCommand.self,
             PingCommand.self,
             LogsCommand.self,
-            ConsoleCommand.self,
+            ConsoleCommand.self
         ]
     )
 }

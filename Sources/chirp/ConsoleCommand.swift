@@ -12,7 +12,8 @@ import Darwin
 struct ConsoleCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "console",
-        abstract: "Start Chirp Console (chirp-console): the logs and HTTP calls of the apps on the network, in a browser.",
+        abstract:
+            "Start Chirp Console (chirp-console): the logs and HTTP calls of the apps on the network, in a browser.",
         discussion: """
             Runs the chirp-console executable found next to chirp (or on PATH) with the arguments given;
             see 'chirp-console --help' and Docs/Console.md. It replaces this process.
@@ -32,10 +33,14 @@ struct ConsoleCommand: ParsableCommand {
         if FileManager.default.isExecutableFile(atPath: sibling) {
             path = sibling
         } else if let found = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
-            .map({ "\($0)/chirp-console" }).first(where: FileManager.default.isExecutableFile(atPath:)) {
+            .map({ "\($0)/chirp-console" }).first(where: FileManager.default.isExecutableFile(atPath:))
+        {
             path = found
         } else {
-            FileHandle.standardError.write(Data("chirp: chirp-console not found next to chirp or on PATH (build it: swift build --product chirp-console)\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "chirp: chirp-console not found next to chirp or on PATH (build it: swift build --product chirp-console)\n"
+                        .utf8))
             throw ExitCode(69)
         }
         let argv = [path] + arguments

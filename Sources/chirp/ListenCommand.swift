@@ -49,8 +49,10 @@ struct ListenCommand: AsyncParsableCommand {
     @Argument(help: "The service type to join, e.g. chat for _chat._tcp.")
     var type: String
 
-    @Option(name: .customLong("message-type"), parsing: .singleValue, help: ArgumentHelp(
-        "Print only messages of this type (repeatable).", valueName: "name"))
+    @Option(
+        name: .customLong("message-type"), parsing: .singleValue,
+        help: ArgumentHelp(
+            "Print only messages of this type (repeatable).", valueName: "name"))
     var messageTypes: [String] = []
 
     @Option(name: [.short, .long], help: ArgumentHelp("Exit after printing this many messages.", valueName: "n"))
@@ -101,9 +103,11 @@ private struct ListenRun: Sendable {
         // Messages through the transceiver's bounded sequence: when standard output blocks (a pipe nobody reads),
         // chirp stops reading the senders instead of buffering what they send (Configuration.backpressure).
         let sequence = NIOLockedValueBox<MessageSequence<RawMessage>?>(nil)
+        let configure: (Transceiver) -> Void = { transceiver in
+            sequence.withLockedValue { $0 = transceiver.allMessages() }
+        }
         return try await PeerSession.run(
-            serviceType: serviceType, common: common, join: join, logger: logger,
-            configure: { transceiver in sequence.withLockedValue { $0 = transceiver.allMessages() } }
+            serviceType: serviceType, common: common, join: join, logger: logger, configure: configure
         ) { session in
             guard let messages = sequence.withLockedValue({ $0 }) else { return .failure }
             if join.endpoint != nil {
@@ -115,7 +119,8 @@ private struct ListenRun: Sendable {
     }
 
     private func listen(_ session: PeerSession, messages: MessageSequence<RawMessage>) async throws -> ExitStatus {
-        let waiting = "listening on \(session.typeText) as \(join.peerName)"
+        let waiting =
+            "listening on \(session.typeText) as \(join.peerName)"
             + (messageTypes.isEmpty ? "" : " for \(messageTypes.sorted().joined(separator: ", "))")
             + (common.timeout.map { " for \(PeerSession.format(.milliseconds(Int64($0 * 1000))))" } ?? "")
             + " (Ctrl-C to stop)..."
@@ -168,7 +173,8 @@ private struct ListenRun: Sendable {
                     try await Task.sleep(for: timeout)
                     if let wanted {
                         throw CLIError.nothingFound(
-                            "fewer than \(wanted) message\(wanted == 1 ? "" : "s") arrived within \(PeerSession.format(timeout))")
+                            "fewer than \(wanted) message\(wanted == 1 ? "" : "s") arrived within \(PeerSession.format(timeout))"
+                        )
                     }
                     return .success
                 }
@@ -185,7 +191,7 @@ private struct ListenRun: Sendable {
     static func textLine(_ received: Received) -> String {
         [
             JSONText.clockTime(received.time), received.sender.name, received.message.typeName,
-            JSONText.compact(received.message.payload, isBinary: received.message.isBinary),
+            JSONText.compact(received.message.payload, isBinary: received.message.isBinary)
         ].joined(separator: "  ")
     }
 
@@ -195,7 +201,7 @@ private struct ListenRun: Sendable {
             "sender": received.sender.name,
             "senderID": received.sender.id,
             "type": received.message.typeName,
-            "payload": JSONText.embeddable(received.message.payload, isBinary: received.message.isBinary),
+            "payload": JSONText.embeddable(received.message.payload, isBinary: received.message.isBinary)
         ])
     }
 }

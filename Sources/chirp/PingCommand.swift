@@ -43,8 +43,10 @@ struct PingCommand: AsyncParsableCommand {
     @Argument(help: "The service type to join, e.g. chat for _chat._tcp.")
     var type: String
 
-    @Option(help: ArgumentHelp(
-        "Ping this peer: its name, its peer id, or the first characters (at least 4) of its id.", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "Ping this peer: its name, its peer id, or the first characters (at least 4) of its id.", valueName: "name")
+    )
     var peer: String?
 
     @Option(name: [.customShort("c"), .long], help: ArgumentHelp("Stop after this many pings.", valueName: "count"))
@@ -53,7 +55,8 @@ struct PingCommand: AsyncParsableCommand {
     @Option(name: [.customShort("i"), .long], help: ArgumentHelp("Seconds between pings.", valueName: "seconds"))
     var interval: Double = 1
 
-    @Option(name: [.customShort("W"), .long], help: ArgumentHelp("Seconds to wait for each pong.", valueName: "seconds"))
+    @Option(
+        name: [.customShort("W"), .long], help: ArgumentHelp("Seconds to wait for each pong.", valueName: "seconds"))
     var wait: Double = 5
 
     @OptionGroup(title: "Peer Options")
@@ -65,8 +68,13 @@ struct PingCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try validateServiceType(type)
         if let count, count < 1 { throw ValidationError("-c/--count must be at least 1, got \(count)") }
-        guard interval >= 0.001 && interval <= 3600 else { throw ValidationError("-i/--interval must be 0.001-3600 seconds") }
-        guard wait > 0 && wait <= 3600 else { throw ValidationError("-W/--wait must be greater than 0 and at most 3600 seconds, got \(formatSeconds(wait))") }
+        guard interval >= 0.001 && interval <= 3600 else {
+            throw ValidationError("-i/--interval must be 0.001-3600 seconds")
+        }
+        guard wait > 0 && wait <= 3600 else {
+            throw ValidationError(
+                "-W/--wait must be greater than 0 and at most 3600 seconds, got \(formatSeconds(wait))")
+        }
         if peer != nil && join.connect != nil {
             throw ValidationError("use either --peer (pick a discovered peer) or --connect (skip discovery), not both")
         }
@@ -108,10 +116,12 @@ private struct PingRun: Sendable {
                 do {
                     let rtt = try await session.transceiver.ping(target, timeout: wait)
                     statistics.record(rtt)
-                    Terminal.line("pong from \(target.name): seq=\(sequence) time=\(PingStatistics.milliseconds(rtt)) ms")
+                    Terminal.line(
+                        "pong from \(target.name): seq=\(sequence) time=\(PingStatistics.milliseconds(rtt)) ms")
                 } catch let error as ChirpError where error.code == .requestTimedOut {
                     statistics.record(nil)
-                    Terminal.line("no pong from \(target.name): seq=\(sequence) (no reply within \(PeerSession.format(wait)))")
+                    Terminal.line(
+                        "no pong from \(target.name): seq=\(sequence) (no reply within \(PeerSession.format(wait)))")
                 } catch let error as ChirpError {
                     statistics.record(nil)
                     peerLeft = error
@@ -153,7 +163,7 @@ struct PingStatistics: Sendable {
         var lines = [
             "--- \(peerName) ping statistics ---",
             "\(transmitted) ping\(transmitted == 1 ? "" : "s") transmitted, \(received) pong\(received == 1 ? "" : "s") received, "
-                + "\(lossText) loss, time \(String(format: "%.2f", Self.millisecondsValue(elapsed) / 1000)) s",
+                + "\(lossText) loss, time \(String(format: "%.2f", Self.millisecondsValue(elapsed) / 1000)) s"
         ]
         if !times.isEmpty {
             let minimum = times.min() ?? 0

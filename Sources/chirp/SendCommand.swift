@@ -55,12 +55,14 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The type name the message travels under, e.g. chat.line.", valueName: "message-type"))
     var messageType: String
 
-    @Argument(help: ArgumentHelp("The payload: one JSON value, or - to read it from standard input.", valueName: "json"))
+    @Argument(
+        help: ArgumentHelp("The payload: one JSON value, or - to read it from standard input.", valueName: "json"))
     var payload: String
 
-    @Option(help: ArgumentHelp(
-        "Send to this peer only: its name, its peer id, or the first characters (at least 4) of its id.",
-        valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "Send to this peer only: its name, its peer id, or the first characters (at least 4) of its id.",
+            valueName: "name"))
     var peer: String?
 
     @Flag(help: "Send a request and print the reply.")
@@ -119,10 +121,12 @@ private struct SendRun: Sendable {
         let payload = try readPayload()
         let message = RawMessage(typeName: messageType, payload: payload)
         let timeout = common.timeout(default: 10)
-        return try await PeerSession.run(serviceType: serviceType, common: common, join: join, logger: logger) { session in
+        return try await PeerSession.run(serviceType: serviceType, common: common, join: join, logger: logger) {
+            session in
             let first = try await session.findPeer(peer, within: timeout)
             if request {
-                Terminal.status("waiting up to \(PeerSession.format(timeout)) for \(first.name)'s reply to \(messageType)...")
+                Terminal.status(
+                    "waiting up to \(PeerSession.format(timeout)) for \(first.name)'s reply to \(messageType)...")
                 let reply = try await session.transceiver.request(message, to: first, timeout: timeout)
                 Terminal.clearStatus()
                 try printReply(reply, from: first)
@@ -133,7 +137,9 @@ private struct SendRun: Sendable {
                 try session.transceiver.send(message, to: target)
             }
             let names = targets.map(\.name).joined(separator: ", ")
-            Terminal.note("sent \(messageType) (\(payload.count) bytes) to \(targets.count) peer\(targets.count == 1 ? "" : "s"): \(names)")
+            Terminal.note(
+                "sent \(messageType) (\(payload.count) bytes) to \(targets.count) peer\(targets.count == 1 ? "" : "s"): \(names)"
+            )
             return .success
         }
     }
@@ -154,10 +160,11 @@ private struct SendRun: Sendable {
     /// standard output is a file or a pipe, else described. What the peer sent is escaped before it reaches a terminal.
     private func printReply(_ reply: RawMessage, from peer: Peer) throws {
         if json {
-            Terminal.line(JSONText.line([
-                "type": reply.typeName, "from": peer.name, "fromID": peer.id,
-                "payload": JSONText.embeddable(reply.payload, isBinary: reply.isBinary),
-            ]))
+            Terminal.line(
+                JSONText.line([
+                    "type": reply.typeName, "from": peer.name, "fromID": peer.id,
+                    "payload": JSONText.embeddable(reply.payload, isBinary: reply.isBinary)
+                ]))
         } else if reply.isBinary, let command = try? CommandResponse(encoded: reply.payload) {
             switch command {
             case .text(let text):

@@ -50,7 +50,9 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let peer = try await startPeer(type, name: "enumerated")
             defer { peer.stop() }
-            let (status, browse) = try await runChirp(["browse", "--once", "--json", "--interface", "lo", "--timeout", "2"])
+            let (status, browse) = try await runChirp([
+                "browse", "--once", "--json", "--interface", "lo", "--timeout", "2"
+            ])
             #expect(status == 0, "\(browse.transcript)")
             let objects = try browse.stdoutLines.map(jsonObject)
             let ours = objects.first { $0["type"] as? String == "_\(type)._tcp" }

@@ -26,7 +26,7 @@ extension ChirpCLITests {
             ["ping", "tvalid", "-c", "0"],
             ["listen", "tvalid", "--count", "0"],
             ["browse", "bad type"],
-            ["frobnicate"],
+            ["frobnicate"]
         ])
         func badInputIs64(_ arguments: [String]) async throws {
             let (status, process) = try await runChirp(arguments)
@@ -37,7 +37,8 @@ extension ChirpCLITests {
 
         @Test func invalidJSONOnStandardInputIs64AndNothingIsSent() async throws {
             let type = uniqueServiceType()
-            let (status, process) = try await runChirp(["send", type, "x", "-", "--interface", "lo"], stdin: "{\"text\": ")
+            let (status, process) = try await runChirp(
+                ["send", type, "x", "-", "--interface", "lo"], stdin: "{\"text\": ")
             #expect(status == 64, "\(process.transcript)")
             #expect(process.stderr.contains("invalid JSON from standard input"), "\(process.transcript)")
             #expect(process.stderr.contains("nothing was sent"))
@@ -47,11 +48,12 @@ extension ChirpCLITests {
             ["send", "x", "{}", "--timeout", "1"],
             ["ping", "--timeout", "1"],
             ["browse", "--once", "--timeout", "1"],
-            ["listen", "--count", "1", "--timeout", "1"],
+            ["listen", "--count", "1", "--timeout", "1"]
         ])
         func nothingFoundInTimeIs2(_ arguments: [String]) async throws {
             let type = uniqueServiceType()
-            let (status, process) = try await runChirp([arguments[0], type] + arguments.dropFirst() + ["--interface", "lo"])
+            let (status, process) = try await runChirp(
+                [arguments[0], type] + arguments.dropFirst() + ["--interface", "lo"])
             #expect(status == 2, "\(process.transcript)")
             #expect(process.stderr.hasPrefix("chirp: error: "), "\(process.transcript)")
         }
@@ -59,7 +61,9 @@ extension ChirpCLITests {
         @Test func nothingAtConnectIs2() async throws {
             // A port nothing listens on: bind one, note it, close it.
             let type = uniqueServiceType()
-            let (status, process) = try await runChirp(["send", type, "x", "{}", "--connect", "127.0.0.1:1", "--timeout", "3", "--interface", "lo"])
+            let (status, process) = try await runChirp([
+                "send", type, "x", "{}", "--connect", "127.0.0.1:1", "--timeout", "3", "--interface", "lo"
+            ])
             #expect(status == 2, "\(process.transcript)")
             #expect(process.stderr.contains("127.0.0.1:1"))
         }
@@ -68,15 +72,21 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let peer = try await startPeer(type, name: "mute")
             defer { peer.stop() }
-            let (status, process) = try await runChirp(["send", type, "test.question", "{}", "--request", "--interface", "lo"])
+            let (status, process) = try await runChirp([
+                "send", type, "test.question", "{}", "--request", "--interface", "lo"
+            ])
             #expect(status == 3, "\(process.transcript)")
             #expect(process.stderr.contains("no responder"), "\(process.transcript)")
         }
 
-        @Test(arguments: [["browse", "--once"], ["browse", "TYPE", "--once"], ["send", "TYPE", "x", "{}"], ["listen", "TYPE"], ["ping", "TYPE"]])
+        @Test(arguments: [
+            ["browse", "--once"], ["browse", "TYPE", "--once"], ["send", "TYPE", "x", "{}"], ["listen", "TYPE"],
+            ["ping", "TYPE"]
+        ])
         func noDaemonIs69(_ arguments: [String]) async throws {
             let type = uniqueServiceType()
-            let (status, process) = try await runChirp(arguments.map { $0 == "TYPE" ? type : $0 } + ["--timeout", "10"], environment: Self.noDaemon)
+            let (status, process) = try await runChirp(
+                arguments.map { $0 == "TYPE" ? type : $0 } + ["--timeout", "10"], environment: Self.noDaemon)
             #expect(status == 69, "\(process.transcript)")
             #expect(process.stderr.contains("no DNS-SD daemon answers"), "\(process.transcript)")
             #expect(process.stderr.contains("start it with"), "\(process.transcript)")
@@ -84,9 +94,13 @@ extension ChirpCLITests {
 
         @Test func interruptWhileWaitingIs130() async throws {
             let type = uniqueServiceType()
-            let process = try startChirp(["send", type, "x", "{}", "--timeout", "60", "--interface", "lo", "--log-level", "info"])
+            let process = try startChirp([
+                "send", type, "x", "{}", "--timeout", "60", "--interface", "lo", "--log-level", "info"
+            ])
             // The library logs "listening" once the command is waiting for a peer (signal handling is set up by then).
-            #expect(await ChildProcess.eventually(timeout: .seconds(20)) { process.stderr.contains("listening") }, "\(process.transcript)")
+            #expect(
+                await ChildProcess.eventually(timeout: .seconds(20)) { process.stderr.contains("listening") },
+                "\(process.transcript)")
             process.signal(SIGINT)
             #expect(await process.exitStatus() == 130, "\(process.transcript)")
         }

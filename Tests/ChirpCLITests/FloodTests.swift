@@ -35,7 +35,8 @@ extension ChirpCLITests {
             let sender = Transceiver(configuration: configuration)
             try await sender.start()
             defer { Task { await sender.shutdown() } }
-            let listener = try #require(await waitForPeer(named: "listener", on: sender), "chirp listen never connected")
+            let listener = try #require(
+                await waitForPeer(named: "listener", on: sender), "chirp listen never connected")
             let baseline = try #require(residentBytes(of: listen.processIdentifier))
 
             // 1 KiB messages, up to 512 MiB worth: far more than chirp could buffer unnoticed.
@@ -73,8 +74,8 @@ extension ChirpCLITests {
 /// The resident memory of process `pid`, from /proc (Linux); `nil` elsewhere or when it is gone.
 func residentBytes(of pid: Int32) -> Int? {
     guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-          let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
-          let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
+        let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }),
+        let kib = line.split(separator: " ").dropFirst().first.flatMap({ Int($0) })
     else { return nil }
     return kib * 1024
 }

@@ -5,10 +5,12 @@ import Testing
 /// Run with `UPDATE_SNAPSHOTS=1` to rewrite the files after changing help text on purpose (then review the diff).
 extension ChirpCLITests {
     @Suite struct HelpSnapshots {
-        static let snapshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("__Snapshots__")
+        static let snapshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+            "__Snapshots__")
 
         @Test(arguments: [
-            ["--help"], ["browse", "--help"], ["listen", "--help"], ["send", "--help"], ["ping", "--help"], ["logs", "--help"],
+            ["--help"], ["browse", "--help"], ["listen", "--help"], ["send", "--help"], ["ping", "--help"],
+            ["logs", "--help"]
         ])
         func helpMatchesSnapshot(_ arguments: [String]) async throws {
             let (status, process) = try await runChirp(arguments)
@@ -25,7 +27,10 @@ extension ChirpCLITests {
                 Issue.record("no snapshot \(name): run the tests with UPDATE_SNAPSHOTS=1 to record it")
                 return
             }
-            #expect(actual == expected, "help text of `chirp \(arguments.joined(separator: " "))` changed; if on purpose, rerun with UPDATE_SNAPSHOTS=1 and review the diff of \(name)")
+            #expect(
+                actual == expected,
+                "help text of `chirp \(arguments.joined(separator: " "))` changed; if on purpose, rerun with UPDATE_SNAPSHOTS=1 and review the diff of \(name)"
+            )
         }
 
         @Test func chirpConsoleStartsChirpConsoleWithTheSameArguments() async throws {
@@ -38,7 +43,9 @@ extension ChirpCLITests {
 
         @Test func everyExampleUsesAnExistingSubcommand() async throws {
             let (_, process) = try await runChirp(["--help"])
-            let examples = process.stdout.split(separator: "\n").filter { $0.trimmingCharacters(in: .whitespaces).hasPrefix("chirp ") }
+            let examples = process.stdout.split(separator: "\n").filter {
+                $0.trimmingCharacters(in: .whitespaces).hasPrefix("chirp ")
+            }
             #expect(!examples.isEmpty)
             for line in examples {
                 let words = line.split(separator: " ")

@@ -133,7 +133,9 @@ extension ChirpCLITests {
 
         @Test func aForgedTypeNameShowsEscapedInListen() async throws {
             let type = uniqueServiceType()
-            let listen = try startChirp(["listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60"])
+            let listen = try startChirp([
+                "listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60"
+            ])
             let sender = try await startPeer(type, name: "mallory\u{1B}]0;TITLE\u{07}")
             defer { Task { await sender.shutdown() } }
             let peer = try #require(await waitForPeer(named: "listener", on: sender))
@@ -143,14 +145,17 @@ extension ChirpCLITests {
             #expect(status == 0, "\(listen.transcript)")
             // The positive control: the message was printed, forged text and all, but on one line and without ESC.
             #expect(listen.stdoutLines.count == 1, "\(listen.transcript)")
-            #expect(listen.stdout.contains(#"x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{7}"#))
+            #expect(
+                listen.stdout.contains(#"x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{7}"#))
             #expect(listen.stdout.contains(#"mallory\u{1B}]0;TITLE\u{7}"#))
             #expect(!listen.stdout.contains("\u{1B}") && !listen.stderr.contains("\u{1B}"))
         }
 
         @Test func jsonLinesEscapeWhatPeersSendAndStayValidJSON() async throws {
             let type = uniqueServiceType()
-            let listen = try startChirp(["listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60", "--json"])
+            let listen = try startChirp([
+                "listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60", "--json"
+            ])
             let sender = try await startPeer(type, name: "mallory\u{7F}\u{9B}")
             defer { Task { await sender.shutdown() } }
             let peer = try #require(await waitForPeer(named: "listener", on: sender))
@@ -160,7 +165,8 @@ extension ChirpCLITests {
             #expect(status == 0, "\(listen.transcript)")
             let line = try #require(listen.stdoutLines.first)
             // Valid JSON, every such character a \uXXXX escape, and the value exactly what the peer sent.
-            let object = try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+            let object = try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
             #expect(object["type"] as? String == typeName, "\(line)")
             #expect(line.contains(#"x\u007f\u009b31m\u2028\u202ey"#), "\(line)")
             #expect(!line.unicodeScalars.contains { UntrustedTextProbe.isControl($0) })
@@ -171,9 +177,15 @@ extension ChirpCLITests {
         @Test(arguments: [
             (["--bogus"], "chirp: error: unknown option '--bogus'"),
             (["help", "bogus"], "chirp: error: no command 'bogus'"),
-            (["listen", "chat", "--timeout", "0"], "chirp: error: --timeout must be greater than 0 and at most 86400 seconds, got 0"),
-            (["listen", "chat", "--timeout", "-1"], "chirp: error: --timeout must be greater than 0 and at most 86400 seconds, got -1"),
-            (["send", "chat"], "chirp: error: missing expected argument"),
+            (
+                ["listen", "chat", "--timeout", "0"],
+                "chirp: error: --timeout must be greater than 0 and at most 86400 seconds, got 0"
+            ),
+            (
+                ["listen", "chat", "--timeout", "-1"],
+                "chirp: error: --timeout must be greater than 0 and at most 86400 seconds, got -1"
+            ),
+            (["send", "chat"], "chirp: error: missing expected argument")
         ])
         func usageErrorsAreOneSentenceAndAHint(arguments: [String], expected: String) async throws {
             let (status, process) = try await runChirp(arguments)
@@ -194,8 +206,11 @@ extension ChirpCLITests {
             before.closeStdin()
             let status = await before.exitStatus(timeout: .seconds(60))
             #expect(status == 3, "\(before.transcript)")  // no app found
-            #expect(before.stderr.hasPrefix("listrctl: error: no app found on service '\(type)'"), "\(before.transcript)")
-            #expect(before.stderr.split(separator: "\n").count == 1, "no raw log line before the error: \(before.transcript)")
+            #expect(
+                before.stderr.hasPrefix("listrctl: error: no app found on service '\(type)'"), "\(before.transcript)")
+            #expect(
+                before.stderr.split(separator: "\n").count == 1,
+                "no raw log line before the error: \(before.transcript)")
 
             let bad = try ChildProcess(listrctl, ["item", "frobnicate"])
             bad.closeStdin()
@@ -205,7 +220,9 @@ extension ChirpCLITests {
         }
 
         @Test func chirpTakesItsOptionsBeforeTheSubcommandToo() async throws {
-            let (status, process) = try await runChirp(["--interface", "lo", "--timeout", "1", "send", uniqueServiceType(), "x", "{}"])
+            let (status, process) = try await runChirp([
+                "--interface", "lo", "--timeout", "1", "send", uniqueServiceType(), "x", "{}"
+            ])
             #expect(status == 2, "\(process.transcript)")  // parsed and run: nobody there
             #expect(process.stderr.hasPrefix("chirp: error: "), "\(process.transcript)")
         }
@@ -213,10 +230,14 @@ extension ChirpCLITests {
         // MARK: - Errors in words
 
         @Test func aRefusedConnectionIsSaidInWords() async throws {
-            let (status, process) = try await runChirp(["send", uniqueServiceType(), "x", "{}", "--connect", "127.0.0.1:1"])
+            let (status, process) = try await runChirp([
+                "send", uniqueServiceType(), "x", "{}", "--connect", "127.0.0.1:1"
+            ])
             #expect(status == 2, "\(process.transcript)")
             #expect(process.stderr.contains("connection refused"), "\(process.transcript)")
-            #expect(!process.stderr.contains("SingleConnectionFailure") && !process.stderr.contains("errno"), "\(process.transcript)")
+            #expect(
+                !process.stderr.contains("SingleConnectionFailure") && !process.stderr.contains("errno"),
+                "\(process.transcript)")
         }
 
         @Test func logsWithoutADaemonExits69WithAHint() async throws {
@@ -233,10 +254,14 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let app = try await startPeer(type, name: "kitchen") { transceiver in
                 // What a ChirpCommands app answers: a binary reply, kind byte `t`, then the text.
-                transceiver.respond(to: ListItemsRequest.self) { _, _ in Data("t#1 [x] buy milk\n#2 [ ] \u{1B}[2Jeggs".utf8) }
+                transceiver.respond(to: ListItemsRequest.self) { _, _ in
+                    Data("t#1 [x] buy milk\n#2 [ ] \u{1B}[2Jeggs".utf8)
+                }
             }
             defer { Task { await app.shutdown() } }
-            let (status, process) = try await runChirp(["send", type, "listr.item.list", "{}", "--request", "--interface", "lo"])
+            let (status, process) = try await runChirp([
+                "send", type, "listr.item.list", "{}", "--request", "--interface", "lo"
+            ])
             #expect(status == 0, "\(process.transcript)")
             #expect(process.stdoutLines == ["#1 [x] buy milk", #"#2 [ ] \u{1B}[2Jeggs"#], "\(process.transcript)")
         }

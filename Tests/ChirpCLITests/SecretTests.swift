@@ -11,7 +11,9 @@ extension ChirpCLITests {
         /// A file holding `secret`, readable by its owner only.
         static func secretFile(_ secret: String) throws -> URL {
             let url = FileManager.default.temporaryDirectory.appendingPathComponent("chirp-secret-\(UUID().uuidString)")
-            #expect(FileManager.default.createFile(atPath: url.path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600]))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: url.path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600]))
             return url
         }
 
@@ -36,11 +38,17 @@ extension ChirpCLITests {
             #expect(lockedRow.contains(" required "), "\(lockedRow)")
             #expect(!openRow.contains("required"), "\(openRow)")
 
-            let (jsonStatus, json) = try await runChirp(["browse", type, "--once", "--json", "--interface", "lo", "--timeout", "2"])
+            let (jsonStatus, json) = try await runChirp([
+                "browse", type, "--once", "--json", "--interface", "lo", "--timeout", "2"
+            ])
             #expect(jsonStatus == 0, "\(json.transcript)")
             let objects = try json.stdoutLines.map(jsonObject)
-            #expect(objects.first { $0["name"] as? String == "locked" }?["requiresSecret"] as? Bool == true, "\(json.transcript)")
-            #expect(objects.first { $0["name"] as? String == "open" }?["requiresSecret"] as? Bool == false, "\(json.transcript)")
+            #expect(
+                objects.first { $0["name"] as? String == "locked" }?["requiresSecret"] as? Bool == true,
+                "\(json.transcript)")
+            #expect(
+                objects.first { $0["name"] as? String == "open" }?["requiresSecret"] as? Bool == false,
+                "\(json.transcript)")
             for output in [browse.stdout, browse.stderr, json.stdout] { #expect(!output.contains(secret)) }
         }
 
@@ -49,22 +57,31 @@ extension ChirpCLITests {
             let secret = Self.randomSecret()
             let received = ReceivedTexts()
             let peer = try await startPeer(type, name: "vault", secret: secret) { transceiver in
-                transceiver.receiveAll { message, _ in received.append(String(decoding: message.payload, as: UTF8.self)) }
+                transceiver.receiveAll { message, _ in received.append(String(decoding: message.payload, as: UTF8.self))
+                }
             }
             defer { peer.stop() }
 
             let (viaEnvironment, first) = try await runChirp(
-                ["send", type, "note", #"{"n":1}"#, "--interface", "lo", "--name", "sender1"], environment: ["CHIRP_SECRET": secret])
+                ["send", type, "note", #"{"n":1}"#, "--interface", "lo", "--name", "sender1"],
+                environment: ["CHIRP_SECRET": secret])
             #expect(viaEnvironment == 0, "\(first.transcript)")
             let file = try Self.secretFile(secret)
             defer { try? FileManager.default.removeItem(at: file) }
             let (viaFile, second) = try await runChirp(
-                ["send", type, "note", #"{"n":2}"#, "--interface", "lo", "--name", "sender2", "--secret-file", file.path],
+                [
+                    "send", type, "note", #"{"n":2}"#, "--interface", "lo", "--name", "sender2", "--secret-file",
+                    file.path
+                ],
                 environment: ["CHIRP_SECRET": ""])
             #expect(viaFile == 0, "\(second.transcript)")
-            #expect(await ChildProcess.eventually(timeout: .seconds(20)) { received.values.count == 2 }, "\(received.values)")
+            #expect(
+                await ChildProcess.eventually(timeout: .seconds(20)) { received.values.count == 2 },
+                "\(received.values)")
             #expect(Set(received.values) == [#"{"n":1}"#, #"{"n":2}"#])
-            for output in [first.stdout, first.stderr, second.stdout, second.stderr] { #expect(!output.contains(secret)) }
+            for output in [first.stdout, first.stderr, second.stdout, second.stderr] {
+                #expect(!output.contains(secret))
+            }
         }
 
         @Test func aMissingOrWrongSecretIsRefusedWithStatus4() async throws {
@@ -98,14 +115,17 @@ extension ChirpCLITests {
         @Test(arguments: [["--secret", "VALUE"], ["--secret=VALUE"]])
         func aSecretOnTheCommandLineIsRefused(_ form: [String]) async throws {
             let secret = Self.randomSecret()
-            let arguments = ["send", uniqueServiceType(), "note", "{}", "--interface", "lo"]
+            let arguments =
+                ["send", uniqueServiceType(), "note", "{}", "--interface", "lo"]
                 + form.map { $0.replacingOccurrences(of: "VALUE", with: secret) }
             let (status, process) = try await runChirp(arguments)
             #expect(status == 64, "\(process.transcript)")
             #expect(process.stderr.contains("process list"), "\(process.transcript)")
             #expect(!process.stdout.contains(secret) && !process.stderr.contains(secret), "\(process.transcript)")
 
-            let chat = try startChat(uniqueServiceType(), name: "carol", arguments: form.map { $0.replacingOccurrences(of: "VALUE", with: secret) })
+            let chat = try startChat(
+                uniqueServiceType(), name: "carol",
+                arguments: form.map { $0.replacingOccurrences(of: "VALUE", with: secret) })
             chat.closeStdin()
             #expect(await chat.exitStatus() == 64, "\(chat.transcript)")
             #expect(chat.stderr.contains("process list"), "\(chat.transcript)")
@@ -118,7 +138,8 @@ extension ChirpCLITests {
             let file = try Self.secretFile(secret)
             defer { try? FileManager.default.removeItem(at: file) }
             let alice = try startChat(type, name: "alice", environment: ["CHIRP_SECRET": secret])
-            let bob = try startChat(type, name: "bob", arguments: ["--secret-file", file.path], environment: ["CHIRP_SECRET": ""])
+            let bob = try startChat(
+                type, name: "bob", arguments: ["--secret-file", file.path], environment: ["CHIRP_SECRET": ""])
             let eve = try startChat(type, name: "eve", environment: ["CHIRP_SECRET": ""])
             #expect(await alice.line(containing: "* connected to bob") != nil, "\(alice.transcript)\n\(bob.transcript)")
             #expect(await bob.line(containing: "* connected to alice") != nil, "\(bob.transcript)")
@@ -127,7 +148,9 @@ extension ChirpCLITests {
             #expect(await bob.line(containing: "[alice] meet at noon") != nil, "\(bob.transcript)")
             // eve sees why she cannot join, and gets nothing.
             #expect(
-                await ChildProcess.eventually(timeout: .seconds(20)) { eve.stderr.contains("requires a shared secret") },
+                await ChildProcess.eventually(timeout: .seconds(20)) {
+                    eve.stderr.contains("requires a shared secret")
+                },
                 "\(eve.transcript)")
             eve.write("let me in\n")
             bob.write("done\n")
@@ -143,8 +166,11 @@ extension ChirpCLITests {
         }
 
         @Test func helpOffersTheSecretFileButNeverTheCommandLineOption() async throws {
-            for arguments in [["send", "--help"], ["listen", "--help"], ["ping", "--help"], ["logs", "--help"], ["--help"]] {
-                let (status, process) = try await runChirp(arguments, environment: ["CHIRP_SECRET": "never-in-help-1234"])
+            for arguments in [
+                ["send", "--help"], ["listen", "--help"], ["ping", "--help"], ["logs", "--help"], ["--help"]
+            ] {
+                let (status, process) = try await runChirp(
+                    arguments, environment: ["CHIRP_SECRET": "never-in-help-1234"])
                 #expect(status == 0, "\(process.transcript)")
                 #expect(process.stdout.contains("CHIRP_SECRET"), "\(arguments): \(process.stdout)")
                 #expect(!process.stdout.contains("--secret <"), "\(arguments)")

@@ -19,11 +19,18 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let chat = try startChat(type, name: "alice")
             defer { chat.closeStdin() }
-            let listen = try startChirp(["listen", type, "--json", "--count", "2", "--name", "listener", "--interface", "lo", "--timeout", "60"])
-            #expect(await chat.line(containing: "* connected to listener") != nil, "\(chat.transcript)\n\(listen.transcript)")
+            let listen = try startChirp([
+                "listen", type, "--json", "--count", "2", "--name", "listener", "--interface", "lo", "--timeout", "60"
+            ])
+            #expect(
+                await chat.line(containing: "* connected to listener") != nil,
+                "\(chat.transcript)\n\(listen.transcript)")
 
             // chirp send -> chirp listen
-            let (sent, send) = try await runChirp(["send", type, "note", #"{"n": 1, "ok": true}"#, "--peer", "listener", "--name", "sender", "--interface", "lo"])
+            let (sent, send) = try await runChirp([
+                "send", type, "note", #"{"n": 1, "ok": true}"#, "--peer", "listener", "--name", "sender", "--interface",
+                "lo"
+            ])
             #expect(sent == 0, "\(send.transcript)")
             #expect(send.stdout.isEmpty && send.stderr.isEmpty, "piped output must stay clean: \(send.transcript)")
             let first = try jsonObject(try #require(await listen.line(containing: "\"note\""), "\(listen.transcript)"))
@@ -36,7 +43,8 @@ extension ChirpCLITests {
 
             // chat (a typed Swift app) -> chirp listen
             chat.write("hello from chat\n")
-            let second = try jsonObject(try #require(await listen.line(containing: "chat.line"), "\(listen.transcript)"))
+            let second = try jsonObject(
+                try #require(await listen.line(containing: "chat.line"), "\(listen.transcript)"))
             #expect(second["sender"] as? String == "alice")
             #expect((second["payload"] as? [String: Any])?["text"] as? String == "hello from chat")
             #expect(await listen.exitStatus() == 0, "--count 2 ends listen: \(listen.transcript)")
@@ -55,7 +63,10 @@ extension ChirpCLITests {
             let peer = try await startPeer(type, name: "talker")
             defer { peer.stop() }
             let events = peer.makeEvents()
-            let listen = try startChirp(["listen", type, "--count", "1", "--message-type", "test.question", "--name", "ears", "--interface", "lo", "--timeout", "60"])
+            let listen = try startChirp([
+                "listen", type, "--count", "1", "--message-type", "test.question", "--name", "ears", "--interface",
+                "lo", "--timeout", "60"
+            ])
             let connected = await first(of: events, timeout: .seconds(20)) { event in
                 if case .peerConnected(let other) = event { return other.name == "ears" }
                 return false
@@ -77,12 +88,17 @@ extension ChirpCLITests {
                 }
             }
             defer { peer.stop() }
-            let (status, send) = try await runChirp(["send", type, "test.question", #"{"text":"why?"}"#, "--request", "--name", "asker", "--interface", "lo"])
+            let (status, send) = try await runChirp([
+                "send", type, "test.question", #"{"text":"why?"}"#, "--request", "--name", "asker", "--interface", "lo"
+            ])
             #expect(status == 0, "\(send.transcript)")
             let reply = try jsonObject(send.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
             #expect(reply["text"] as? String == "asker asked why?")
 
-            let (jsonStatus, jsonSend) = try await runChirp(["send", type, "test.question", #"{"text":"how?"}"#, "--request", "--json", "--peer", "oracle", "--interface", "lo"])
+            let (jsonStatus, jsonSend) = try await runChirp([
+                "send", type, "test.question", #"{"text":"how?"}"#, "--request", "--json", "--peer", "oracle",
+                "--interface", "lo"
+            ])
             #expect(jsonStatus == 0, "\(jsonSend.transcript)")
             let object = try jsonObject(jsonSend.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
             #expect(object["type"] as? String == "test.answer")

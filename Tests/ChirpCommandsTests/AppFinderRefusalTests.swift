@@ -1,5 +1,6 @@
 import Chirp
 import Testing
+
 @testable import ChirpCommands
 
 /// Refusals (a shared secret missing or wrong, an accept policy) end the wait for apps early; fed events by hand.
@@ -65,7 +66,11 @@ import Testing
         var finder = AppFinder(target: .named("vault"), startedAt: start)
         finder.observe(.peerAdded(app("vault")), at: at(10))
         #expect(finder.decision(at: at(20)) == .wait(until: nil))
-        finder.observe(.connectionRefused(peer: app("vault").description, reason: "the peer refused the connection: listrctl-1 was not accepted by the accept policy"), at: at(30))
+        finder.observe(
+            .connectionRefused(
+                peer: app("vault").description,
+                reason: "the peer refused the connection: listrctl-1 was not accepted by the accept policy"), at: at(30)
+        )
         guard case .refused(let refusals) = finder.decision(at: at(30)) else {
             Issue.record("expected a refusal")
             return
@@ -90,10 +95,16 @@ import Testing
 
     @Test func reasonsSayWhatToDo() {
         let vault = app("vault")
-        #expect(Refusal(peer: "vault", reason: "vault does not use a shared secret, and we do: not connecting").message(for: vault)
+        #expect(
+            Refusal(peer: "vault", reason: "vault does not use a shared secret, and we do: not connecting").message(
+                for: vault
+            )
             .contains("does not use a shared secret, but one was given here"))
-        #expect(Refusal(peer: "127.0.0.1:5", reason: Self.mismatch).message(for: nil)
-            .hasPrefix("shared secret does not match the one of the peer at 127.0.0.1:5"))
-        #expect(Refusal(peer: "x", reason: "something else").message(for: nil) == "the peer at x refused the connection: something else")
+        #expect(
+            Refusal(peer: "127.0.0.1:5", reason: Self.mismatch).message(for: nil)
+                .hasPrefix("shared secret does not match the one of the peer at 127.0.0.1:5"))
+        #expect(
+            Refusal(peer: "x", reason: "something else").message(for: nil)
+                == "the peer at x refused the connection: something else")
     }
 }

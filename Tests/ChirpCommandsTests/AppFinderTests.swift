@@ -1,5 +1,6 @@
 import Chirp
 import Testing
+
 @testable import ChirpCommands
 
 /// The discovery policy, fed events by hand.

@@ -2,6 +2,7 @@ import Chirp
 import Foundation
 import Logging
 import Testing
+
 @testable import ChirpCommands
 
 /// Receiver and transmitter in one process, over the real avahi-daemon and TCP.
@@ -56,7 +57,10 @@ import Testing
         try await withApp { transmitter in
             let reply = try await transmitter.send(Echo(text: "hello"))
             #expect(reply.app.name == "app")
-            guard case .text(let text) = reply.response else { Issue.record("\(reply.response)"); return }
+            guard case .text(let text) = reply.response else {
+                Issue.record("\(reply.response)")
+                return
+            }
             #expect(text.hasPrefix("hello (from "))
             // A megabyte travels as raw bytes.
             let bytes = try await transmitter.send(Bytes(count: 1_000_000), to: "app")
@@ -68,7 +72,10 @@ import Testing
         try await withApp { transmitter in
             #expect(try await transmitter.send(Fail()).response == .failure("refused: the list is locked"))
             let unhandled = try await transmitter.send(Unhandled())
-            guard case .failure(let message) = unhandled.response else { Issue.record("\(unhandled.response)"); return }
+            guard case .failure(let message) = unhandled.response else {
+                Issue.record("\(unhandled.response)")
+                return
+            }
             #expect(message.contains("does not handle test.unhandled"))
             #expect(try await transmitter.send(Echo(text: "still here")).response.isSuccess)
         }
@@ -78,7 +85,10 @@ import Testing
         try await withApp(limit: 1000) { transmitter in
             #expect(try await transmitter.send(Bytes(count: 999)).response.isSuccess)
             let reply = try await transmitter.send(Bytes(count: 5000))
-            guard case .failure(let message) = reply.response else { Issue.record("\(reply.response)"); return }
+            guard case .failure(let message) = reply.response else {
+                Issue.record("\(reply.response)")
+                return
+            }
             #expect(message.contains("over the limit of 1000 bytes"))
         }
     }

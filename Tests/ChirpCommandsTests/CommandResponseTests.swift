@@ -1,12 +1,13 @@
 import Foundation
 import Testing
+
 @testable import ChirpCommands
 
 @Suite struct CommandResponseTests {
     @Test(arguments: [
         CommandResponse.text("hello"), .text(""), .text("ünïcødé ✓\nline two"),
         .data(Data()), .data(Data(0...255)), .data(Data(repeating: 0, count: 100_000)),
-        .failure("no item #7"), .failure(""),
+        .failure("no item #7"), .failure("")
     ])
     func roundTrips(_ response: CommandResponse) throws {
         #expect(try CommandResponse(encoded: response.encoded()) == response)
@@ -20,8 +21,12 @@ import Testing
 
     @Test func rejectsBadReplies() {
         #expect(throws: CommandResponseDecodingError.empty) { try CommandResponse(encoded: Data()) }
-        #expect(throws: CommandResponseDecodingError.unknownKind(0x7A)) { try CommandResponse(encoded: Data([0x7A, 1])) }
-        #expect(throws: CommandResponseDecodingError.invalidUTF8) { try CommandResponse(encoded: Data([0x74, 0xFF, 0xFE])) }
+        #expect(throws: CommandResponseDecodingError.unknownKind(0x7A)) {
+            try CommandResponse(encoded: Data([0x7A, 1]))
+        }
+        #expect(throws: CommandResponseDecodingError.invalidUTF8) {
+            try CommandResponse(encoded: Data([0x74, 0xFF, 0xFE]))
+        }
     }
 
     struct Readable: LocalizedError { var errorDescription: String? { "the disk is full" } }

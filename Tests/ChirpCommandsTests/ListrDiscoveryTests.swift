@@ -87,7 +87,9 @@ import Testing
             let first = try fixture.launchCtl(["item", "add", "first task"])
             let second = try fixture.launchCtl(["item", "add", "second task"])
             let results = [await fixture.finish(first), await fixture.finish(second)]
-            for (result, own, other) in [(results[0], "first task", "second task"), (results[1], "second task", "first task")] {
+            for (result, own, other) in [
+                (results[0], "first task", "second task"), (results[1], "second task", "first task")
+            ] {
                 #expect(result.status == 0, "\(result)")
                 #expect(result.lines.count == 1, "\(result)")
                 #expect(result.stdout.contains(own), "\(result)")

@@ -1,8 +1,8 @@
 import Chirp
 import ChirpCommands
 import Foundation
-import Logging
 import ListrCommands
+import Logging
 import Testing
 
 /// `store dump` and `store replace`, end to end.
@@ -21,7 +21,9 @@ import Testing
             let dumped = try StoreFile.decode(Data(contentsOf: URL(fileURLWithPath: dump)))
             #expect(dumped == (try StoreFile.load(from: fixture.path("alpha.json"))))
             #expect(dumped.items.map(\.title) == ["one", "two"])
-            let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter { $0.contains(".tmp-") }
+            let leftovers = try FileManager.default.contentsOfDirectory(atPath: fixture.directory.path).filter {
+                $0.contains(".tmp-")
+            }
             #expect(leftovers.isEmpty)
 
             // Replace with an edited copy: the app serves and saves the new items.
@@ -48,19 +50,25 @@ import Testing
         try await ListrFixture.run { fixture in
             // A store of about 400 KiB: more than a pipe holds, so the reader is gone while listrctl still writes.
             let items = (1...4000).map { TodoItem(id: $0, title: "item \($0) " + String(repeating: "x", count: 80)) }
-            try StoreFile(nextID: 4001, items: items).encoded().write(to: URL(fileURLWithPath: fixture.path("alpha.json")))
+            try StoreFile(nextID: 4001, items: items).encoded().write(
+                to: URL(fileURLWithPath: fixture.path("alpha.json")))
             _ = try await fixture.startApp("alpha")
             // `listrctl store dump - | head -c 1`: listrctl's status and standard error, with the reader gone.
-            let command = "\(Binaries.listrctl.path) store dump - --service \(fixture.service) --loopback --timeout 15 "
+            let command =
+                "\(Binaries.listrctl.path) store dump - --service \(fixture.service) --loopback --timeout 15 "
                 + "2>\(fixture.path("stderr.txt")) | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
             let shell = try RunningProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", command], in: fixture.directory)
             #expect(await shell.waitForExit() == 0)
-            #expect(shell.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0", "listrctl's exit status: \(shell.stdout)")
+            #expect(
+                shell.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0",
+                "listrctl's exit status: \(shell.stdout)")
             let errors = try String(contentsOfFile: fixture.path("stderr.txt"), encoding: .utf8)
             #expect(errors.isEmpty, "quietly: \(errors)")
             // Control: with a reader that reads everything, the same dump is the whole store.
             let whole = try await fixture.ctl(["store", "dump", "-"])
-            #expect(whole.status == 0 && whole.stdout.utf8.count > 300_000, "\(whole.status) \(whole.stdout.utf8.count) bytes")
+            #expect(
+                whole.status == 0 && whole.stdout.utf8.count > 300_000,
+                "\(whole.status) \(whole.stdout.utf8.count) bytes")
         }
     }
 
@@ -73,14 +81,18 @@ import Testing
 
             // listrctl checks the file first: a usage error, nothing sent.
             let corrupt = fixture.path("corrupt.json")
-            try Data("{\"version\": 1, \"nextID\": 2, \"items\": [{\"id\": 1, \"title\": ".utf8).write(to: URL(fileURLWithPath: corrupt))
+            try Data("{\"version\": 1, \"nextID\": 2, \"items\": [{\"id\": 1, \"title\": ".utf8).write(
+                to: URL(fileURLWithPath: corrupt))
             var result = try await fixture.ctl(["store", "replace", corrupt])
             #expect(result.status == 64, "\(result)")
             #expect(result.stderr.contains("not a valid Listr store"))
 
             let duplicateIDs = fixture.path("duplicates.json")
-            try Data(#"{"version": 1, "nextID": 3, "items": [{"id": 1, "title": "a", "done": false}, {"id": 1, "title": "b", "done": false}]}"#.utf8)
-                .write(to: URL(fileURLWithPath: duplicateIDs))
+            try Data(
+                #"{"version": 1, "nextID": 3, "items": [{"id": 1, "title": "a", "done": false}, {"id": 1, "title": "b", "done": false}]}"#
+                    .utf8
+            )
+            .write(to: URL(fileURLWithPath: duplicateIDs))
             result = try await fixture.ctl(["store", "replace", duplicateIDs])
             #expect(result.status == 64, "\(result)")
             #expect(result.stderr.contains("appears twice"))

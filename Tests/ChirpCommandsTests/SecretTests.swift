@@ -12,12 +12,15 @@ import Testing
     /// Writes `secret` to a file only the owner can read; returns its path.
     static func secretFile(_ secret: String, in fixture: ListrFixture, name: String = "secret") throws -> String {
         let path = fixture.path(name)
-        #expect(FileManager.default.createFile(atPath: path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data((secret + "\n").utf8), attributes: [.posixPermissions: 0o600]))
         return path
     }
 
     /// Fails the test if `secret` shows anywhere in `outputs`.
-    static func expectNoLeak(_ secret: String, in outputs: [String], sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectNoLeak(_ secret: String, in outputs: [String], sourceLocation: SourceLocation = #_sourceLocation)
+    {
         for output in outputs {
             #expect(!output.contains(secret), "the secret leaked into: \(output)", sourceLocation: sourceLocation)
         }
@@ -34,14 +37,16 @@ import Testing
             #expect(added.lines == ["added #1 [ ] secret plans"], "\(added)")
 
             let path = try Self.secretFile(secret, in: fixture)
-            let listed = try await fixture.ctl(["item", "list", "--secret-file", path], environment: ["CHIRP_SECRET": ""])
+            let listed = try await fixture.ctl(
+                ["item", "list", "--secret-file", path], environment: ["CHIRP_SECRET": ""])
             #expect(listed.status == 0, "\(listed)")
             #expect(listed.lines == ["#1 [ ] secret plans"], "\(listed)")
             #expect(listed.stderr.isEmpty, "\(listed)")
 
             let everyApp = try await fixture.ctl(["item", "list", "--all", "--secret-file", path])
             #expect(everyApp.status == 0, "\(everyApp)")
-            Self.expectNoLeak(secret, in: [added.stdout, added.stderr, listed.stdout, listed.stderr, everyApp.stderr, app.stderr])
+            Self.expectNoLeak(
+                secret, in: [added.stdout, added.stderr, listed.stdout, listed.stderr, everyApp.stderr, app.stderr])
         }
     }
 
@@ -71,7 +76,10 @@ import Testing
             let path = try Self.secretFile(secret, in: fixture)
             let app = try await fixture.startApp("vault", extra: ["--secret-file", path])
             let wrongPath = try Self.secretFile(wrong, in: fixture, name: "wrong")
-            for arguments in [["item", "add", "injected"], ["item", "add", "injected", "--peer", "vault"], ["item", "add", "injected", "--all"]] {
+            for arguments in [
+                ["item", "add", "injected"], ["item", "add", "injected", "--peer", "vault"],
+                ["item", "add", "injected", "--all"]
+            ] {
                 let result = try await fixture.ctl(arguments + ["--secret-file", wrongPath], timeout: 60)
                 #expect(result.status == CommandExitCode.refused.rawValue, "\(arguments): \(result)")
                 #expect(result.stderr.contains("shared secret does not match"), "\(arguments): \(result)")
@@ -90,7 +98,8 @@ import Testing
     @Test func aSecretForAnAppThatHasNoneIsRefusedWithExitCode6() async throws {
         try await ListrFixture.run { fixture in
             _ = try await fixture.startApp("open")
-            let result = try await fixture.ctl(["item", "list"], timeout: 60, environment: ["CHIRP_SECRET": Self.randomSecret()])
+            let result = try await fixture.ctl(
+                ["item", "list"], timeout: 60, environment: ["CHIRP_SECRET": Self.randomSecret()])
             #expect(result.status == CommandExitCode.refused.rawValue, "\(result)")
             #expect(result.stderr.contains("does not use a shared secret"), "\(result)")
         }
@@ -127,7 +136,9 @@ import Testing
 
             let path = fixture.path("loose")
             let secret = Self.randomSecret()
-            #expect(FileManager.default.createFile(atPath: path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o644]))
+            #expect(
+                FileManager.default.createFile(
+                    atPath: path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o644]))
             _ = try await fixture.startApp("vault", extra: ["--secret-file", path])
             let loose = try await fixture.ctl(["item", "list", "--secret-file", path])
             #expect(loose.status == 0, "\(loose)")
@@ -140,7 +151,8 @@ import Testing
         try await ListrFixture.run { fixture in
             for binary in [Binaries.listrctl, Binaries.listr] {
                 let arguments = binary == Binaries.listr ? ["--help"] : ["item", "list", "--help"]
-                let process = try RunningProcess(binary, arguments, in: fixture.directory, environment: ["CHIRP_SECRET": "never-shown-in-help"])
+                let process = try RunningProcess(
+                    binary, arguments, in: fixture.directory, environment: ["CHIRP_SECRET": "never-shown-in-help"])
                 #expect(await process.waitForExit() == 0)
                 let help = process.stdout
                 #expect(help.contains("--secret-file <PATH>"), "\(help)")
@@ -160,21 +172,28 @@ import Testing
     }
 
     @Test func secretOptionsReadTheFileFirstThenTheEnvironment() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("secret-options-\(UUID().uuidString)")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "secret-options-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("secret").path
-        #expect(FileManager.default.createFile(atPath: path, contents: Data("from-the-file-123\n".utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data("from-the-file-123\n".utf8), attributes: [.posixPermissions: 0o600]))
 
         let none = try SecretOptions.parse([])
         if case .none = try none.security(environment: [:]) {} else { Issue.record("no secret expected") }
-        if case .sharedSecret = try none.security(environment: ["CHIRP_SECRET": "from-the-environment"]) {} else {
+        if case .sharedSecret = try none.security(environment: ["CHIRP_SECRET": "from-the-environment"]) {
+        } else {
             Issue.record("CHIRP_SECRET expected")
         }
         #expect(none.source(environment: ["CHIRP_SECRET": "x"]) == "CHIRP_SECRET")
         let file = try SecretOptions.parse(["--secret-file", path])
         #expect(file.source(environment: ["CHIRP_SECRET": "x"]) == "--secret-file \(path)")
-        if case .sharedSecret = try file.security(environment: [:]) {} else { Issue.record("the file's secret expected") }
+        if case .sharedSecret = try file.security(environment: [:]) {
+        } else {
+            Issue.record("the file's secret expected")
+        }
         #expect(throws: (any Error).self) { try SecretOptions.parse(["--secret", "on-the-command-line"]) }
     }
 }

@@ -5,7 +5,8 @@ import Testing
 
 @Suite struct StoreFileTests {
     let directory: URL = {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("storefile-\(UUID().uuidString.prefix(8))")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "storefile-\(UUID().uuidString.prefix(8))")
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url
     }()
@@ -32,10 +33,16 @@ import Testing
     @Test(arguments: [
         (#"{"version": 2, "nextID": 1, "items": []}"#, "version 2 is not supported"),
         (#"{"version": 1, "items": []}"#, "missing field 'nextID'"),
-        (#"{"version": 1, "nextID": 3, "items": [{"id": 1, "title": "a", "done": false}, {"id": 1, "title": "b", "done": false}]}"#, "appears twice"),
-        (#"{"version": 1, "nextID": 2, "items": [{"id": 5, "title": "a", "done": false}]}"#, "nextID 2 is not above item id 5"),
+        (
+            #"{"version": 1, "nextID": 3, "items": [{"id": 1, "title": "a", "done": false}, {"id": 1, "title": "b", "done": false}]}"#,
+            "appears twice"
+        ),
+        (
+            #"{"version": 1, "nextID": 2, "items": [{"id": 5, "title": "a", "done": false}]}"#,
+            "nextID 2 is not above item id 5"
+        ),
         (#"{"version": 1, "nextID": 2, "items": [{"id": 1, "title": "", "done": false}]}"#, "empty title"),
-        (#"{"version": 1, "nextID": 2, "items": [{"id": 1, "title": 7, "done": false}]}"#, "items.[0].title"),
+        (#"{"version": 1, "nextID": 2, "items": [{"id": 1, "title": 7, "done": false}]}"#, "items.[0].title")
     ])
     func invalidStoresSayWhatIsWrong(json: String, expected: String) {
         do {

@@ -1,6 +1,7 @@
 import ChirpTestSupport
 import Foundation
 import Testing
+
 @testable import ChirpConsole
 
 #if canImport(Glibc)
@@ -10,13 +11,17 @@ import Glibc
 /// `chirp-console` and `logdemo` as real processes: what a user runs.
 @Suite(.serialized) struct ConsoleProcessTests {
     /// Starts chirp-console on a free port; returns the process and its port (from its "Chirp Console: URL" line).
-    static func startConsole(service: String, data: String, extra: [String] = [], environment: [String: String] = [:]) async throws -> (TestProcess, Int) {
-        let console = try TestProcess(TestSupport.binary("chirp-console"),
-                                      ["--listen", "127.0.0.1:0", "--data", data, "--service", service, "--interface", "lo"] + extra,
-                                      environment: environment)
+    static func startConsole(service: String, data: String, extra: [String] = [], environment: [String: String] = [:])
+        async throws -> (TestProcess, Int)
+    {
+        let console = try TestProcess(
+            TestSupport.binary("chirp-console"),
+            ["--listen", "127.0.0.1:0", "--data", data, "--service", service, "--interface", "lo"] + extra,
+            environment: environment)
         guard await console.waitFor({ lines in lines.contains { $0.hasPrefix("Chirp Console: http://127.0.0.1:") } }),
-              let line = console.lines.first(where: { $0.hasPrefix("Chirp Console: http://127.0.0.1:") }),
-              let port = Int(line.dropFirst("Chirp Console: http://127.0.0.1:".count).prefix { $0.isNumber }) else {
+            let line = console.lines.first(where: { $0.hasPrefix("Chirp Console: http://127.0.0.1:") }),
+            let port = Int(line.dropFirst("Chirp Console: http://127.0.0.1:".count).prefix { $0.isNumber })
+        else {
             await console.stop()
             throw HTTPProbe.ProbeError(description: "chirp-console did not start: \(console.errorText)")
         }
@@ -44,10 +49,12 @@ import Glibc
         let spool = TestSupport.temporaryDirectory()
         let total = 20_000
         func startApp() throws -> TestProcess {
-            try TestProcess(TestSupport.binary("logdemo"), [
-                "--name", "shop", "--plain", "--rate", "4000", "--count", "\(total)", "--spool", spool,
-                "--service", service, "--interface", "lo", "--http-interval", "0",
-            ])
+            try TestProcess(
+                TestSupport.binary("logdemo"),
+                [
+                    "--name", "shop", "--plain", "--rate", "4000", "--count", "\(total)", "--spool", spool,
+                    "--service", service, "--interface", "lo", "--http-interval", "0"
+                ])
         }
         var app = try startApp()
         var (console, port) = try await Self.startConsole(service: service, data: data)
@@ -57,7 +64,10 @@ import Glibc
             return sources.compactMap { $0["records"] as? Int }.reduce(0, +)
         }
         var waited = 0
-        while await storedCount() < 3000, waited < 600 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        while await storedCount() < 3000, waited < 600 {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
         #expect(await storedCount() >= 3000)
         // Mid-stream: the console dies without a word, then comes back on the same store.
         console.signal(SIGKILL)
@@ -69,7 +79,10 @@ import Glibc
             return sources.compactMap { $0["records"] as? Int }.reduce(0, +)
         }
         waited = 0
-        while await storedCount2() < 8000, waited < 600 { try await Task.sleep(for: .milliseconds(50)); waited += 1 }
+        while await storedCount2() < 8000, waited < 600 {
+            try await Task.sleep(for: .milliseconds(50))
+            waited += 1
+        }
         // Then the app dies too, and starts again on the same spool: it continues its stream after what the console
         // acknowledged, and logs its 20,000 again after that.
         app.signal(SIGKILL)
@@ -97,6 +110,8 @@ import Glibc
         #expect(sequences.first == 1)
         #expect(sequences.count >= 8000 + total)
         let second = Array(sequences.suffix(total))
-        #expect(second.last.map { $0 - (second.first ?? 0) + 1 } == UInt64(total), "the second run's records, without a gap")
+        #expect(
+            second.last.map { $0 - (second.first ?? 0) + 1 } == UInt64(total), "the second run's records, without a gap"
+        )
     }
 }

@@ -4,6 +4,7 @@ import ChirpTestSupport
 import Foundation
 import Logging
 import Testing
+
 @testable import ChirpConsole
 
 /// The console's server over real HTTP on loopback, fed by a real log source through the avahi-daemon.
@@ -14,8 +15,10 @@ import Testing
         let logger = Logger(label: "orders.main") { source.handler(label: $0) }
         for n in 1...50 { logger.info("order \(n) placed", metadata: ["n": "\(n)"]) }
         logger.error("payment declined", metadata: ["code": "card_declined"])
-        source.report(HTTPExchange(method: "POST", url: "http://127.0.0.1:9/orders", requestBody: HTTPBody(Data(#"{"item":2}"#.utf8)),
-                                   status: 500, duration: 0.012))
+        source.report(
+            HTTPExchange(
+                method: "POST", url: "http://127.0.0.1:9/orders", requestBody: HTTPBody(Data(#"{"item":2}"#.utf8)),
+                status: 500, duration: 0.012))
         try await source.start()
         let console = try await RunningConsole(serviceType: service)
 
@@ -45,8 +48,10 @@ import Testing
 
     @Test func badParametersAreRefusedWithAReason() async throws {
         let console = try await RunningConsole(serviceType: uniqueServiceType())
-        for (query, reason) in [("level=loud", "level"), ("regex=(unclosed", "regex"), ("limit=0", "limit"),
-                                ("from=yesterday", "from"), ("before=1&after=2", "before and after"), ("status=999", "status")] {
+        for (query, reason) in [
+            ("level=loud", "level"), ("regex=(unclosed", "regex"), ("limit=0", "limit"),
+            ("from=yesterday", "from"), ("before=1&after=2", "before and after"), ("status=999", "status")
+        ] {
             let response = try await console.http.get("/api/records?" + query)
             #expect(response.status == 400, "\(query)")
             #expect((response.json()["error"] as? String ?? "").contains(reason), "\(query): \(response.body)")
@@ -62,7 +67,9 @@ import Testing
         #expect(page.status == 200)
         #expect(page.header("content-type")?.hasPrefix("text/html") == true)
         let policy = try #require(page.header("content-security-policy"))
-        #expect(policy.contains("script-src 'self'") && !policy.contains("unsafe-inline") && !policy.contains("unsafe-eval"))
+        #expect(
+            policy.contains("script-src 'self'") && !policy.contains("unsafe-inline") && !policy.contains("unsafe-eval")
+        )
         #expect(page.header("x-content-type-options") == "nosniff")
         #expect(!page.body.contains("<script>") && page.body.contains("/assets/console.js"))
         #expect(try await console.http.get("/assets/console.js").status == 200)
@@ -78,7 +85,9 @@ import Testing
         #expect(try await console.http.get("/api/sources").status == 401)
         #expect(try await console.http.get("/").status == 401)
         #expect(try await console.http.get("/api/stream").status == 401)
-        #expect(try await console.http.get("/api/sources", headers: ["Authorization": "Bearer wrong-token-0123456789"]).status == 401)
+        #expect(
+            try await console.http.get("/api/sources", headers: ["Authorization": "Bearer wrong-token-0123456789"])
+                .status == 401)
         #expect(try await console.http.get("/api/sources?token=wrong").status == 401)
         // Control: the right token, each way.
         #expect(try await console.http.get("/api/sources", headers: ["Authorization": "Bearer \(token)"]).status == 200)
@@ -92,8 +101,10 @@ import Testing
     @Test func withoutATokenOnlyLocalHostNamesAreAnswered() async throws {
         let console = try await RunningConsole(serviceType: uniqueServiceType())
         #expect(try await console.http.get("/api/sources", headers: ["Host": "attacker.example:7777"]).status == 403)
-        #expect(try await console.http.get("/api/sources", headers: ["Host": "localhost:\(console.port)"]).status == 200)
-        #expect(try await console.http.get("/api/sources", headers: ["Host": "127.0.0.1:\(console.port)"]).status == 200)
+        #expect(
+            try await console.http.get("/api/sources", headers: ["Host": "localhost:\(console.port)"]).status == 200)
+        #expect(
+            try await console.http.get("/api/sources", headers: ["Host": "127.0.0.1:\(console.port)"]).status == 200)
         await console.stop()
         #expect(throws: ConsoleConfigurationError.self) {
             var configuration = ConsoleConfiguration(dataDirectory: "/tmp")
@@ -105,7 +116,9 @@ import Testing
     @Test func withTheSourcesSharedSecretTheConsoleFollowsASecuredSourceAndWithoutItSaysWhy() async throws {
         let service = uniqueServiceType()
         let secret = "the secret of the console tests, long enough"
-        let source = try makeSource(service, appName: "secured") { $0.security = .sharedSecret(try! SharedSecret(secret)) }
+        let source = try makeSource(service, appName: "secured") {
+            $0.security = .sharedSecret(try! SharedSecret(secret))
+        }
         let logger = Logger(label: "secured") { source.handler(label: $0) }
         for n in 1...5 { logger.info("secret record \(n)") }
         try await source.start()
@@ -120,7 +133,9 @@ import Testing
         #expect((try await outsider.http.get("/api/records").json()["records"] as? [Any])?.isEmpty == true)
         await outsider.stop()
         // With it (control): the records arrive.
-        let member = try await RunningConsole(serviceType: service) { $0.viewer.security = .sharedSecret(try! SharedSecret(secret)) }
+        let member = try await RunningConsole(serviceType: service) {
+            $0.viewer.security = .sharedSecret(try! SharedSecret(secret))
+        }
         // (The source also logs, under its own label, that it turned the first console away.)
         let records = try await member.waitForRecords(5, query: "label=secured")
         #expect(records.map { $0["message"] as? String } == (1...5).map { "secret record \($0)" })

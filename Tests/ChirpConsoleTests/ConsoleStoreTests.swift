@@ -3,17 +3,22 @@ import ChirpTestSupport
 import Foundation
 import Logging
 import Testing
+
 @testable import ChirpConsole
 
 /// The store on a real SQLite file: exactly once, search and filters, paging, retention, reopening.
 @Suite struct ConsoleStoreTests {
-    static let source = LogSourceInfo(appName: "orders", host: "alpha", processID: 42, streamID: "stream-a", peerID: "p1")
+    static let source = LogSourceInfo(
+        appName: "orders", host: "alpha", processID: 42, streamID: "stream-a", peerID: "p1")
 
-    static func record(_ sequence: UInt64, _ message: String = "", level: Logger.Level = .info, label: String = "app.main",
-                       time: Date = Date(), http: HTTPExchange? = nil, metadata: Logger.Metadata = [:]) -> LogRecord {
-        LogRecord(sequence: sequence, timestamp: time, level: level, label: label,
-                  message: message.isEmpty ? "record \(sequence)" : message, metadata: metadata,
-                  appName: "orders", host: "alpha", processID: 42, http: http)
+    static func record(
+        _ sequence: UInt64, _ message: String = "", level: Logger.Level = .info, label: String = "app.main",
+        time: Date = Date(), http: HTTPExchange? = nil, metadata: Logger.Metadata = [:]
+    ) -> LogRecord {
+        LogRecord(
+            sequence: sequence, timestamp: time, level: level, label: label,
+            message: message.isEmpty ? "record \(sequence)" : message, metadata: metadata,
+            appName: "orders", host: "alpha", processID: 42, http: http)
     }
 
     static func open(_ retention: ConsoleRetention = ConsoleRetention()) async throws -> (ConsoleStore, String) {
@@ -33,7 +38,8 @@ import Testing
         #expect(try await store.sources().first?.records == 150)
         // A source that breaks the protocol: repeated and backward sequence numbers in one batch.
         #expect(try await store.insert([151, 152, 152, 153, 140, 154].map { Self.record($0) }, from: Self.source) == 4)
-        let tail = try await store.records(matching: RecordFilter(), page: .latest, limit: 5).records.map(\.record.sequence)
+        let tail = try await store.records(matching: RecordFilter(), page: .latest, limit: 5).records.map(
+            \.record.sequence)
         #expect(tail == [150, 151, 152, 153, 154])
         #expect(try await store.sources().first?.records == 154)
         #expect(store.latestID == 154)
@@ -43,13 +49,17 @@ import Testing
     @Test func searchAndFiltersFindExactlyTheMatchingRecords() async throws {
         let (store, _) = try await Self.open()
         let hour = Date(timeIntervalSince1970: 1_800_000_000)
-        let exchange = HTTPExchange(method: "POST", url: "http://shop.local:8080/orders?id=7", status: 503, duration: 0.25)
-        try await store.insert([
-            Self.record(1, "order placed by Zoë", time: hour),
-            Self.record(2, "payment declined", level: .error, label: "app.payments", time: hour.addingTimeInterval(60)),
-            Self.record(3, "cache miss", level: .debug, time: hour.addingTimeInterval(120), metadata: ["key": "item:42"]),
-            Self.record(4, "called POST /orders", level: .info, time: hour.addingTimeInterval(180), http: exchange),
-        ], from: Self.source)
+        let exchange = HTTPExchange(
+            method: "POST", url: "http://shop.local:8080/orders?id=7", status: 503, duration: 0.25)
+        try await store.insert(
+            [
+                Self.record(1, "order placed by Zoë", time: hour),
+                Self.record(
+                    2, "payment declined", level: .error, label: "app.payments", time: hour.addingTimeInterval(60)),
+                Self.record(
+                    3, "cache miss", level: .debug, time: hour.addingTimeInterval(120), metadata: ["key": "item:42"]),
+                Self.record(4, "called POST /orders", level: .info, time: hour.addingTimeInterval(180), http: exchange)
+            ], from: Self.source)
         func sequences(_ parameters: [String: String]) async throws -> [UInt64] {
             try await store.records(matching: RecordFilter(parameters: parameters)).records.map(\.record.sequence)
         }
@@ -71,7 +81,12 @@ import Testing
         #expect(try await sequences(["app": "orders", "host": "alpha", "pid": "42"]) == [1, 2, 3, 4])
         #expect(try await sequences(["pid": "43"]) == [])
         let endpoints = try await store.endpoints(matching: RecordFilter())
-        #expect(endpoints == [ConsoleEndpoint(method: "POST", host: "shop.local:8080", path: "/orders", count: 1, errors: 1, p50: 250, p90: 250, p99: 250)])
+        #expect(
+            endpoints == [
+                ConsoleEndpoint(
+                    method: "POST", host: "shop.local:8080", path: "/orders", count: 1, errors: 1, p50: 250, p90: 250,
+                    p99: 250)
+            ])
         await store.close()
     }
 
@@ -109,17 +124,21 @@ import Testing
         #expect(kept.last?.record.sequence == 3000)  // the newest stay
         #expect(kept.first.map { $0.record.sequence > UInt64(report.removedRecords) } == true)
         // The full-text index lost the removed records too: a search finds exactly the records kept.
-        #expect(try await store.records(matching: RecordFilter(parameters: ["q": "xxxx"]), limit: 1000).records.count == kept.count)
+        #expect(
+            try await store.records(matching: RecordFilter(parameters: ["q": "xxxx"]), limit: 1000).records.count
+                == kept.count)
         await store.close()
     }
 
     @Test func retentionRemovesRecordsOlderThanTheAgeLimit() async throws {
         let (store, _) = try await Self.open(ConsoleRetention(maximumBytes: 1 << 30, maximumAge: .seconds(3600)))
         let now = Date()
-        try await store.insert([
-            Self.record(1, time: now.addingTimeInterval(-7200)), Self.record(2, time: now.addingTimeInterval(-3700)),
-            Self.record(3, time: now.addingTimeInterval(-60)),
-        ], from: Self.source)
+        try await store.insert(
+            [
+                Self.record(1, time: now.addingTimeInterval(-7200)),
+                Self.record(2, time: now.addingTimeInterval(-3700)),
+                Self.record(3, time: now.addingTimeInterval(-60))
+            ], from: Self.source)
         let report = try await store.enforceRetention(now: now)
         #expect(report.removedRecords == 2)
         #expect(try await store.records(matching: RecordFilter()).records.map(\.record.sequence) == [3])
@@ -145,7 +164,9 @@ import Testing
     @Test func untrustedTextIsStoredAndReturnedAsItCame() async throws {
         let (store, _) = try await Self.open()
         let hostile = "<img src=x onerror=\"alert(1)\">\u{1B}[31m\u{202E}evil\"; DROP TABLE records; --"
-        try await store.insert([Self.record(1, hostile, label: "<b>label</b>", metadata: ["k\"ey": .string("v\n<script>")])], from: Self.source)
+        try await store.insert(
+            [Self.record(1, hostile, label: "<b>label</b>", metadata: ["k\"ey": .string("v\n<script>")])],
+            from: Self.source)
         let stored = try #require(try await store.records(matching: RecordFilter()).records.first)
         #expect(stored.record.message == hostile)
         #expect(stored.record.label == "<b>label</b>")
@@ -156,7 +177,8 @@ import Testing
 
     @Test func aFileThatIsNotAStoreIsRefusedWithItsName() async throws {
         let path = TestSupport.temporaryDirectory() + "/console.sqlite"
-        try Data("this is not a database, it is a text file that is long enough to be read".utf8).write(to: URL(fileURLWithPath: path))
+        try Data("this is not a database, it is a text file that is long enough to be read".utf8).write(
+            to: URL(fileURLWithPath: path))
         await #expect {
             _ = try await ConsoleStore.open(path: path)
         } throws: { error in

@@ -33,16 +33,23 @@ struct HTTPProbe {
     }
 
     /// GET `path` and read until `done` holds for the text received so far (or `timeout`): for live streams.
-    func read(_ path: String, headers: [String: String] = [:], timeout: Double = 20, until done: @escaping @Sendable (String) -> Bool) async throws -> String {
+    func read(
+        _ path: String, headers: [String: String] = [:], timeout: Double = 20,
+        until done: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
         try await exchange(path, headers: headers, timeout: timeout, until: done)
     }
 
-    private func exchange(_ path: String, headers: [String: String], timeout: Double, until done: @escaping @Sendable (String) -> Bool) async throws -> String {
+    private func exchange(
+        _ path: String, headers: [String: String], timeout: Double, until done: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
         let port = self.port
         return try await withCheckedThrowingContinuation { continuation in
             Thread {
                 do {
-                    continuation.resume(returning: try Self.blockingExchange(port: port, path: path, headers: headers, timeout: timeout, until: done))
+                    continuation.resume(
+                        returning: try Self.blockingExchange(
+                            port: port, path: path, headers: headers, timeout: timeout, until: done))
                 } catch {
                     continuation.resume(throwing: error)
                 }
@@ -50,7 +57,9 @@ struct HTTPProbe {
         }
     }
 
-    private static func blockingExchange(port: Int, path: String, headers: [String: String], timeout: Double, until done: (String) -> Bool) throws -> String {
+    private static func blockingExchange(
+        port: Int, path: String, headers: [String: String], timeout: Double, until done: (String) -> Bool
+    ) throws -> String {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw ProbeError(description: "socket: \(errno)") }
         defer { close(fd) }
@@ -59,7 +68,9 @@ struct HTTPProbe {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw ProbeError(description: "connect to 127.0.0.1:\(port): errno \(errno)") }
         var lines = ["GET \(path) HTTP/1.1", "Connection: close"]
@@ -88,14 +99,19 @@ struct HTTPProbe {
 
     /// Splits a raw response; undoes chunked transfer encoding.
     static func parse(_ text: String) throws -> Response {
-        guard let split = text.range(of: "\r\n\r\n") else { throw ProbeError(description: "no complete response: \(text.prefix(200))") }
+        guard let split = text.range(of: "\r\n\r\n") else {
+            throw ProbeError(description: "no complete response: \(text.prefix(200))")
+        }
         let head = text[..<split.lowerBound].components(separatedBy: "\r\n")
         let statusParts = head.first?.split(separator: " ") ?? []
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else { throw ProbeError(description: "bad status line: \(head.first ?? "")") }
+        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+            throw ProbeError(description: "bad status line: \(head.first ?? "")")
+        }
         var headers: [String: String] = [:]
         for line in head.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(
+                in: .whitespaces)
         }
         var body = String(text[split.upperBound...])
         if headers["transfer-encoding"]?.lowercased() == "chunked" { body = dechunk(body) }
@@ -106,9 +122,14 @@ struct HTTPProbe {
         var bytes = Array(text.utf8)[...]
         var out: [UInt8] = []
         while let lineEnd = bytes.firstIndex(of: UInt8(ascii: "\r")) {
-            guard let size = Int(String(decoding: bytes[bytes.startIndex..<lineEnd], as: UTF8.self), radix: 16), size > 0 else { break }
+            guard let size = Int(String(decoding: bytes[bytes.startIndex..<lineEnd], as: UTF8.self), radix: 16),
+                size > 0
+            else { break }
             let start = lineEnd + 2
-            guard start + size <= bytes.endIndex else { out.append(contentsOf: bytes[start...]); break }
+            guard start + size <= bytes.endIndex else {
+                out.append(contentsOf: bytes[start...])
+                break
+            }
             out.append(contentsOf: bytes[start..<start + size])
             bytes = bytes[min(bytes.endIndex, start + size + 2)...]
         }

@@ -4,6 +4,7 @@ import ChirpTestSupport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+
 @testable import ChirpConsole
 
 /// A console running in this test's process on 127.0.0.1 (a free port), following the sources of `serviceType` on
@@ -13,8 +14,10 @@ final class RunningConsole: Sendable {
     let port: Int
     let dataDirectory: String
 
-    init(serviceType: String, dataDirectory: String = TestSupport.temporaryDirectory(), token: String? = nil,
-         configure: (inout ConsoleConfiguration) -> Void = { _ in }) async throws {
+    init(
+        serviceType: String, dataDirectory: String = TestSupport.temporaryDirectory(), token: String? = nil,
+        configure: (inout ConsoleConfiguration) -> Void = { _ in }
+    ) async throws {
         var configuration = ConsoleConfiguration(dataDirectory: dataDirectory)
         configuration.port = 0
         configuration.token = token
@@ -62,7 +65,9 @@ final class RunningConsole: Sendable {
 }
 
 /// A log source in this process, on loopback.
-func makeSource(_ serviceType: String, appName: String = "inproc", configure: (inout LogSourceConfiguration) -> Void = { _ in }) throws -> LogSource {
+func makeSource(
+    _ serviceType: String, appName: String = "inproc", configure: (inout LogSourceConfiguration) -> Void = { _ in }
+) throws -> LogSource {
     var configuration = LogSourceConfiguration(appName: appName)
     configuration.serviceType = serviceType
     configuration.transceiver.interface = .loopback

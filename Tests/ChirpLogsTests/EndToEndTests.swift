@@ -62,18 +62,22 @@ struct EndToEndTests {
         }
         let linesBeforeResume = view.lines.count
         view.signal(SIGCONT)
-        #expect(peak - baseline < 64 * 1024, "app memory grew from \(baseline) KiB to \(peak) KiB while the viewer was frozen")
+        #expect(
+            peak - baseline < 64 * 1024,
+            "app memory grew from \(baseline) KiB to \(peak) KiB while the viewer was frozen")
         let told = await view.waitFor(seconds: 20) { lines in
             lines.dropFirst(linesBeforeResume).contains { line in
                 guard line.contains(#""event":"lost""#),
-                      let object = TestSupport.objects([line]).first, let count = object["count"] as? NSNumber else { return false }
+                    let object = TestSupport.objects([line]).first, let count = object["count"] as? NSNumber
+                else { return false }
                 return count.intValue > 0
             }
         }
         let notices = view.lines.dropFirst(linesBeforeResume).filter { !$0.contains(#""event":"record""#) }.prefix(5)
         #expect(told, "the viewer was told how many records were lost; notices: \(notices); stderr: \(view.errorText)")
         // And it goes on with live records after the loss.
-        let lostThrough = TestSupport.objects(view.lines).last { $0["event"] as? String == "lost" }?["through"] as? NSNumber
+        let lostThrough =
+            TestSupport.objects(view.lines).last { $0["event"] as? String == "lost" }?["through"] as? NSNumber
         let resumed = await view.waitFor { lines in
             (TestSupport.sequences(lines).last ?? 0) > (lostThrough?.intValue ?? 0)
         }
@@ -97,20 +101,25 @@ struct EndToEndTests {
         let beforeRestart = TestSupport.sequences(view.lines).last ?? 0
 
         let second = try await startDemo(service, arguments)
-        #expect(await view.waitFor(seconds: 30) { (TestSupport.sequences($0).last ?? 0) >= beforeRestart + 300 },
-                "viewer stderr: \(view.errorText)")
+        #expect(
+            await view.waitFor(seconds: 30) { (TestSupport.sequences($0).last ?? 0) >= beforeRestart + 300 },
+            "viewer stderr: \(view.errorText)")
         let seqs = TestSupport.sequences(view.lines)
         let last = try #require(seqs.last)
         #expect(seqs == Array(1...last), "every sequence number from 1 to \(last) exactly once, in order")
         #expect(!view.lines.contains { $0.contains(#""event":"lost""#) })
         let following = TestSupport.objects(view.lines).filter { $0["event"] as? String == "following" }
         #expect(following.count == 2)
-        #expect(Set(following.compactMap { $0["stream"] as? String }).count == 1, "the restarted app continues the same stream")
+        #expect(
+            Set(following.compactMap { $0["stream"] as? String }).count == 1,
+            "the restarted app continues the same stream")
         await view.stop()
         await second.stop()
     }
 
-    @Test("chirp logs against logdemo: text, --http --detail (redacted, pretty non-ASCII JSON), --json, filters, app selection")
+    @Test(
+        "chirp logs against logdemo: text, --http --detail (redacted, pretty non-ASCII JSON), --json, filters, app selection"
+    )
     func viewerAgainstLogDemo() async throws {
         let service = uniqueServiceType()
         let shop = try await startDemo(service, ["--name", "shop", "--rate", "100", "--http-interval", "0.1"])
@@ -169,12 +178,20 @@ struct EndToEndTests {
         let levels = Set(TestSupport.objects(errors.lines).compactMap { $0["level"] as? String })
         #expect(!levels.isEmpty && levels.isSubset(of: ["error", "critical"]))
         let auth = try await run(["shop", "--json", "--label", "demo.auth"])
-        let labels = Set(TestSupport.objects(auth.lines).filter { $0["event"] as? String == "record" }.compactMap { $0["label"] as? String })
+        let labels = Set(
+            TestSupport.objects(auth.lines).filter { $0["event"] as? String == "record" }.compactMap {
+                $0["label"] as? String
+            })
         #expect(labels == ["demo.auth"])
         let grep = try await run(["shop", "--grep", "declin(ed)?", "--color", "always"])
         #expect(!grep.lines.isEmpty)
         #expect(grep.lines.allSatisfy { $0.contains("\u{1B}[7m") && $0.contains("declin") })
-        let noColor = try TestProcess(chirp, ["logs", "--service", service, "--interface", "lo", "--no-follow", "--wait", "2", "shop", "--color", "auto"], environment: ["NO_COLOR": "1"])
+        let noColor = try TestProcess(
+            chirp,
+            [
+                "logs", "--service", service, "--interface", "lo", "--no-follow", "--wait", "2", "shop", "--color",
+                "auto"
+            ], environment: ["NO_COLOR": "1"])
         _ = await noColor.waitForExit(seconds: 30)
         #expect(!noColor.lines.isEmpty && !noColor.lines.joined().contains("\u{1B}["))
 
@@ -198,7 +215,9 @@ struct EndToEndTests {
         let second = try await startDemo(service, arguments)
         let pid = String(second.pid)
         let again = await view.waitFor { lines in
-            TestSupport.objects(lines).contains { $0["event"] as? String == "record" && ($0["pid"] as? NSNumber)?.stringValue == pid }
+            TestSupport.objects(lines).contains {
+                $0["event"] as? String == "record" && ($0["pid"] as? NSNumber)?.stringValue == pid
+            }
         }
         #expect(again, "records of the restarted source arrive; stderr: \(view.errorText)")
         await view.stop()

@@ -5,7 +5,10 @@ import Testing
 @testable import ChirpLogs
 
 struct FormattingTests {
-    func record(level: Logger.Level = .info, label: String = "orders.api", message: String = "order placed", http: HTTPExchange? = nil) -> LogRecord {
+    func record(
+        level: Logger.Level = .info, label: String = "orders.api", message: String = "order placed",
+        http: HTTPExchange? = nil
+    ) -> LogRecord {
         LogRecord(
             sequence: 3, timestamp: Date(timeIntervalSince1970: 1_700_000_000.5), level: level, label: label,
             message: message, metadata: ["id": "17"], source: "Orders", file: "Orders/API.swift", function: "f()",
@@ -31,24 +34,28 @@ struct FormattingTests {
     }
 
     @Test func jsonIsPrettyPrintedWithNonASCIIAsText() throws {
-        let pretty = try #require(JSONPrettyPrinter.format(#"{"name":"Zo\u00eb","city":"東京","emoji":"\ud83d\ude00","esc":"a\"b\\c\n","keep":"\u0007","n":-1.5e3,"list":[1,2],"empty":{},"deep":[{"a":null}]}"#))
-        #expect(pretty == """
-            {
-              "name": "Zoë",
-              "city": "東京",
-              "emoji": "😀",
-              "esc": "a\\"b\\\\c\\n",
-              "keep": "\\u0007",
-              "n": -1.5e3,
-              "list": [1, 2],
-              "empty": {},
-              "deep": [
+        let pretty = try #require(
+            JSONPrettyPrinter.format(
+                #"{"name":"Zo\u00eb","city":"東京","emoji":"\ud83d\ude00","esc":"a\"b\\c\n","keep":"\u0007","n":-1.5e3,"list":[1,2],"empty":{},"deep":[{"a":null}]}"#
+            ))
+        #expect(
+            pretty == """
                 {
-                  "a": null
+                  "name": "Zoë",
+                  "city": "東京",
+                  "emoji": "😀",
+                  "esc": "a\\"b\\\\c\\n",
+                  "keep": "\\u0007",
+                  "n": -1.5e3,
+                  "list": [1, 2],
+                  "empty": {},
+                  "deep": [
+                    {
+                      "a": null
+                    }
+                  ]
                 }
-              ]
-            }
-            """)
+                """)
         #expect(!pretty.contains("\\u00eb"))
         #expect(JSONPrettyPrinter.format("{\"a\":}") == nil)
         #expect(JSONPrettyPrinter.format("not json") == nil)
@@ -90,7 +97,9 @@ struct FormattingTests {
         let highlighted = LogFormatter(useColor: true, highlight: try LogPattern("plac")).line(for: record())
         #expect(highlighted.contains("\u{1B}[7mplac\u{1B}[27m"))
         #expect(TextStyle.strip(highlighted) == plain)
-        #expect(LogFormatter(useColor: false, showHost: true, localHost: "here").line(for: record()).contains("shop[4242]@box"))
+        #expect(
+            LogFormatter(useColor: false, showHost: true, localHost: "here").line(for: record()).contains(
+                "shop[4242]@box"))
     }
 
     @Test func colourChoiceHonoursNoColorAndTerminals() {
@@ -152,7 +161,9 @@ struct FormattingTests {
                 #expect(line.contains("Zoë"))
             }
         }
-        let notice = LogJSON.notice("lost", source: LogSourceInfo(appName: "a", host: "h", processID: 1, streamID: "s", peerID: "p"), loss: LogLoss(from: 5, through: 9, reason: "buffer full"))
+        let notice = LogJSON.notice(
+            "lost", source: LogSourceInfo(appName: "a", host: "h", processID: 1, streamID: "s", peerID: "p"),
+            loss: LogLoss(from: 5, through: 9, reason: "buffer full"))
         let object = try #require(try JSONSerialization.jsonObject(with: Data(notice.utf8)) as? [String: Any])
         #expect(object["count"] as? Int == 5)
     }

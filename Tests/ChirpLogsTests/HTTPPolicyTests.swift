@@ -9,8 +9,9 @@ struct HTTPPolicyTests {
             method: "GET", url: "https://api.example.com/v2/items?page=2",
             requestHeaders: [
                 HTTPHeader(name: "Authorization", value: "Bearer secret"), HTTPHeader(name: "cookie", value: "a=b"),
-                HTTPHeader(name: "Proxy-Authorization", value: "Basic x"), HTTPHeader(name: "X-Api-Key", value: "k-123"),
-                HTTPHeader(name: "Accept", value: "application/json"),
+                HTTPHeader(name: "Proxy-Authorization", value: "Basic x"),
+                HTTPHeader(name: "X-Api-Key", value: "k-123"),
+                HTTPHeader(name: "Accept", value: "application/json")
             ],
             status: 200, responseHeaders: [HTTPHeader(name: "Set-Cookie", value: "session=s")],
             responseBody: HTTPBody(Data(String(repeating: "é", count: 100).utf8)))

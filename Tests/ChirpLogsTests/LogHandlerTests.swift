@@ -17,7 +17,8 @@ struct LogHandlerTests {
     @Test func handlersHaveValueSemanticsAndMergeMetadata() async throws {
         let source = try LogSource(configuration: LogSourceConfiguration(appName: "values"))
         let stream = source.subscribe()
-        var handler = source.handler(label: "a", metadataProvider: Logger.MetadataProvider { ["request": "r1", "shared": "provider"] })
+        var handler = source.handler(
+            label: "a", metadataProvider: Logger.MetadataProvider { ["request": "r1", "shared": "provider"] })
         handler.metadata = ["shared": "handler", "handler-only": "h"]
         let first = Logger(label: "a") { _ in handler }
         var second = first

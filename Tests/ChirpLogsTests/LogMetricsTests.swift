@@ -25,7 +25,9 @@ import Testing
         let spooled = try metrics.expectCounter("chirp_log_records_spooled_total", app)
         let dropped = try metrics.expectCounter("chirp_log_records_dropped_total", app + [("where", "subscribers")])
         let deadline = ContinuousClock.now + .seconds(30)
-        while (logged.totalValue < 100 || spooled.totalValue < 100 || dropped.totalValue < 90), ContinuousClock.now < deadline {
+        while logged.totalValue < 100 || spooled.totalValue < 100 || dropped.totalValue < 90,
+            ContinuousClock.now < deadline
+        {
             try await Task.sleep(for: .milliseconds(10))
         }
         #expect(logged.totalValue == 100)
@@ -38,7 +40,9 @@ import Testing
     private func eventually<T>(_ body: () throws -> T) async throws -> T {
         let deadline = ContinuousClock.now + .seconds(30)
         while true {
-            do { return try body() } catch where ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            do { return try body() } catch  where ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
         }
     }
 }

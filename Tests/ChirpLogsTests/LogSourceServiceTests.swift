@@ -20,7 +20,8 @@ import Testing
         let source = try LogSource(configuration: configuration)
         let logger = Logger(label: "orders") { source.handler(label: $0) }
 
-        let group = ServiceGroup(configuration: .init(services: [source], logger: Logger(label: "group") { _ in SwiftLogNoOpLogHandler() }))
+        let group = ServiceGroup(
+            configuration: .init(services: [source], logger: Logger(label: "group") { _ in SwiftLogNoOpLogHandler() }))
         let running = Task { try await group.run() }
         // The first record starts a pass, which spools it and waits 600 s before the next one.
         logger.info("first")

@@ -1,18 +1,19 @@
+import ChirpTestSupport
 import Foundation
 import Logging
 import NIOCore
 import Testing
 
 @testable import ChirpLogs
-import ChirpTestSupport
 
 struct LogSpoolTests {
     func entries(_ range: ClosedRange<UInt64>, size: Int = 0) -> ByteBuffer {
         var buffer = ByteBuffer()
         for sequence in range {
-            RecordCoding.writeEntry(LogRecord(
-                sequence: sequence, timestamp: Date(), level: .info, label: "t",
-                message: "record \(sequence)" + String(repeating: "x", count: size)), into: &buffer)
+            RecordCoding.writeEntry(
+                LogRecord(
+                    sequence: sequence, timestamp: Date(), level: .info, label: "t",
+                    message: "record \(sequence)" + String(repeating: "x", count: size)), into: &buffer)
         }
         return buffer
     }
@@ -43,7 +44,8 @@ struct LogSpoolTests {
             spool.closeFiles()
         }
         // A crash in the middle of a write leaves half an entry at the end.
-        let segment = try #require(try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("seg-") })
+        let segment = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("seg-") })
         let handle = try #require(FileHandle(forWritingAtPath: directory + "/" + segment))
         handle.seekToEndOfFile()
         let torn = entries(51...51)

@@ -11,17 +11,20 @@ struct RecordCodingTests {
     func sampleRecord(http: HTTPExchange? = nil) -> LogRecord {
         LogRecord(
             sequence: 7, timestamp: Date(timeIntervalSince1970: 1_700_000_000.123), level: .warning, label: "orders",
-            message: "Zoë ordered 寿司", metadata: ["id": "17", "tags": .array(["a", "b"]), "nested": .dictionary(["k": "v"])],
+            message: "Zoë ordered 寿司",
+            metadata: ["id": "17", "tags": .array(["a", "b"]), "nested": .dictionary(["k": "v"])],
             source: "Orders", file: "Orders/API.swift", function: "place()", line: 42, appName: "app", host: "box",
             processID: 42, http: http)
     }
 
     @Test func roundTrip() throws {
         let exchange = HTTPExchange(
-            method: "POST", url: "http://example.test/orders", requestHeaders: [HTTPHeader(name: "Accept", value: "*/*")],
+            method: "POST", url: "http://example.test/orders",
+            requestHeaders: [HTTPHeader(name: "Accept", value: "*/*")],
             requestBody: HTTPBody(Data("{\"a\":1}".utf8)), status: 201,
             responseHeaders: [HTTPHeader(name: "Content-Type", value: "application/json")],
-            responseBody: HTTPBody(Data("ok".utf8), totalBytes: 10), startTime: Date(timeIntervalSince1970: 1_700_000_000),
+            responseBody: HTTPBody(Data("ok".utf8), totalBytes: 10),
+            startTime: Date(timeIntervalSince1970: 1_700_000_000),
             duration: 0.0125, error: nil)
         for record in [sampleRecord(), sampleRecord(http: exchange)] {
             var buffer = ByteBuffer()
@@ -32,7 +35,8 @@ struct RecordCodingTests {
             #expect(decoded.metadata == record.metadata)
             #expect(decoded.http == record.http)
             #expect(abs(decoded.timestamp.timeIntervalSince1970 - record.timestamp.timeIntervalSince1970) < 0.000_01)
-            #expect(decoded.level == .warning && decoded.line == 42 && decoded.appName == "app" && decoded.processID == 42)
+            #expect(
+                decoded.level == .warning && decoded.line == 42 && decoded.appName == "app" && decoded.processID == 42)
             #expect(buffer.readableBytes == 0)
         }
     }
@@ -69,7 +73,9 @@ struct RecordCodingTests {
         var random = SystemRandomNumberGenerator()
         for _ in 0..<500 {
             var mutated = bytes
-            for _ in 0..<4 { mutated[Int.random(in: 4..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random) }
+            for _ in 0..<4 {
+                mutated[Int.random(in: 4..<mutated.count, using: &random)] = UInt8.random(in: 0...255, using: &random)
+            }
             var buffer = ByteBuffer(bytes: mutated)
             _ = try? RecordCoding.readEntry(&buffer, origin: origin)
         }

@@ -1,11 +1,11 @@
 import Chirp
+import ChirpTestSupport
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import Testing
 
 @testable import ChirpLogs
-import ChirpTestSupport
 
 /// The log channel with a shared secret: `logdemo`, in-process sources, `chirp logs` as a real process and in-process
 /// viewers, over the real avahi-daemon (loopback). The right secret streams; a missing or wrong one gets nothing, a
@@ -20,7 +20,9 @@ struct SecretTests {
     /// A file holding `secret`, readable by its owner only.
     static func secretFile(_ secret: String) throws -> String {
         let path = NSTemporaryDirectory() + "chirp-logs-secret-" + UUID().uuidString
-        #expect(FileManager.default.createFile(atPath: path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600]))
+        #expect(
+            FileManager.default.createFile(
+                atPath: path, contents: Data(secret.utf8), attributes: [.posixPermissions: 0o600]))
         return path
     }
 
@@ -54,7 +56,8 @@ struct SecretTests {
         let demo = try TestProcess(
             logdemo, ["--service", service, "--interface", "lo", "--name", "vault", "--plain", "--rate", "50"],
             environment: ["CHIRP_SECRET": secret])
-        #expect(await demo.waitFor { $0.contains { $0.contains("streaming logs on port") } }, "logdemo: \(demo.errorText)")
+        #expect(
+            await demo.waitFor { $0.contains { $0.contains("streaming logs on port") } }, "logdemo: \(demo.errorText)")
         #expect(demo.lines.first?.contains("shared secret from CHIRP_SECRET") == true, "\(demo.lines)")
 
         // Following, the secret from a file.
@@ -75,7 +78,9 @@ struct SecretTests {
         await view.stop()
         await demo.stop()
         for process in [demo, view, once] {
-            #expect(!process.lines.joined().contains(secret) && !process.errorText.contains(secret), "\(process.name) showed the secret")
+            #expect(
+                !process.lines.joined().contains(secret) && !process.errorText.contains(secret),
+                "\(process.name) showed the secret")
         }
     }
 
@@ -92,8 +97,12 @@ struct SecretTests {
             #expect(status == 4, "chirp logs \(arguments) exited \(String(describing: status)): \(view.errorText)")
             #expect(view.errorText.contains("this app (vault["), "\(view.errorText)")
             #expect(view.errorText.contains("requires a shared secret"), "\(view.errorText)")
-            #expect(view.errorText.contains("CHIRP_SECRET") && view.errorText.contains("--secret-file"), "\(view.errorText)")
-            #expect(!view.lines.contains { $0.contains(#""event":"record""#) || $0.contains("confidential") }, "\(view.lines)")
+            #expect(
+                view.errorText.contains("CHIRP_SECRET") && view.errorText.contains("--secret-file"), "\(view.errorText)"
+            )
+            #expect(
+                !view.lines.contains { $0.contains(#""event":"record""#) || $0.contains("confidential") },
+                "\(view.lines)")
             if arguments == ["--json"] {
                 let notice = TestSupport.objects(view.lines).first { $0["event"] as? String == "refused" }
                 #expect(notice?["kind"] as? String == "secret-required", "\(view.lines)")
@@ -120,7 +129,9 @@ struct SecretTests {
             #expect(status == 4, "chirp logs \(arguments) exited \(String(describing: status)): \(view.errorText)")
             #expect(view.errorText.contains("shared secret does not match"), "\(view.errorText)")
             #expect(view.errorText.contains("CHIRP_SECRET"), "\(view.errorText)")
-            #expect(!view.lines.contains { $0.contains(#""event":"record""#) || $0.contains("confidential") }, "\(view.lines)")
+            #expect(
+                !view.lines.contains { $0.contains(#""event":"record""#) || $0.contains("confidential") },
+                "\(view.lines)")
             for text in [view.lines.joined(), view.errorText] {
                 #expect(!text.contains(secret) && !text.contains(wrong))
             }
@@ -145,7 +156,8 @@ struct SecretTests {
         await logs.stop()
     }
 
-    @Test("LogViewer without the secret: a refusal event, no record, LogViewerError.refused; the source logs the refusal")
+    @Test(
+        "LogViewer without the secret: a refusal event, no record, LogViewerError.refused; the source logs the refusal")
     func inProcessViewerIsToldWhy() async throws {
         let service = uniqueServiceType()
         let secret = Self.randomSecret()

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpLogsURLSession
 import Foundation
 import Logging
 import NIOCore
@@ -7,7 +8,6 @@ import NIOPosix
 import Testing
 
 @testable import ChirpLogs
-import ChirpLogsURLSession
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -126,7 +126,9 @@ enum EchoServer {
             headers.add(name: "Content-Type", value: "application/json")
             headers.add(name: "Content-Length", value: String(body.utf8.count))
             let status: HTTPResponseStatus = head.uri == "/missing" ? .notFound : .ok
-            context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+            context.write(
+                wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+                promise: nil)
             context.write(wrapOutboundOut(.body(.byteBuffer(ByteBuffer(string: body)))), promise: nil)
             context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         }

@@ -3,56 +3,68 @@ import Testing
 
 /// A peer process is SIGKILLed on its host, then started again.
 extension FaultTests {
-@Suite struct KilledPeerTests {
-    /// Heartbeats of every probe in this suite: the bound for noticing a dead peer is timeout + slack.
-    static let heartbeat = ["--heartbeat-interval", "0.5", "--heartbeat-timeout", "2.5"]
-    static let boundMs = 2500 + 2000
+    @Suite struct KilledPeerTests {
+        /// Heartbeats of every probe in this suite: the bound for noticing a dead peer is timeout + slack.
+        static let heartbeat = ["--heartbeat-interval", "0.5", "--heartbeat-timeout", "2.5"]
+        static let boundMs = 2500 + 2000
 
-    @Test(.netns) func aKilledPeerIsReportedDisconnectedOnEveryHostAndComesBackOnce() async throws {
-        let harness = try Harness(hosts: 3)
-        defer { harness.tearDown() }
-        let type = uniqueServiceType("k")
-        let a = try harness.probe(on: "h1", name: "a", service: type, Self.heartbeat)
-        let b = try harness.probe(on: "h2", name: "b", service: type, Self.heartbeat)
-        let c = try harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
-        try await a.waitConnected(to: ["b", "c"])
-        try await b.waitConnected(to: ["a", "c"])
-        try await c.waitConnected(to: ["a", "b"])
+        @Test(.netns) func aKilledPeerIsReportedDisconnectedOnEveryHostAndComesBackOnce() async throws {
+            let harness = try Harness(hosts: 3)
+            defer { harness.tearDown() }
+            let type = uniqueServiceType("k")
+            let a = try harness.probe(on: "h1", name: "a", service: type, Self.heartbeat)
+            let b = try harness.probe(on: "h2", name: "b", service: type, Self.heartbeat)
+            let c = try harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
+            try await a.waitConnected(to: ["b", "c"])
+            try await b.waitConnected(to: ["a", "c"])
+            try await c.waitConnected(to: ["a", "b"])
 
-        let marks = (a: a.mark, b: b.mark)
-        let killed = nowMs()
-        c.signal(SIGKILL)
-        for (observer, mark) in [(a, marks.a), (b, marks.b)] {
-            let disconnected = try await observer.waitFor(from: mark, "c disconnected") { $0.is("peerDisconnected", name: "c") }
-            measure("kill.disconnected.\(observer.name)", disconnected.ms - killed)
-            #expect(disconnected.ms - killed <= Self.boundMs, "\(observer.name) noticed c's death after \(disconnected.ms - killed) ms")
-            let gone = try await observer.waitFor(from: mark, "c gone from the available peers") { event in
-                event.event == "availablePeers" && !(event.names ?? []).contains("c")
+            let marks = (a: a.mark, b: b.mark)
+            let killed = nowMs()
+            c.signal(SIGKILL)
+            for (observer, mark) in [(a, marks.a), (b, marks.b)] {
+                let disconnected = try await observer.waitFor(from: mark, "c disconnected") {
+                    $0.is("peerDisconnected", name: "c")
+                }
+                measure("kill.disconnected.\(observer.name)", disconnected.ms - killed)
+                #expect(
+                    disconnected.ms - killed <= Self.boundMs,
+                    "\(observer.name) noticed c's death after \(disconnected.ms - killed) ms")
+                let gone = try await observer.waitFor(from: mark, "c gone from the available peers") { event in
+                    event.event == "availablePeers" && !(event.names ?? []).contains("c")
+                }
+                measure("kill.gone.\(observer.name)", gone.ms - killed)
+                #expect(gone.ms - killed <= Self.boundMs)
             }
-            measure("kill.gone.\(observer.name)", gone.ms - killed)
-            #expect(gone.ms - killed <= Self.boundMs)
-        }
 
-        // Started again (a new process, so a new peer id): exactly one c, never two.
-        let again = (a: a.mark, b: b.mark)
-        let restarted = nowMs()
-        let c2 = try harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
-        for (observer, mark) in [(a, again.a), (b, again.b)] {
-            let back = try await observer.waitFor(from: mark, "c connected again") { $0.is("peerConnected", name: "c") }
-            measure("kill.reconnected.\(observer.name)", back.ms - restarted)
-        }
-        try await c2.waitConnected(to: ["a", "b"])
-        // Settle: a stale advertisement of the dead c would show up within a second or two.
-        try await Task.sleep(for: .seconds(2))
-        for observer in [a, b] {
-            let mark = observer.mark
-            observer.command("peers")
-            let peers = try await observer.waitFor(from: mark, "peers answer") { $0.event == "peers" }
-            #expect((peers.names ?? []).filter { $0 == "c" }.count == 1, "\(observer.name) lists \(peers.names ?? [])")
-            #expect(!observer.sawDuplicatePeer, "\(observer.name) listed a peer twice: \(observer.events.filter { $0.event == "availablePeers" }.compactMap(\.names))")
-            let connects = observer.events.filter { $0.is("peerConnected", name: "c") }.count
-            #expect(connects == 2, "\(observer.name) reported c connected \(connects) times (once before the kill, once after)")
+            // Started again (a new process, so a new peer id): exactly one c, never two.
+            let again = (a: a.mark, b: b.mark)
+            let restarted = nowMs()
+            let c2 = try harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
+            for (observer, mark) in [(a, again.a), (b, again.b)] {
+                let back = try await observer.waitFor(from: mark, "c connected again") {
+                    $0.is("peerConnected", name: "c")
+                }
+                measure("kill.reconnected.\(observer.name)", back.ms - restarted)
+            }
+            try await c2.waitConnected(to: ["a", "b"])
+            // Settle: a stale advertisement of the dead c would show up within a second or two.
+            try await Task.sleep(for: .seconds(2))
+            for observer in [a, b] {
+                let mark = observer.mark
+                observer.command("peers")
+                let peers = try await observer.waitFor(from: mark, "peers answer") { $0.event == "peers" }
+                #expect(
+                    (peers.names ?? []).filter { $0 == "c" }.count == 1, "\(observer.name) lists \(peers.names ?? [])")
+                #expect(
+                    !observer.sawDuplicatePeer,
+                    "\(observer.name) listed a peer twice: \(observer.events.filter { $0.event == "availablePeers" }.compactMap(\.names))"
+                )
+                let connects = observer.events.filter { $0.is("peerConnected", name: "c") }.count
+                #expect(
+                    connects == 2,
+                    "\(observer.name) reported c connected \(connects) times (once before the kill, once after)")
+            }
         }
     }
-}
 }

@@ -142,7 +142,8 @@ public enum TestSupport {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()  // Tests/ChirpTestSupport/TestProcess.swift
         candidates.append(root.appendingPathComponent(".build/debug").path)
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/logdemo") } ?? candidates.last ?? "."
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/logdemo") } ?? candidates.last
+            ?? "."
     }()
 
     public static func binary(_ name: String) -> String { binDirectory + "/" + name }
@@ -163,8 +164,12 @@ public enum TestSupport {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) } }
-        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) } }
+        _ = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+        }
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
         return Int(UInt16(bigEndian: address.sin_port))
     }
 

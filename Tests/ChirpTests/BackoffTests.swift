@@ -1,5 +1,6 @@
-@testable import Chirp
 import Testing
+
+@testable import Chirp
 
 /// The one backoff of every retry (dials, the daemon, refused resolves).
 @Suite struct BackoffTests {

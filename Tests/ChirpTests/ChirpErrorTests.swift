@@ -32,7 +32,8 @@ import Testing
 
     @Test func theCauseIsKeptButNotCompared() {
         struct Underlying: Error {}
-        let withCause = ChirpError.connectionFailed(address: "127.0.0.1:1", reason: "connection refused", cause: Underlying())
+        let withCause = ChirpError.connectionFailed(
+            address: "127.0.0.1:1", reason: "connection refused", cause: Underlying())
         let without = ChirpError.connectionFailed(address: "127.0.0.1:1", reason: "connection refused")
         #expect(withCause.cause is Underlying)
         #expect(without.cause == nil)
@@ -43,8 +44,9 @@ import Testing
     }
 
     @Test func textFromAPeerIsEscapedInTheMessageAndKeptAsSentInTheReason() {
-        let error = ChirpError.remoteFailure(type: "t", peer: Peer(id: "X", name: "evil\u{1B}]0;x\u{07}", metadata: [:]),
-                                             message: "line\nforged")
+        let error = ChirpError.remoteFailure(
+            type: "t", peer: Peer(id: "X", name: "evil\u{1B}]0;x\u{07}", metadata: [:]),
+            message: "line\nforged")
         #expect(!error.message.contains("\n") && !error.message.contains("\u{1B}"))
         #expect(error.reason == "line\nforged")
     }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Chirp
 
 /// The life of one connection and the matching of its exchanges: pure state, one rule per row (Docs/Protocol.md
@@ -9,8 +10,9 @@ import Testing
 
     @Test func aRetiredConnectionSaysGoodbyeAndClosesOnceThePeerRetiredItTooAndNothingIsInFlight() {
         var lifecycle = ConnectionLifecycle()
-        #expect(lifecycle.retire(exchangesInFlight: true)
-            == [.stopQueueing, .openReadGateForGood, .drain, .sendGoodbye("duplicate"), .scheduleForcedClose])
+        #expect(
+            lifecycle.retire(exchangesInFlight: true)
+                == [.stopQueueing, .openReadGateForGood, .drain, .sendGoodbye("duplicate"), .scheduleForcedClose])
         #expect(!lifecycle.acceptsMessages)
         // The peer's goodbye arrives while one of our requests is still out: not yet.
         #expect(lifecycle.receivedGoodbye(reason: "duplicate", exchangesInFlight: true) == [.finishInbound])
@@ -25,13 +27,16 @@ import Testing
         #expect(lifecycle.receivedGoodbye(reason: "duplicate", exchangesInFlight: false) == [.finishInbound])
         #expect(lifecycle.acceptsMessages)  // our winner has not arrived yet: still ours to use
         #expect(lifecycle.exchangeEnded(exchangesInFlight: false).isEmpty)  // control: open connections do not close
-        #expect(lifecycle.retire(exchangesInFlight: false)
-            == [.stopQueueing, .openReadGateForGood, .drain, .sendGoodbye("duplicate"), .scheduleForcedClose, .close])
+        #expect(
+            lifecycle.retire(exchangesInFlight: false)
+                == [
+                    .stopQueueing, .openReadGateForGood, .drain, .sendGoodbye("duplicate"), .scheduleForcedClose, .close
+                ])
     }
 
     @Test(arguments: [
         // first event, then goodbye(stopping): the peer is leaving, whatever state the connection was in
-        ConnectionLifecycle.State.open(peerRetired: false), .open(peerRetired: true), .retired(peerRetired: false),
+        ConnectionLifecycle.State.open(peerRetired: false), .open(peerRetired: true), .retired(peerRetired: false)
     ])
     func aGoodbyeStoppingClosesAtOnce(from start: ConnectionLifecycle.State) {
         var lifecycle = ConnectionLifecycle()

@@ -1,186 +1,193 @@
-@testable import Chirp
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 import Testing
 
+@testable import Chirp
+
 /// When two peers dial each other at once, both keep the connection dialed by the lower id (the tie-break), and a
 /// peer that already sent on the other one switches. These tests play that peer by hand ("bob": a DNS-SD
 /// advertisement, a listening socket and frames written byte for byte) against a real transceiver, so that they
 /// decide what is late on which connection.
 extension LiveTests {
-@Suite struct ConnectionSwitchTests {
-    /// Alice, a real transceiver, connected to bob over the connection she dialed: the one that will lose the
-    /// tie-break, since bob's id sorts before hers.
-    struct AliceConnectedToBob {
-        let alice: Transceiver
-        let alicePort: Int
-        /// The texts of the markers alice received, in the order her handler saw them.
-        let received = Collected<String>()
-        let bob: HandWrittenPeer
-        let loser: RawConnection
+    @Suite struct ConnectionSwitchTests {
+        /// Alice, a real transceiver, connected to bob over the connection she dialed: the one that will lose the
+        /// tie-break, since bob's id sorts before hers.
+        struct AliceConnectedToBob {
+            let alice: Transceiver
+            let alicePort: Int
+            /// The texts of the markers alice received, in the order her handler saw them.
+            let received = Collected<String>()
+            let bob: HandWrittenPeer
+            let loser: RawConnection
 
-        init() async throws {
-            let type = uniqueServiceType()
-            var configuration = testConfiguration("alice", serviceType: type)
-            configuration.heartbeatInterval = .seconds(1)
-            configuration.heartbeatTimeout = .seconds(60)  // bob never answers pings
-            alice = Transceiver(configuration: configuration)
-            let aliceEvents = EventRecorder(alice)
-            let received = self.received
-            alice.receive(Marker.self) { marker in received.append(marker.text) }
-            try await alice.start()
-            alicePort = try #require(alice.port)
+            init() async throws {
+                let type = uniqueServiceType()
+                var configuration = testConfiguration("alice", serviceType: type)
+                configuration.heartbeatInterval = .seconds(1)
+                configuration.heartbeatTimeout = .seconds(60)  // bob never answers pings
+                alice = Transceiver(configuration: configuration)
+                let aliceEvents = EventRecorder(alice)
+                let received = self.received
+                alice.receive(Marker.self) { marker in received.append(marker.text) }
+                try await alice.start()
+                alicePort = try #require(alice.port)
 
-            bob = try await HandWrittenPeer(id: "00000000-0000-4000-8000-" + String(UUID().uuidString.suffix(12)), serviceType: type)
-            // Alice finds bob and dials him.
-            loser = try await bob.nextAcceptedConnection()
-            try await loser.write(bob.hello())
-            let bobID = bob.id
-            try await aliceEvents.waitFor("alice connected to bob") { event in
-                if case .peerConnected(let peer) = event { return peer.id == bobID }
-                return false
+                bob = try await HandWrittenPeer(
+                    id: "00000000-0000-4000-8000-" + String(UUID().uuidString.suffix(12)), serviceType: type)
+                // Alice finds bob and dials him.
+                loser = try await bob.nextAcceptedConnection()
+                try await loser.write(bob.hello())
+                let bobID = bob.id
+                try await aliceEvents.waitFor("alice connected to bob") { event in
+                    if case .peerConnected(let peer) = event { return peer.id == bobID }
+                    return false
+                }
             }
         }
-    }
 
-    @Test func messagesSentBeforeAndAfterASwitchOfConnectionArriveInTheOrderTheyWereSent() async throws {
-        let scene = try await AliceConnectedToBob()
-        let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
-        defer { bob.stop() }
+        @Test func messagesSentBeforeAndAfterASwitchOfConnectionArriveInTheOrderTheyWereSent() async throws {
+            let scene = try await AliceConnectedToBob()
+            let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
+            defer { bob.stop() }
 
-        // Bob dials alice too and at once sends messages 50-99 on that connection. On the wire, messages 0-49 are
-        // still on their way over the first connection (bob writes them below, once alice retired it).
-        let winner = try await RawConnection.dial(port: scene.alicePort)
-        try await winner.write(bob.hello() + (50..<100).map { bob.message("message \($0)") })
-        try await loser.waitFor(text: GoodbyeReason.duplicate)
-        try await loser.write((0..<50).map { bob.message("message \($0)") } + [bob.goodbye(GoodbyeReason.duplicate)])
+            // Bob dials alice too and at once sends messages 50-99 on that connection. On the wire, messages 0-49 are
+            // still on their way over the first connection (bob writes them below, once alice retired it).
+            let winner = try await RawConnection.dial(port: scene.alicePort)
+            try await winner.write(bob.hello() + (50..<100).map { bob.message("message \($0)") })
+            try await loser.waitFor(text: GoodbyeReason.duplicate)
+            try await loser.write(
+                (0..<50).map { bob.message("message \($0)") } + [bob.goodbye(GoodbyeReason.duplicate)])
 
-        try await received.waitForCount(100)
-        #expect(received.values == (0..<100).map { "message \($0)" })
+            try await received.waitForCount(100)
+            #expect(received.values == (0..<100).map { "message \($0)" })
 
-        // Once the first connection is done, the one kept delivers at once, and it is the only one left.
-        try await winner.write([bob.message("message 100")])
-        try await received.waitForCount(101)
-        #expect(received.values.last == "message 100")
-        try await loser.waitForClose()
-        #expect(alice.connectedPeers.map(\.id) == [bob.id])
+            // Once the first connection is done, the one kept delivers at once, and it is the only one left.
+            try await winner.write([bob.message("message 100")])
+            try await received.waitForCount(101)
+            #expect(received.values.last == "message 100")
+            try await loser.waitForClose()
+            #expect(alice.connectedPeers.map(\.id) == [bob.id])
 
-        winner.close()
-        await alice.shutdown()
-    }
-
-    /// A broadcast takes the list of connections, then queues on each without a lock held in between. A thread
-    /// that stalls there while the connection it took loses the tie-break and closes (both sides retired it) still
-    /// reaches the peer, over the connection that won: seen once in a few hundred runs under load, before the send
-    /// followed a closed connection to its successor.
-    @Test func aSendOnAConnectionThatClosedInASwitchGoesToTheWinner() async throws {
-        let scene = try await AliceConnectedToBob()
-        let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
-        defer { bob.stop() }
-        let engine = try #require(alice.currentEngine)
-        let taken = engine.connections  // what a broadcast took just before the switch
-        #expect(taken.count == 1)
-
-        let winner = try await RawConnection.dial(port: scene.alicePort)
-        try await winner.write(bob.hello())
-        try await loser.waitFor(text: GoodbyeReason.duplicate)
-        try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
-        try await loser.waitForClose()  // both sides retired it, nothing in flight: alice closed it
-
-        // The stalled broadcast goes on with the connection it took, now closed.
-        let frame = try alice.messageFrame(Marker(text: "sent while switching"), allocator: engine.connections[0].allocator)
-        alice.enqueue(frame, on: taken, engine: engine)
-        try await winner.waitFor(text: "sent while switching")
-
-        // A request that took the closed connection was not sent: it says so (the caller then tries the winner)
-        // instead of reporting the peer disconnected.
-        let request = try alice.messageFrame(Marker(text: "request"), allocator: engine.connections[0].allocator)
-        await #expect(throws: FrameNotQueuedError.self) {
-            _ = try await alice.exchange(request, id: 1, typeName: Marker.chirpTypeName, on: taken[0], timeout: .seconds(5))
+            winner.close()
+            await alice.shutdown()
         }
 
-        winner.close()
-        await alice.shutdown()
-    }
+        /// A broadcast takes the list of connections, then queues on each without a lock held in between. A thread
+        /// that stalls there while the connection it took loses the tie-break and closes (both sides retired it) still
+        /// reaches the peer, over the connection that won: seen once in a few hundred runs under load, before the send
+        /// followed a closed connection to its successor.
+        @Test func aSendOnAConnectionThatClosedInASwitchGoesToTheWinner() async throws {
+            let scene = try await AliceConnectedToBob()
+            let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
+            defer { bob.stop() }
+            let engine = try #require(alice.currentEngine)
+            let taken = engine.connections  // what a broadcast took just before the switch
+            #expect(taken.count == 1)
 
-    @Test func aSwitchDoesNotWaitForAConnectionThatClosesWithoutAGoodbye() async throws {
-        let scene = try await AliceConnectedToBob()
-        let (bob, loser, received) = (scene.bob, scene.loser, scene.received)
-        defer { bob.stop() }
+            let winner = try await RawConnection.dial(port: scene.alicePort)
+            try await winner.write(bob.hello())
+            try await loser.waitFor(text: GoodbyeReason.duplicate)
+            try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
+            try await loser.waitForClose()  // both sides retired it, nothing in flight: alice closed it
 
-        let winner = try await RawConnection.dial(port: scene.alicePort)
-        try await winner.write(bob.hello() + [bob.message("after the switch")])
-        try await loser.waitFor(text: GoodbyeReason.duplicate)
-        // The first connection breaks instead of ending with a goodbye: what waited on the other is delivered.
-        try await loser.write([bob.message("last on the first connection")])
-        loser.close()
-        try await received.waitForCount(2)
-        #expect(received.values == ["last on the first connection", "after the switch"])
+            // The stalled broadcast goes on with the connection it took, now closed.
+            let frame = try alice.messageFrame(
+                Marker(text: "sent while switching"), allocator: engine.connections[0].allocator)
+            alice.enqueue(frame, on: taken, engine: engine)
+            try await winner.waitFor(text: "sent while switching")
 
-        winner.close()
-        await scene.alice.shutdown()
-    }
+            // A request that took the closed connection was not sent: it says so (the caller then tries the winner)
+            // instead of reporting the peer disconnected.
+            let request = try alice.messageFrame(Marker(text: "request"), allocator: engine.connections[0].allocator)
+            await #expect(throws: FrameNotQueuedError.self) {
+                _ = try await alice.exchange(
+                    request, id: 1, typeName: Marker.chirpTypeName, on: taken[0], timeout: .seconds(5))
+            }
 
-    /// A consumer of `messages(of:)` that is full has stopped alice reading the first connection when the tie-break
-    /// retires it: it is read to its end all the same (it closes within 5 s), so nothing bob sent there is lost.
-    @Test func aRetiredConnectionIsReadToItsEndEvenWhenItsConsumerIsFull() async throws {
-        let scene = try await AliceConnectedToBob()
-        let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
-        defer { bob.stop() }
-        let markers = alice.messages(of: Marker.self)  // never consumed until the end: full at 256
-
-        // 2,000 markers of 1 KiB on the first connection: far more than one read brings in, so alice stops reading.
-        let filler = String(repeating: "x", count: 1024)
-        try await loser.write((0..<2000).map { bob.message("\($0) \(filler)") })
-        try await withTimeout(20, "alice to stop reading (her consumer is full)") {
-            while received.values.count < 256 { try await Task.sleep(for: .milliseconds(10)) }
+            winner.close()
+            await alice.shutdown()
         }
-        #expect(received.values.count < 2000)  // the positive control: she stopped before the end
 
-        // Bob dials too: his connection wins, alice retires the first one and must read it to its end.
-        let winner = try await RawConnection.dial(port: scene.alicePort)
-        try await winner.write(bob.hello() + [bob.message("2000 after the switch")])
-        try await loser.waitFor(text: GoodbyeReason.duplicate)
-        try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
-        try await received.waitForCount(2001)
+        @Test func aSwitchDoesNotWaitForAConnectionThatClosesWithoutAGoodbye() async throws {
+            let scene = try await AliceConnectedToBob()
+            let (bob, loser, received) = (scene.bob, scene.loser, scene.received)
+            defer { bob.stop() }
 
-        var expected = 0
-        for await marker in markers {
-            #expect(marker.payload.text.hasPrefix("\(expected) "), "marker \(expected) is \(marker.payload.text.prefix(20))")
-            expected += 1
-            if expected == 2001 { break }
+            let winner = try await RawConnection.dial(port: scene.alicePort)
+            try await winner.write(bob.hello() + [bob.message("after the switch")])
+            try await loser.waitFor(text: GoodbyeReason.duplicate)
+            // The first connection breaks instead of ending with a goodbye: what waited on the other is delivered.
+            try await loser.write([bob.message("last on the first connection")])
+            loser.close()
+            try await received.waitForCount(2)
+            #expect(received.values == ["last on the first connection", "after the switch"])
+
+            winner.close()
+            await scene.alice.shutdown()
         }
-        winner.close()
-        await alice.shutdown()
-    }
 
-    /// Bob dials alice a second time, and stops while that connection is in its handshake on alice's side: his
-    /// hello on it was sent before his goodbye on the first. Alice reports bob gone, once, and not connected again.
-    @Test func aPeerThatStopsWhileItsOtherDialIsInItsHandshakeIsNotReportedConnectedAgain() async throws {
-        let scene = try await AliceConnectedToBob()
-        let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
-        defer { bob.stop() }
-        let events = EventRecorder(alice)
+        /// A consumer of `messages(of:)` that is full has stopped alice reading the first connection when the tie-break
+        /// retires it: it is read to its end all the same (it closes within 5 s), so nothing bob sent there is lost.
+        @Test func aRetiredConnectionIsReadToItsEndEvenWhenItsConsumerIsFull() async throws {
+            let scene = try await AliceConnectedToBob()
+            let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
+            defer { bob.stop() }
+            let markers = alice.messages(of: Marker.self)  // never consumed until the end: full at 256
 
-        let second = try await RawConnection.dial(port: scene.alicePort)
-        try await second.waitFor(text: "alice")  // alice accepted it and sent her hello
-        try await loser.write([bob.goodbye(GoodbyeReason.stopping)])
-        let bobID = bob.id
-        try await events.waitFor("alice saw bob stop") { event in
-            if case .peerDisconnected(let peer) = event { return peer.id == bobID }
-            return false
+            // 2,000 markers of 1 KiB on the first connection: far more than one read brings in, so alice stops reading.
+            let filler = String(repeating: "x", count: 1024)
+            try await loser.write((0..<2000).map { bob.message("\($0) \(filler)") })
+            try await withTimeout(20, "alice to stop reading (her consumer is full)") {
+                while received.values.count < 256 { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(received.values.count < 2000)  // the positive control: she stopped before the end
+
+            // Bob dials too: his connection wins, alice retires the first one and must read it to its end.
+            let winner = try await RawConnection.dial(port: scene.alicePort)
+            try await winner.write(bob.hello() + [bob.message("2000 after the switch")])
+            try await loser.waitFor(text: GoodbyeReason.duplicate)
+            try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
+            try await received.waitForCount(2001)
+
+            var expected = 0
+            for await marker in markers {
+                #expect(
+                    marker.payload.text.hasPrefix("\(expected) "),
+                    "marker \(expected) is \(marker.payload.text.prefix(20))")
+                expected += 1
+                if expected == 2001 { break }
+            }
+            winner.close()
+            await alice.shutdown()
         }
-        try await second.write(bob.hello())
-        try await second.waitForClose()
-        #expect(events.connectedNames().isEmpty)
-        #expect(alice.connectedPeers.isEmpty)
 
-        loser.close()
-        await alice.shutdown()
+        /// Bob dials alice a second time, and stops while that connection is in its handshake on alice's side: his
+        /// hello on it was sent before his goodbye on the first. Alice reports bob gone, once, and not connected again.
+        @Test func aPeerThatStopsWhileItsOtherDialIsInItsHandshakeIsNotReportedConnectedAgain() async throws {
+            let scene = try await AliceConnectedToBob()
+            let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
+            defer { bob.stop() }
+            let events = EventRecorder(alice)
+
+            let second = try await RawConnection.dial(port: scene.alicePort)
+            try await second.waitFor(text: "alice")  // alice accepted it and sent her hello
+            try await loser.write([bob.goodbye(GoodbyeReason.stopping)])
+            let bobID = bob.id
+            try await events.waitFor("alice saw bob stop") { event in
+                if case .peerDisconnected(let peer) = event { return peer.id == bobID }
+                return false
+            }
+            try await second.write(bob.hello())
+            try await second.waitForClose()
+            #expect(events.connectedNames().isEmpty)
+            #expect(alice.connectedPeers.isEmpty)
+
+            loser.close()
+            await alice.shutdown()
+        }
     }
-}
 }
 
 /// A Chirp peer played by hand: advertised over DNS-SD with the TXT record a transceiver publishes, listening on
@@ -217,7 +224,8 @@ final class HandWrittenPeer: Sendable {
         advertisement = try queue.sync {
             try DNSService.register(
                 name: "bob-\(id.suffix(6))", type: type.registrationType, domain: nil,
-                interfaceIndex: DNSSDEnvironment.loopbackIndex ?? 0, port: UInt16(port), txt: txt, queue: queue) { _ in }
+                interfaceIndex: DNSSDEnvironment.loopbackIndex ?? 0, port: UInt16(port), txt: txt, queue: queue
+            ) { _ in }
         }
     }
 
@@ -264,7 +272,9 @@ final class RawConnection: Sendable {
         let received = NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>(([], false))
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Recorder(received: received)) }
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(Recorder(received: received))
+                }
             }
             .connect(host: "127.0.0.1", port: port).get()
         return RawConnection(channel: channel, received: received)
@@ -292,7 +302,9 @@ final class RawConnection: Sendable {
     func waitFor(text: String) async throws {
         let needle = Array(text.utf8)
         try await withTimeout(20, "\"\(text)\" on a raw connection") {
-            while !self.received.withLockedValue({ $0.bytes.contains(needle) }) { try await Task.sleep(for: .milliseconds(10)) }
+            while !self.received.withLockedValue({ $0.bytes.contains(needle) }) {
+                try await Task.sleep(for: .milliseconds(10))
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import Chirp
 
 /// The two discovery backends on Linux: Avahi's own client library (the default) and the `dns_sd` compatibility
@@ -19,10 +20,10 @@ import Testing
 
     @Test func avahiErrorsReadLikeTheDNSSDOnes() {
         #if os(Linux)
-        let gone = DNSSDError(avahiCode: -26 /* AVAHI_ERR_NO_DAEMON */, operation: "avahi_service_browser_new")
+        let gone = DNSSDError(avahiCode: -26, operation: "avahi_service_browser_new")  // AVAHI_ERR_NO_DAEMON
         #expect(gone.daemonUnavailable)
         #expect(gone.description.contains("no DNS-SD daemon answered"))
-        let tooMany = DNSSDError(avahiCode: -17 /* AVAHI_ERR_TOO_MANY_OBJECTS */, operation: "avahi_service_resolver_new")
+        let tooMany = DNSSDError(avahiCode: -17, operation: "avahi_service_resolver_new")  // AVAHI_ERR_TOO_MANY_OBJECTS
         #expect(!tooMany.daemonUnavailable)
         #expect(tooMany.description == "avahi_service_resolver_new failed: Too many objects (-17)")
         #endif
@@ -30,66 +31,73 @@ import Testing
 }
 
 extension LiveTests {
-/// Counts the system-bus connections of a real process that runs several peers: with Avahi's own client library,
-/// one for the whole process; with the compatibility library (the control), one per browse, resolve and
-/// registration.
-@Suite struct DaemonConnectionTests {
-    static var canCount: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-send") }
+    /// Counts the system-bus connections of a real process that runs several peers: with Avahi's own client library,
+    /// one for the whole process; with the compatibility library (the control), one per browse, resolve and
+    /// registration.
+    @Suite struct DaemonConnectionTests {
+        static var canCount: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/dbus-send") }
 
-    @Test(.enabled(if: canCount, "needs dbus-send"))
-    func oneBusConnectionPerProcessWhateverItBrowsesAndResolves() async throws {
-        #if os(Linux)
-        let native = try await busConnections(ofPeers: 6, backend: .avahi)
-        #expect(native == 1)
-        // The control: the same six peers through the compatibility library hold many.
-        let compat = try await busConnections(ofPeers: 6, backend: .dnsSD)
-        #expect(compat >= 12, "a registration and a browse per peer at least")
-        #endif
-    }
-
-    /// Runs `peers` mesh peers in one `chirp-load` process until they are all connected, and returns how many
-    /// connections that process holds on the system bus.
-    private func busConnections(ofPeers peers: Int, backend: Configuration.DiscoveryBackend) async throws -> Int {
-        let load = try ChildProcess(
-            binaryPath("chirp-load"),
-            ["mesh", "--service", uniqueServiceType(), "--count", "\(peers)", "--expect", "\(peers - 1)", "--interface", "lo",
-             "--timeout", "120"],
-            name: "chirp-load (\(backend))", environment: [Configuration.DiscoveryBackend.environmentVariable: backend.rawValue])
-        defer { load.terminate() }
-        try await load.waitForLine(timeout: 90, "a full mesh") { $0.contains("\"type\":\"full\"") }
-        return try Self.systemBusConnections(of: load.pid)
-    }
-
-    /// The unique names on the system bus whose process is `pid` (the bus's own answer, through `dbus-send`).
-    static func systemBusConnections(of pid: Int32) throws -> Int {
-        let names = try dbusSend(["org.freedesktop.DBus.ListNames"]).split(separator: "\n").compactMap { line -> String? in
-            let text = line.trimmingCharacters(in: .whitespaces)
-            guard text.hasPrefix("string \":") else { return nil }
-            return String(text.dropFirst("string \"".count).dropLast())
+        @Test(.enabled(if: canCount, "needs dbus-send"))
+        func oneBusConnectionPerProcessWhateverItBrowsesAndResolves() async throws {
+            #if os(Linux)
+            let native = try await busConnections(ofPeers: 6, backend: .avahi)
+            #expect(native == 1)
+            // The control: the same six peers through the compatibility library hold many.
+            let compat = try await busConnections(ofPeers: 6, backend: .dnsSD)
+            #expect(compat >= 12, "a registration and a browse per peer at least")
+            #endif
         }
-        var count = 0
-        for name in names {
-            // A connection may close between the two calls: it is not ours to count then.
-            guard let reply = try? dbusSend(["org.freedesktop.DBus.GetConnectionUnixProcessID", "string:\(name)"]) else { continue }
-            if reply.contains("uint32 \(pid)\n") || reply.hasSuffix("uint32 \(pid)") { count += 1 }
+
+        /// Runs `peers` mesh peers in one `chirp-load` process until they are all connected, and returns how many
+        /// connections that process holds on the system bus.
+        private func busConnections(ofPeers peers: Int, backend: Configuration.DiscoveryBackend) async throws -> Int {
+            let load = try ChildProcess(
+                binaryPath("chirp-load"),
+                [
+                    "mesh", "--service", uniqueServiceType(), "--count", "\(peers)", "--expect", "\(peers - 1)",
+                    "--interface", "lo",
+                    "--timeout", "120"
+                ],
+                name: "chirp-load (\(backend))",
+                environment: [Configuration.DiscoveryBackend.environmentVariable: backend.rawValue])
+            defer { load.terminate() }
+            try await load.waitForLine(timeout: 90, "a full mesh") { $0.contains("\"type\":\"full\"") }
+            return try Self.systemBusConnections(of: load.pid)
         }
-        return count
-    }
 
-    private static func dbusSend(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
-        process.arguments = ["--system", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw DBusSendFailed() }
-        return String(decoding: data, as: UTF8.self)
-    }
+        /// The unique names on the system bus whose process is `pid` (the bus's own answer, through `dbus-send`).
+        static func systemBusConnections(of pid: Int32) throws -> Int {
+            let names = try dbusSend(["org.freedesktop.DBus.ListNames"]).split(separator: "\n").compactMap {
+                line -> String? in
+                let text = line.trimmingCharacters(in: .whitespaces)
+                guard text.hasPrefix("string \":") else { return nil }
+                return String(text.dropFirst("string \"".count).dropLast())
+            }
+            var count = 0
+            for name in names {
+                // A connection may close between the two calls: it is not ours to count then.
+                guard let reply = try? dbusSend(["org.freedesktop.DBus.GetConnectionUnixProcessID", "string:\(name)"])
+                else { continue }
+                if reply.contains("uint32 \(pid)\n") || reply.hasSuffix("uint32 \(pid)") { count += 1 }
+            }
+            return count
+        }
 
-    struct DBusSendFailed: Error {}
-}
+        private static func dbusSend(_ arguments: [String]) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
+            process.arguments =
+                ["--system", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus"] + arguments
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let data = output.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else { throw DBusSendFailed() }
+            return String(decoding: data, as: UTF8.self)
+        }
+
+        struct DBusSendFailed: Error {}
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import Testing
+
 @testable import Chirp
 
 /// The fast JSON path of `JSONMessageCoder` (FastJSONEncoder / FastJSONDecoder): what it writes is what Foundation's
@@ -149,14 +150,18 @@ import Testing
     /// object in the order of a dictionary, not in declaration order, so bytes alone cannot be compared.)
     private func canonical(_ json: [UInt8]) throws -> String {
         let object = try JSONSerialization.jsonObject(with: Data(json), options: .fragmentsAllowed)
-        return String(decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]), as: UTF8.self)
+        return String(
+            decoding: try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed]),
+            as: UTF8.self)
     }
 
     private func canonical(_ json: String) throws -> String { try canonical(Array(json.utf8)) }
 
     /// The fast path handles `value`, writes the JSON Foundation writes (the same content), and both decoders read
     /// both outputs back.
-    private func expectFastAndIdentical<T: Codable & Equatable>(_ value: T, sourceLocation: SourceLocation = #_sourceLocation) throws {
+    private func expectFastAndIdentical<T: Codable & Equatable>(
+        _ value: T, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
         let fast = try FastJSONEncoder().encode(value)
         let foundation = try foundationBytes(value)
         #expect(try canonical(fast) == canonical(foundation), sourceLocation: sourceLocation)
@@ -167,8 +172,10 @@ import Testing
     }
 
     /// Decoding `json` as `T` gives what Foundation gives: the same value, or an error of the same kind.
-    private func expectDecodesLikeFoundation<T: Decodable & Equatable>(_ type: T.Type, _ json: String,
-                                                                         sourceLocation: SourceLocation = #_sourceLocation) {
+    private func expectDecodesLikeFoundation<T: Decodable & Equatable>(
+        _ type: T.Type, _ json: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         let bytes = Array(json.utf8)
         let foundation = Result { try foundationDecode(type, bytes) }
         let chirp = Result { try chirpDecode(type, bytes) }
@@ -176,8 +183,9 @@ import Testing
         case (.success(let expected), .success(let actual)):
             #expect(actual == expected, "\(json)", sourceLocation: sourceLocation)
         case (.failure(let expected), .failure(let actual)):
-            #expect(String(describing: Swift.type(of: expected)) == String(describing: Swift.type(of: actual)), "\(json)",
-                    sourceLocation: sourceLocation)
+            #expect(
+                String(describing: Swift.type(of: expected)) == String(describing: Swift.type(of: actual)), "\(json)",
+                sourceLocation: sourceLocation)
             #expect(!(actual is FastJSONFallback), "\(json)", sourceLocation: sourceLocation)
         default:
             Issue.record("\(json): Foundation \(foundation), Chirp \(chirp)", sourceLocation: sourceLocation)
@@ -190,13 +198,16 @@ import Testing
         try expectFastAndIdentical(Flat(seq: 100_042, from: "bench-main", text: "quick brown fox", urgent: false))
         try expectFastAndIdentical(Flat(seq: -1, from: "", text: "", urgent: true))
         // Keys in declaration order.
-        let json = String(decoding: try FastJSONEncoder().encode(Flat(seq: 1, from: "a", text: "b", urgent: true)), as: UTF8.self)
+        let json = String(
+            decoding: try FastJSONEncoder().encode(Flat(seq: 1, from: "a", text: "b", urgent: true)), as: UTF8.self)
         #expect(json == #"{"seq":1,"from":"a","text":"b","urgent":true}"#)
     }
 
     @Test func escapingMatchesFoundation() throws {
-        for text in ["quote \" backslash \\ slash / done", "tab\tnewline\ncr\rbackspace\u{8}formfeed\u{C}",
-                     "</script>", "\\\\\"\"//"] {
+        for text in [
+            "quote \" backslash \\ slash / done", "tab\tnewline\ncr\rbackspace\u{8}formfeed\u{C}",
+            "</script>", "\\\\\"\"//"
+        ] {
             try expectFastAndIdentical(Flat(seq: 1, from: text, text: text, urgent: false))
         }
         // Other control characters: valid JSON that both decoders read back (Foundation's hex case is its own).
@@ -208,30 +219,40 @@ import Testing
     }
 
     @Test func unicodeMatchesFoundation() throws {
-        for text in ["héllo wörld", "日本語のテキスト", "emoji 🐦🎉 and flags 🇫🇷", "e\u{301} combining", "\u{FEFF}bom", "\u{10FFFF}"] {
+        for text in [
+            "héllo wörld", "日本語のテキスト", "emoji 🐦🎉 and flags 🇫🇷", "e\u{301} combining", "\u{FEFF}bom", "\u{10FFFF}"
+        ] {
             try expectFastAndIdentical(Flat(seq: 7, from: text, text: text, urgent: true))
         }
         // \u escapes, surrogate pairs included, read as Foundation reads them.
-        expectDecodesLikeFoundation(Flat.self, #"{"seq":1,"from":"\u00e9\u65e5","text":"\ud83d\udc26 \u0041","urgent":false}"#)
+        expectDecodesLikeFoundation(
+            Flat.self, #"{"seq":1,"from":"\u00e9\u65e5","text":"\ud83d\udc26 \u0041","urgent":false}"#)
         expectDecodesLikeFoundation(Flat.self, #"{"seq":1,"from":"\/\b\f\n\r\t\"\\","text":"","urgent":false}"#)
         // A lone surrogate, an unknown escape, invalid UTF-8, a raw control character: Foundation's verdict.
         expectDecodesLikeFoundation(Flat.self, #"{"seq":1,"from":"\ud83d","text":"","urgent":false}"#)
         expectDecodesLikeFoundation(Flat.self, #"{"seq":1,"from":"\udc26x","text":"","urgent":false}"#)
         expectDecodesLikeFoundation(Flat.self, #"{"seq":1,"from":"\x","text":"","urgent":false}"#)
         expectDecodesLikeFoundation(Flat.self, "{\"seq\":1,\"from\":\"a\tb\",\"text\":\"\",\"urgent\":false}")
-        let invalidUTF8: [UInt8] = Array(#"{"seq":1,"from":""#.utf8) + [0xC3, 0x28] + Array(#"","text":"","urgent":false}"#.utf8)
+        let invalidUTF8: [UInt8] =
+            Array(#"{"seq":1,"from":""#.utf8) + [0xC3, 0x28] + Array(#"","text":"","urgent":false}"#.utf8)
         #expect(throws: (any Error).self) { try chirpDecode(Flat.self, invalidUTF8) }
         #expect(throws: (any Error).self) { try foundationDecode(Flat.self, invalidUTF8) }
     }
 
     @Test func integerExtremesMatchFoundation() throws {
-        try expectFastAndIdentical(Numbers(int: .max, int8: .max, int16: .max, int32: .max, int64: .max, uint: .max, uint8: .max,
-                                           uint16: .max, uint32: .max, uint64: .max, double: 1, float: 1))
-        try expectFastAndIdentical(Numbers(int: .min, int8: .min, int16: .min, int32: .min, int64: .min, uint: 0, uint8: 0,
-                                           uint16: 0, uint32: 0, uint64: 0, double: -1, float: -1))
-        for json in [#"{"a":128}"#, #"{"a":-0}"#, #"{"a":1.0}"#, #"{"a":1e2}"#, #"{"a":9223372036854775808}"#,
-                     #"{"a":-9223372036854775809}"#, #"{"a":99999999999999999999999}"#, #"{"a":"1"}"#, #"{"a":01}"#,
-                     #"{"a":-}"#, #"{"a":+1}"#, #"{"a":true}"#, #"{"a":null}"#] {
+        try expectFastAndIdentical(
+            Numbers(
+                int: .max, int8: .max, int16: .max, int32: .max, int64: .max, uint: .max, uint8: .max,
+                uint16: .max, uint32: .max, uint64: .max, double: 1, float: 1))
+        try expectFastAndIdentical(
+            Numbers(
+                int: .min, int8: .min, int16: .min, int32: .min, int64: .min, uint: 0, uint8: 0,
+                uint16: 0, uint32: 0, uint64: 0, double: -1, float: -1))
+        for json in [
+            #"{"a":128}"#, #"{"a":-0}"#, #"{"a":1.0}"#, #"{"a":1e2}"#, #"{"a":9223372036854775808}"#,
+            #"{"a":-9223372036854775809}"#, #"{"a":99999999999999999999999}"#, #"{"a":"1"}"#, #"{"a":01}"#,
+            #"{"a":-}"#, #"{"a":+1}"#, #"{"a":true}"#, #"{"a":null}"#
+        ] {
             expectDecodesLikeFoundation(OnlyA.self, json)
         }
         struct Small8: Codable, Equatable { var a: Int8 }
@@ -243,18 +264,29 @@ import Testing
     }
 
     @Test func doublesMatchFoundation() throws {
-        for value in [0.0, -0.0, 1.0, -1.5, 0.1, 1.0 / 3.0, 1e300, -1e-300, Double.leastNonzeroMagnitude, Double.greatestFiniteMagnitude,
-                      Double.leastNormalMagnitude, 123_456_789.0, 1e16, 1e-5, 4.35, Double(Int64.max)] {
-            try expectFastAndIdentical(Numbers(int: 0, int8: 0, int16: 0, int32: 0, int64: 0, uint: 0, uint8: 0, uint16: 0,
-                                               uint32: 0, uint64: 0, double: value, float: Float(value).isFinite ? Float(value) : 1))
+        for value in [
+            0.0, -0.0, 1.0, -1.5, 0.1, 1.0 / 3.0, 1e300, -1e-300, Double.leastNonzeroMagnitude,
+            Double.greatestFiniteMagnitude,
+            Double.leastNormalMagnitude, 123_456_789.0, 1e16, 1e-5, 4.35, Double(Int64.max)
+        ] {
+            try expectFastAndIdentical(
+                Numbers(
+                    int: 0, int8: 0, int16: 0, int32: 0, int64: 0, uint: 0, uint8: 0, uint16: 0,
+                    uint32: 0, uint64: 0, double: value, float: Float(value).isFinite ? Float(value) : 1))
         }
         struct D: Codable, Equatable { var a: Double }
-        for json in [#"{"a":1}"#, #"{"a":-0}"#, #"{"a":1E+2}"#, #"{"a":1e-400}"#, #"{"a":0.0e-400}"#, #"{"a":0e5}"#, #"{"a":-0E1}"#, #"{"a":0.5e1}"#, #"{"a":1e400}"#, #"{"a":.5}"#, #"{"a":5.}"#,
-                     #"{"a":NaN}"#, #"{"a":Infinity}"#, #"{"a":0x10}"#, #"{"a":"1.5"}"#] {
+        for json in [
+            #"{"a":1}"#, #"{"a":-0}"#, #"{"a":1E+2}"#, #"{"a":1e-400}"#, #"{"a":0.0e-400}"#, #"{"a":0e5}"#,
+            #"{"a":-0E1}"#, #"{"a":0.5e1}"#, #"{"a":1e400}"#, #"{"a":.5}"#, #"{"a":5.}"#,
+            #"{"a":NaN}"#, #"{"a":Infinity}"#, #"{"a":0x10}"#, #"{"a":"1.5"}"#
+        ] {
             expectDecodesLikeFoundation(D.self, json)
         }
         struct F: Codable, Equatable { var a: Float }
-        for json in [#"{"a":0.1}"#, #"{"a":3.4e38}"#, #"{"a":3.5e38}"#, #"{"a":16777217}"#, #"{"a":1e-50}"#, #"{"a":0e5}"#, #"{"a":-0.0}"#] {
+        for json in [
+            #"{"a":0.1}"#, #"{"a":3.4e38}"#, #"{"a":3.5e38}"#, #"{"a":16777217}"#, #"{"a":1e-50}"#, #"{"a":0e5}"#,
+            #"{"a":-0.0}"#
+        ] {
             expectDecodesLikeFoundation(F.self, json)
         }
     }
@@ -273,8 +305,11 @@ import Testing
         try expectFastAndIdentical(Optionals(name: nil, count: nil, flag: nil, values: nil))
         try expectFastAndIdentical(Optionals(name: "n", count: 0, flag: false, values: []))
         try expectFastAndIdentical(Optionals(name: nil, count: 3, flag: nil, values: [1, 2]))
-        #expect(String(decoding: try FastJSONEncoder().encode(Optionals(name: nil, count: 3, flag: nil, values: nil)), as: UTF8.self)
-            == #"{"count":3}"#)
+        #expect(
+            String(
+                decoding: try FastJSONEncoder().encode(Optionals(name: nil, count: 3, flag: nil, values: nil)),
+                as: UTF8.self)
+                == #"{"count":3}"#)
         expectDecodesLikeFoundation(Optionals.self, #"{"name":null,"count":null,"flag":null,"values":null}"#)
         expectDecodesLikeFoundation(Optionals.self, #"{}"#)
         expectDecodesLikeFoundation(Optionals.self, #"{"values":[1,null]}"#)
@@ -283,15 +318,21 @@ import Testing
 
     @Test func nestedValuesAndArraysMatchFoundation() throws {
         let inner = Inner(id: 1, tags: ["a", "b/c"])
-        try expectFastAndIdentical(Outer(inner: inner, list: [inner, Inner(id: 2, tags: [])], matrix: [[1.5, 2], [], [-3]],
-                                         optionalInner: nil, maybes: [1, nil, 3]))
+        try expectFastAndIdentical(
+            Outer(
+                inner: inner, list: [inner, Inner(id: 2, tags: [])], matrix: [[1.5, 2], [], [-3]],
+                optionalInner: nil, maybes: [1, nil, 3]))
         try expectFastAndIdentical(Outer(inner: inner, list: [], matrix: [], optionalInner: inner, maybes: []))
         try expectFastAndIdentical(WithEnums(level: .high, shape: .circle(radius: 1)).level)
         try expectFastAndIdentical([1, 2, 3])
         try expectFastAndIdentical("a top-level string")
         try expectFastAndIdentical(["k": 1])
-        expectDecodesLikeFoundation(Outer.self, #" { "inner" : { "id" : 1 , "tags" : [ ] } , "list" : [ ] , "matrix" : [ [ 1 ] ] , "maybes" : [ null ] } "#)
-        expectDecodesLikeFoundation(Outer.self, #"{"inner":{"id":1,"tags":[]},"list":[],"matrix":[[1]],"maybes":[null],"extra":{"x":[1,{"y":null}]}}"#)
+        expectDecodesLikeFoundation(
+            Outer.self,
+            #" { "inner" : { "id" : 1 , "tags" : [ ] } , "list" : [ ] , "matrix" : [ [ 1 ] ] , "maybes" : [ null ] } "#)
+        expectDecodesLikeFoundation(
+            Outer.self,
+            #"{"inner":{"id":1,"tags":[]},"list":[],"matrix":[[1]],"maybes":[null],"extra":{"x":[1,{"y":null}]}}"#)
     }
 
     // MARK: - what goes to Foundation
@@ -313,7 +354,9 @@ import Testing
         #expect(try chirpDecode(WithData.self, foundationBytes(data)) == data)
         #expect(try chirpDecode(WithURL.self, foundationBytes(url)) == url)
         #expect(try chirpDecode(WithDecimal.self, foundationBytes(decimal)) == decimal)
-        #expect(throws: FastJSONFallback.self) { try FastJSONDecoder(bytes: foundationBytes(date)).decode(WithDate.self) }
+        #expect(throws: FastJSONFallback.self) {
+            try FastJSONDecoder(bytes: foundationBytes(date)).decode(WithDate.self)
+        }
         // The coder's date strategy still applies.
         let seconds = JSONMessageCoder(dateStrategy: .secondsSince1970)
         var buffer = ByteBuffer()
@@ -327,7 +370,9 @@ import Testing
         #expect(throws: FastJSONFallback.self) { try FastJSONEncoder().encode(enums) }
         #expect(try canonical(chirpBytes(enums)) == canonical(foundationBytes(enums)))
         #expect(try chirpDecode(WithEnums.self, foundationBytes(enums)) == enums)
-        #expect(throws: FastJSONFallback.self) { try FastJSONDecoder(bytes: foundationBytes(enums)).decode(WithEnums.self) }
+        #expect(throws: FastJSONFallback.self) {
+            try FastJSONDecoder(bytes: foundationBytes(enums)).decode(WithEnums.self)
+        }
 
         let derived = Derived()
         derived.id = 9
@@ -353,16 +398,20 @@ import Testing
         #expect(try FastJSONDecoder(bytes: foundationBytes(few)).decode([String: Int].self) == few)
         // An escaped key ("b\/c" as Foundation writes "b/c") is Foundation's to read.
         let escaped = ["b/c": 1, "d\"e": 2]
-        #expect(throws: FastJSONFallback.self) { try FastJSONDecoder(bytes: foundationBytes(escaped)).decode([String: Int].self) }
+        #expect(throws: FastJSONFallback.self) {
+            try FastJSONDecoder(bytes: foundationBytes(escaped)).decode([String: Int].self)
+        }
         #expect(try chirpDecode([String: Int].self, foundationBytes(escaped)) == escaped)
         #expect(try foundationDecode([String: Int].self, chirpBytes(escaped)) == escaped)
     }
 
     @Test func malformedInputFailsAsInFoundation() {
-        for json in ["", " ", "{", "}", #"{"seq":1"#, #"{"seq":1,}"#, #"{"seq" 1}"#, #"{seq:1}"#, #"{'seq':1}"#, "[1,2]",
-                     #"{"seq":1,"from":"a","text":"b","urgent":false} x"#, #"{"seq":1,"from":"a","text":"b","urgent":tru}"#,
-                     #"{"seq":1,"from":"a","text":"b"}"#, #"{"seq":1,"from":2,"text":"b","urgent":false}"#, "null",
-                     #"{"seq":1,"from":"a","text":"b","urgent":false,}"#] {
+        for json in [
+            "", " ", "{", "}", #"{"seq":1"#, #"{"seq":1,}"#, #"{"seq" 1}"#, #"{seq:1}"#, #"{'seq':1}"#, "[1,2]",
+            #"{"seq":1,"from":"a","text":"b","urgent":false} x"#, #"{"seq":1,"from":"a","text":"b","urgent":tru}"#,
+            #"{"seq":1,"from":"a","text":"b"}"#, #"{"seq":1,"from":2,"text":"b","urgent":false}"#, "null",
+            #"{"seq":1,"from":"a","text":"b","urgent":false,}"#
+        ] {
             expectDecodesLikeFoundation(Flat.self, json)
         }
         // Deep nesting is Foundation's to judge.

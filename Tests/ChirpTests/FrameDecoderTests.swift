@@ -1,7 +1,9 @@
+import Foundation
 import NIOCore
 import NIOEmbedded
 import NIOTestUtils
 import Testing
+
 @testable import Chirp
 
 @Suite struct FrameDecoderTests {
@@ -22,11 +24,16 @@ import Testing
         input.writeImmutableBuffer(message)
         input.writeImmutableBuffer(empty)
         try ByteToMessageDecoderVerifier.verifyDecoder(
-            inputOutputPairs: [(input, [
-                Frame(kind: FrameKind.hello.rawValue, body: ByteBuffer(bytes: Array("{}".utf8))),
-                Frame(kind: FrameKind.message.rawValue, body: ByteBuffer(bytes: [0, 0, 1, 65, 1, 2, 3])),
-                Frame(kind: FrameKind.ping.rawValue, body: ByteBuffer()),
-            ])],
+            inputOutputPairs: [
+                (
+                    input,
+                    [
+                        Frame(kind: FrameKind.hello.rawValue, body: ByteBuffer(bytes: Array("{}".utf8))),
+                        Frame(kind: FrameKind.message.rawValue, body: ByteBuffer(bytes: [0, 0, 1, 65, 1, 2, 3])),
+                        Frame(kind: FrameKind.ping.rawValue, body: ByteBuffer())
+                    ]
+                )
+            ],
             decoderFactory: { FrameDecoder(maxFrameSize: 1024) })
     }
 
@@ -111,30 +118,38 @@ import Testing
         let message = try FrameParser.message(decoded.body)
         #expect(message.typeName == "test.dict")
         #expect(message.flags.isEmpty)
-        #expect(message.payload.getString(at: message.payload.readerIndex, length: message.payload.readableBytes) == #"{"a":1}"#)
+        #expect(
+            message.payload.getString(at: message.payload.readerIndex, length: message.payload.readableBytes)
+                == #"{"a":1}"#)
     }
 
     @Test func dataTravelsAsRawBytes() throws {
         let data = Data([0, 1, 2, 255])
-        var buffer = try PayloadCoding.frame(data, typeName: "blob", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+        var buffer = try PayloadCoding.frame(
+            data, typeName: "blob", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
         var decoder = FrameDecoder(maxFrameSize: 1024, maxHelloSize: 1024)
         let frame = try #require(try decoder.decodeFrame(from: &buffer))
         let message = try FrameParser.message(frame.body)
         #expect(message.flags.contains(.binary))
         #expect(Array(message.payload.readableBytesView) == [0, 1, 2, 255])
         #expect(try PayloadCoding.decode(Data.self, from: message, coder: JSONMessageCoder()) == data)
-        #expect(throws: PayloadError.self) { try PayloadCoding.decode(String.self, from: message, coder: JSONMessageCoder()) }
+        #expect(throws: PayloadError.self) {
+            try PayloadCoding.decode(String.self, from: message, coder: JSONMessageCoder())
+        }
     }
 
     @Test func requestAndResponseRoundTrip() throws {
-        var request = try PayloadCoding.frame("hi", requestID: 42, typeName: "greet", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+        var request = try PayloadCoding.frame(
+            "hi", requestID: 42, typeName: "greet", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(),
+            limit: 1024)
         var decoder = FrameDecoder(maxFrameSize: 1024, maxHelloSize: 1024)
         let requestFrame = try #require(try decoder.decodeFrame(from: &request))
         let parsed = try FrameParser.request(requestFrame.body)
         #expect(parsed.requestID == 42)
         #expect(parsed.message.typeName == "greet")
 
-        var response = PayloadCoding.failureFrame(id: 42, status: .failed, typeName: "greet", message: "nope", allocator: ByteBufferAllocator())
+        var response = PayloadCoding.failureFrame(
+            id: 42, status: .failed, typeName: "greet", message: "nope", allocator: ByteBufferAllocator())
         let responseFrame = try #require(try decoder.decodeFrame(from: &response))
         let reply = try FrameParser.response(responseFrame.body)
         #expect(reply.requestID == 42)
@@ -143,12 +158,12 @@ import Testing
     }
 
     @Test(arguments: [
-        [UInt8](),                      // no header
-        [0, 0],                         // header cut short
-        [0, 0, 0],                      // empty type name
-        [0, 0, 5, 65],                  // name runs past the end
-        [0, 0, 2, 0xff, 0xfe],          // not UTF-8
-        [0, 0x10, 0x00],                // name longer than the limit (4096)
+        [UInt8](),  // no header
+        [0, 0],  // header cut short
+        [0, 0, 0],  // empty type name
+        [0, 0, 5, 65],  // name runs past the end
+        [0, 0, 2, 0xff, 0xfe],  // not UTF-8
+        [0, 0x10, 0x00]  // name longer than the limit (4096)
     ])
     func malformedMessagesAreErrors(_ bytes: [UInt8]) {
         #expect(throws: MalformedFrameError.self) { try FrameParser.message(ByteBuffer(bytes: bytes)) }
@@ -164,20 +179,22 @@ import Testing
 
     @Test func theProtocolDocumentsExampleIsWhatChirpSends() throws {
         struct Line: Encodable { var text: String }
-        let frame = try PayloadCoding.frame(Line(text: "hi"), typeName: "chat.line", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+        let frame = try PayloadCoding.frame(
+            Line(text: "hi"), typeName: "chat.line", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(),
+            limit: 1024)
         let documented: [UInt8] = [
             0x00, 0x00, 0x00, 0x1a, 0x03, 0x00, 0x00, 0x09,
             0x63, 0x68, 0x61, 0x74, 0x2e, 0x6c, 0x69, 0x6e, 0x65,
-            0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0x68, 0x69, 0x22, 0x7d,
+            0x7b, 0x22, 0x74, 0x65, 0x78, 0x74, 0x22, 0x3a, 0x22, 0x68, 0x69, 0x22, 0x7d
         ]
         #expect(Array(frame.readableBytesView) == documented)
     }
 
     @Test func tooLargeMessagesAreRefusedBeforeSending() {
         #expect(throws: ChirpError.self) {
-            try PayloadCoding.frame(String(repeating: "x", count: 5000), typeName: "big", coder: JSONMessageCoder(), allocator: ByteBufferAllocator(), limit: 1024)
+            try PayloadCoding.frame(
+                String(repeating: "x", count: 5000), typeName: "big", coder: JSONMessageCoder(),
+                allocator: ByteBufferAllocator(), limit: 1024)
         }
     }
 }
-
-import Foundation

@@ -1,6 +1,7 @@
 import Foundation
 import NIOCore
 import Testing
+
 @testable import Chirp
 
 @Suite struct HelloTests {
@@ -22,14 +23,17 @@ import Testing
 
     @Test func refusesMismatches() {
         #expect(local.refusal(of: Hello(peerID: "B", name: "bob", service: "chat", metadata: [:])) == nil)
-        #expect(local.refusal(of: Hello(protocolVersion: 2, peerID: "B", name: "bob", service: "chat", metadata: [:]))
-            == .protocolMismatch(local: 1, remote: 2))
-        #expect(local.refusal(of: Hello(peerID: "B", name: "bob", service: "other", metadata: [:]))
-            == .serviceMismatch(local: "chat", remote: "other"))
+        #expect(
+            local.refusal(of: Hello(protocolVersion: 2, peerID: "B", name: "bob", service: "chat", metadata: [:]))
+                == .protocolMismatch(local: 1, remote: 2))
+        #expect(
+            local.refusal(of: Hello(peerID: "B", name: "bob", service: "other", metadata: [:]))
+                == .serviceMismatch(local: "chat", remote: "other"))
         #expect(local.refusal(of: Hello(peerID: "A", name: "me", service: "chat", metadata: [:])) == .connectedToSelf)
     }
 
-    @Test(arguments: ["", "not json", "[]", #"{"protocol":1}"#, #"{"protocol":1,"peerID":"","name":"x","service":"y"}"#])
+    @Test(arguments: ["", "not json", "[]", #"{"protocol":1}"#, #"{"protocol":1,"peerID":"","name":"x","service":"y"}"#]
+    )
     func malformedHellosAreRefused(_ text: String) {
         #expect(throws: HandshakeError.self) { try Hello.parse(ByteBuffer(string: text)) }
     }

@@ -18,13 +18,15 @@ import Testing
         let peer = Peer(id: "8C0E7F0B-3F0B", name: "alice")
         let errors: [ChirpError] = [
             .notRunning, .peerNotConnected(peer), .noResponder(type: "listr.item.list", peer: peer),
-            .invalidServiceType("a_b", reason: "'_' is not allowed"),
+            .invalidServiceType("a_b", reason: "'_' is not allowed")
         ]
         for error in errors {
             #expect(error.localizedDescription == error.description)
             #expect(!error.localizedDescription.contains("The operation could not be completed"))
         }
-        #expect((ChirpError.notRunning as any Error).localizedDescription == "the transceiver is not running: call resume() first")
+        #expect(
+            (ChirpError.notRunning as any Error).localizedDescription
+                == "the transceiver is not running: call resume() first")
     }
 
     @Test func namesFromPeersAreEscapedInErrorsAndPeerDescriptions() {

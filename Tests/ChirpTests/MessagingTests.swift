@@ -1,8 +1,9 @@
-@testable import Chirp
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
 import Testing
+
+@testable import Chirp
 
 struct AddItem: Codable, Sendable, Equatable { var title: String }
 struct RemoveItem: Codable, Sendable, Equatable { var id: Int }
@@ -54,273 +55,290 @@ final class Collected<T: Sendable>: Sendable {
 }
 
 extension LiveTests {
-@Suite struct MessagingTests {
-    @Test func severalMessageTypesArriveInOrder() async throws {
-        let pair = Pair()
-        enum Received: Equatable, Sendable { case add(String), remove(Int), named(Int) }
-        let received = Collected<Received>()
-        pair.bob.receive(AddItem.self) { item, sender in
-            #expect(sender.name == "alice")
-            received.append(.add(item.title))
-        }
-        pair.bob.receive(RemoveItem.self) { item in received.append(.remove(item.id)) }
-        pair.bob.receive(Named.self) { item in received.append(.named(item.value)) }
-        _ = try await pair.connect()
-
-        var expected: [Received] = []
-        for index in 0..<300 {
-            switch index % 3 {
-            case 0: try pair.alice.broadcast(AddItem(title: "item \(index)")); expected.append(.add("item \(index)"))
-            case 1: try pair.alice.broadcast(RemoveItem(id: index)); expected.append(.remove(index))
-            default: try pair.alice.broadcast(Named(value: index)); expected.append(.named(index))
+    @Suite struct MessagingTests {
+        @Test func severalMessageTypesArriveInOrder() async throws {
+            let pair = Pair()
+            enum Received: Equatable, Sendable {
+                case add(String)
+                case remove(Int)
+                case named(Int)
             }
-        }
-        try await received.waitForCount(300)
-        #expect(received.values == expected)
-        await pair.stop()
-    }
-
-    @Test func sendToOneReachesOnlyThatPeer() async throws {
-        let type = uniqueServiceType()
-        let hub = Transceiver(configuration: testConfiguration("hub", serviceType: type))
-        let one = Transceiver(configuration: testConfiguration("one", serviceType: type))
-        let two = Transceiver(configuration: testConfiguration("two", serviceType: type))
-        let atOne = Collected<String>()
-        let atTwo = Collected<String>()
-        one.receive(AddItem.self) { item in atOne.append(item.title) }
-        two.receive(AddItem.self) { item in atTwo.append(item.title) }
-        for transceiver in [hub, one, two] { try await transceiver.start() }
-        let peers = try await hub.waitForConnectedPeers(2)
-        let peerOne = try #require(peers.first { $0.name == "one" })
-        try hub.send(AddItem(title: "just for one"), to: peerOne)
-        try hub.broadcast(AddItem(title: "for all"))
-        try await atOne.waitForCount(2)
-        try await atTwo.waitForCount(1)
-        #expect(atOne.values == ["just for one", "for all"])
-        #expect(atTwo.values == ["for all"])
-        for transceiver in [hub, one, two] { await transceiver.shutdown() }
-    }
-
-    @Test func severalHandlersRunInRegistrationOrderAndCanBeRemoved() async throws {
-        let pair = Pair()
-        let calls = Collected<String>()
-        pair.bob.receive(AddItem.self) { _ in calls.append("first") }
-        let second = pair.bob.receive(AddItem.self) { _ in calls.append("second") }
-        let (bobPeer, _) = try await pair.connect()
-        try pair.alice.send(AddItem(title: "x"), to: bobPeer)
-        try await calls.waitForCount(2)
-        #expect(calls.values == ["first", "second"])
-        second.cancel()
-        try pair.alice.send(AddItem(title: "y"), to: bobPeer)
-        try await calls.waitForCount(3)
-        #expect(calls.values == ["first", "second", "first"])
-        await pair.stop()
-    }
-
-    @Test func asyncSequenceOfMessages() async throws {
-        let pair = Pair()
-        let stream = pair.bob.messages(of: AddItem.self)
-        let (bobPeer, _) = try await pair.connect()
-        for index in 0..<3 { try pair.alice.send(AddItem(title: "\(index)"), to: bobPeer) }
-        let titles = try await withTimeout(20, "three messages") {
-            var titles: [String] = []
-            for await message in stream {
-                #expect(message.sender.name == "alice")
-                titles.append(message.payload.title)
-                if titles.count == 3 { break }
+            let received = Collected<Received>()
+            pair.bob.receive(AddItem.self) { item, sender in
+                #expect(sender.name == "alice")
+                received.append(.add(item.title))
             }
-            return titles
-        }
-        #expect(titles == ["0", "1", "2"])
-        await pair.stop()
-    }
+            pair.bob.receive(RemoveItem.self) { item in received.append(.remove(item.id)) }
+            pair.bob.receive(Named.self) { item in received.append(.named(item.value)) }
+            _ = try await pair.connect()
 
-    @Test func binaryDataTravelsUnchanged() async throws {
-        let pair = Pair()
-        let received = Collected<Data>()
-        pair.bob.receive(Data.self) { data in received.append(data) }
-        let (bobPeer, _) = try await pair.connect()
-        let blob = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        try pair.alice.send(blob, to: bobPeer)
-        try await received.waitForCount(1)
-        #expect(received.values.first == blob)
-        await pair.stop()
-    }
-
-    @Test func aThreadThatKeepsSendingToAPeerFollowsItsNewConnectionAfterARestart() async throws {
-        // A send remembers, per thread, the connection it used (no lock to find it next time). Both sends below run
-        // on one thread, so the second finds the connection of alice's first run, closed since, and must look bob up
-        // again.
-        let pair = Pair()
-        let received = Collected<String>()
-        pair.bob.receive(Echo.self) { echo in received.append(echo.text) }
-        let (bobPeer, _) = try await pair.connect()
-        let firstSent = DispatchSemaphore(value: 0)
-        let restarted = DispatchSemaphore(value: 0)
-        let outcome = Collected<String>()
-        let sender = Thread {
-            do {
-                try pair.alice.send(Echo(text: "before"), to: bobPeer)
-                firstSent.signal()
-                restarted.wait()
-                try pair.alice.send(Echo(text: "after"), to: bobPeer)
-                outcome.append("sent")
-            } catch {
-                outcome.append("\(error)")
-                firstSent.signal()
-            }
-        }
-        sender.start()
-        await withCheckedContinuation { continuation in
-            DispatchQueue.global().async { firstSent.wait(); continuation.resume() }
-        }
-        try await received.waitForCount(1)
-        await pair.alice.shutdown()
-        try await pair.alice.start()
-        _ = try await pair.alice.waitForConnectedPeers(1)
-        restarted.signal()
-        try await outcome.waitForCount(1)
-        #expect(outcome.values == ["sent"])
-        try await received.waitForCount(2)
-        #expect(received.values == ["before", "after"])
-        await pair.stop()
-    }
-
-    @Test func aBurstOfLargeDataPayloadsArrivesIntactAndInOrder() async throws {
-        // Large frames are built in the memory of frames written before (OutboundQueue.recycleLarge): each payload
-        // differs, so a frame built over one still being written would show as a wrong payload.
-        let pair = Pair()
-        let received = Collected<Data>()
-        pair.bob.receive(Data.self) { data in received.append(data) }
-        let (bobPeer, _) = try await pair.connect()
-        func payload(_ number: Int) -> Data {
-            Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ number &* 131) })
-        }
-        let payloads = (0..<24).map(payload)
-        for data in payloads { try pair.alice.send(data, to: bobPeer) }
-        try await received.waitForCount(payloads.count)
-        let values = received.values
-        for (index, data) in payloads.enumerated() {
-            #expect(values[index] == data, "payload \(index)")
-        }
-        await pair.stop()
-    }
-
-    @Test func requestResponseGoesToTheRequesterOnly() async throws {
-        let type = uniqueServiceType()
-        var serverConfiguration = testConfiguration("server", serviceType: type)
-        serverConfiguration.heartbeatTimeout = .seconds(120)  // the hand-written bystander sends no heartbeat
-        let server = Transceiver(configuration: serverConfiguration)
-        let client = Transceiver(configuration: testConfiguration("client", serviceType: type))
-        server.respond(to: Echo.self) { request, sender in Echo(text: "\(request.text) to \(sender.name)") }
-        server.respond(to: Slow.self) { _, _ async throws -> Echo in
-            try await Task.sleep(for: .seconds(30))
-            return Echo(text: "late")
-        }
-        server.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
-        for transceiver in [server, client] { try await transceiver.start() }
-        let serverPeer = try #require(try await client.waitForConnectedPeers(1).first)
-        // A bystander connected to the server too, written by hand so that it keeps every byte the server sends it
-        // (reply frames reach no handler, so a transceiver could not tell).
-        let bystander = try await RawConnection.dial(port: try #require(server.port))
-        let bystanderHello = Hello(peerID: UUID().uuidString, name: "bystander", service: type, metadata: [:])
-        try await bystander.write([try bystanderHello.frame(allocator: ByteBufferAllocator())])
-        _ = try await server.waitForConnectedPeers(2)
-
-        let reply = try await client.request(Echo(text: "hello"), to: serverPeer, as: Echo.self)
-        #expect(reply.text == "hello to client")
-
-        await #expect(throws: ChirpError.requestTimedOut(type: String(reflecting: Slow.self), peer: serverPeer, seconds: 0.3)) {
-            _ = try await client.request(Slow(), to: serverPeer, as: Echo.self, timeout: .milliseconds(300))
-        }
-        do {
-            _ = try await client.request(Fails(), to: serverPeer, as: Echo.self)
-            Issue.record("expected a remote failure")
-        } catch let error as ChirpError where error.code == .remoteFailure {
-            #expect(error.peer?.name == "server")
-            #expect(error.messageType == String(reflecting: Fails.self))
-            #expect(error.reason?.isEmpty == false)
-        }
-        await #expect(throws: ChirpError.noResponder(type: String(reflecting: Unanswered.self), peer: serverPeer)) {
-            _ = try await client.request(Unanswered(), to: serverPeer, as: Echo.self)
-        }
-        // Many concurrent requests each get their own reply.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for index in 0..<50 {
-                group.addTask {
-                    let reply = try await client.request(Echo(text: "#\(index)"), to: serverPeer, as: Echo.self)
-                    #expect(reply.text == "#\(index) to client")
+            var expected: [Received] = []
+            for index in 0..<300 {
+                switch index % 3 {
+                case 0:
+                    try pair.alice.broadcast(AddItem(title: "item \(index)"))
+                    expected.append(.add("item \(index)"))
+                case 1:
+                    try pair.alice.broadcast(RemoveItem(id: index))
+                    expected.append(.remove(index))
+                default:
+                    try pair.alice.broadcast(Named(value: index))
+                    expected.append(.named(index))
                 }
             }
-            try await group.waitForAll()
+            try await received.waitForCount(300)
+            #expect(received.values == expected)
+            await pair.stop()
         }
-        // The control: what the server sends everyone reaches the bystander, after anything sent to it before.
-        try server.broadcast(Echo(text: "for everyone"))
-        try await bystander.waitFor(text: "for everyone")
-        #expect(!bystander.hasReceived(text: "to client"), "a reply to the client reached the bystander")
-        bystander.close()
-        for transceiver in [server, client] { await transceiver.shutdown() }
-    }
 
-    @Test func aRequestFailsAtOnceWhenThePeerGoesAway() async throws {
-        let pair = Pair()
-        let answering = Collected<Bool>()
-        pair.bob.respond(to: Slow.self) { _, _ async throws -> Echo in
-            answering.append(true)
-            try await Task.sleep(for: .seconds(60))
-            return Echo(text: "never")
+        @Test func sendToOneReachesOnlyThatPeer() async throws {
+            let type = uniqueServiceType()
+            let hub = Transceiver(configuration: testConfiguration("hub", serviceType: type))
+            let one = Transceiver(configuration: testConfiguration("one", serviceType: type))
+            let two = Transceiver(configuration: testConfiguration("two", serviceType: type))
+            let atOne = Collected<String>()
+            let atTwo = Collected<String>()
+            one.receive(AddItem.self) { item in atOne.append(item.title) }
+            two.receive(AddItem.self) { item in atTwo.append(item.title) }
+            for transceiver in [hub, one, two] { try await transceiver.start() }
+            let peers = try await hub.waitForConnectedPeers(2)
+            let peerOne = try #require(peers.first { $0.name == "one" })
+            try hub.send(AddItem(title: "just for one"), to: peerOne)
+            try hub.broadcast(AddItem(title: "for all"))
+            try await atOne.waitForCount(2)
+            try await atTwo.waitForCount(1)
+            #expect(atOne.values == ["just for one", "for all"])
+            #expect(atTwo.values == ["for all"])
+            for transceiver in [hub, one, two] { await transceiver.shutdown() }
         }
-        let (bobPeer, _) = try await pair.connect()
-        let clock = ContinuousClock()
-        let start = clock.now
-        let alice = pair.alice
-        let reply = Task { try await alice.request(Slow(), to: bobPeer, as: Echo.self, timeout: .seconds(60)) }
-        try await answering.waitForCount(1)  // the request is in flight: bob is answering it
-        await pair.bob.shutdown()
-        await #expect(throws: ChirpError.peerDisconnected(bobPeer)) { _ = try await reply.value }
-        #expect(clock.now - start < .seconds(30))
-        await pair.alice.shutdown()
-    }
 
-    @Test func undecodableMessagesAndThrowingHandlersAreReportedNotFatal() async throws {
-        let pair = Pair()
-        let good = Collected<String>()
-        pair.bob.receive(AddItem.self) { item in
-            if item.title == "boom" { throw CocoaError(.featureUnsupported) }
-            good.append(item.title)
+        @Test func severalHandlersRunInRegistrationOrderAndCanBeRemoved() async throws {
+            let pair = Pair()
+            let calls = Collected<String>()
+            pair.bob.receive(AddItem.self) { _ in calls.append("first") }
+            let second = pair.bob.receive(AddItem.self) { _ in calls.append("second") }
+            let (bobPeer, _) = try await pair.connect()
+            try pair.alice.send(AddItem(title: "x"), to: bobPeer)
+            try await calls.waitForCount(2)
+            #expect(calls.values == ["first", "second"])
+            second.cancel()
+            try pair.alice.send(AddItem(title: "y"), to: bobPeer)
+            try await calls.waitForCount(3)
+            #expect(calls.values == ["first", "second", "first"])
+            await pair.stop()
         }
-        let recorder = EventRecorder(pair.bob)
-        let (bobPeer, _) = try await pair.connect()
-        let typeName = String(reflecting: AddItem.self)
-        try pair.alice.send(RawMessage(typeName: typeName, payload: Data("{\"nope\":1}".utf8)), to: bobPeer)
-        try pair.alice.send(AddItem(title: "boom"), to: bobPeer)
-        try pair.alice.send(AddItem(title: "still served"), to: bobPeer)
-        try await good.waitForCount(1)
-        #expect(good.values == ["still served"])
-        let errors = recorder.events.compactMap { event -> ChirpError? in if case .error(let error) = event { return error } else { return nil } }
-        #expect(errors.contains { $0.code == .decodingFailed && $0.cause is DecodingError })
-        #expect(errors.contains { $0.code == .handlerFailed && $0.cause != nil })
-        #expect(pair.bob.connectedPeers.count == 1)
-        await pair.stop()
-    }
 
-    @Test func rawMessagesReachTypedHandlers() async throws {
-        let pair = Pair()
-        let received = Collected<Int>()
-        pair.bob.receive(Named.self) { named in received.append(named.value) }
-        let (bobPeer, _) = try await pair.connect()
-        try pair.alice.send(RawMessage(typeName: "tests.named", payload: Data(#"{"value":7}"#.utf8)), to: bobPeer)
-        try await received.waitForCount(1)
-        #expect(received.values == [7])
-        await pair.stop()
-    }
+        @Test func asyncSequenceOfMessages() async throws {
+            let pair = Pair()
+            let stream = pair.bob.messages(of: AddItem.self)
+            let (bobPeer, _) = try await pair.connect()
+            for index in 0..<3 { try pair.alice.send(AddItem(title: "\(index)"), to: bobPeer) }
+            let titles = try await withTimeout(20, "three messages") {
+                var titles: [String] = []
+                for await message in stream {
+                    #expect(message.sender.name == "alice")
+                    titles.append(message.payload.title)
+                    if titles.count == 3 { break }
+                }
+                return titles
+            }
+            #expect(titles == ["0", "1", "2"])
+            await pair.stop()
+        }
 
-    @Test func pingMeasuresARoundTrip() async throws {
-        let pair = Pair()
-        let (bobPeer, _) = try await pair.connect()
-        let rtt = try await pair.alice.ping(bobPeer)
-        #expect(rtt > .zero)
-        await pair.stop()
+        @Test func binaryDataTravelsUnchanged() async throws {
+            let pair = Pair()
+            let received = Collected<Data>()
+            pair.bob.receive(Data.self) { data in received.append(data) }
+            let (bobPeer, _) = try await pair.connect()
+            let blob = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+            try pair.alice.send(blob, to: bobPeer)
+            try await received.waitForCount(1)
+            #expect(received.values.first == blob)
+            await pair.stop()
+        }
+
+        @Test func aThreadThatKeepsSendingToAPeerFollowsItsNewConnectionAfterARestart() async throws {
+            // A send remembers, per thread, the connection it used (no lock to find it next time). Both sends below run
+            // on one thread, so the second finds the connection of alice's first run, closed since, and must look bob up
+            // again.
+            let pair = Pair()
+            let received = Collected<String>()
+            pair.bob.receive(Echo.self) { echo in received.append(echo.text) }
+            let (bobPeer, _) = try await pair.connect()
+            let firstSent = DispatchSemaphore(value: 0)
+            let restarted = DispatchSemaphore(value: 0)
+            let outcome = Collected<String>()
+            let sender = Thread {
+                do {
+                    try pair.alice.send(Echo(text: "before"), to: bobPeer)
+                    firstSent.signal()
+                    restarted.wait()
+                    try pair.alice.send(Echo(text: "after"), to: bobPeer)
+                    outcome.append("sent")
+                } catch {
+                    outcome.append("\(error)")
+                    firstSent.signal()
+                }
+            }
+            sender.start()
+            await withCheckedContinuation { continuation in
+                DispatchQueue.global().async {
+                    firstSent.wait()
+                    continuation.resume()
+                }
+            }
+            try await received.waitForCount(1)
+            await pair.alice.shutdown()
+            try await pair.alice.start()
+            _ = try await pair.alice.waitForConnectedPeers(1)
+            restarted.signal()
+            try await outcome.waitForCount(1)
+            #expect(outcome.values == ["sent"])
+            try await received.waitForCount(2)
+            #expect(received.values == ["before", "after"])
+            await pair.stop()
+        }
+
+        @Test func aBurstOfLargeDataPayloadsArrivesIntactAndInOrder() async throws {
+            // Large frames are built in the memory of frames written before (OutboundQueue.recycleLarge): each payload
+            // differs, so a frame built over one still being written would show as a wrong payload.
+            let pair = Pair()
+            let received = Collected<Data>()
+            pair.bob.receive(Data.self) { data in received.append(data) }
+            let (bobPeer, _) = try await pair.connect()
+            func payload(_ number: Int) -> Data {
+                Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ number &* 131) })
+            }
+            let payloads = (0..<24).map(payload)
+            for data in payloads { try pair.alice.send(data, to: bobPeer) }
+            try await received.waitForCount(payloads.count)
+            let values = received.values
+            for (index, data) in payloads.enumerated() {
+                #expect(values[index] == data, "payload \(index)")
+            }
+            await pair.stop()
+        }
+
+        @Test func requestResponseGoesToTheRequesterOnly() async throws {
+            let type = uniqueServiceType()
+            var serverConfiguration = testConfiguration("server", serviceType: type)
+            serverConfiguration.heartbeatTimeout = .seconds(120)  // the hand-written bystander sends no heartbeat
+            let server = Transceiver(configuration: serverConfiguration)
+            let client = Transceiver(configuration: testConfiguration("client", serviceType: type))
+            server.respond(to: Echo.self) { request, sender in Echo(text: "\(request.text) to \(sender.name)") }
+            server.respond(to: Slow.self) { _, _ async throws -> Echo in
+                try await Task.sleep(for: .seconds(30))
+                return Echo(text: "late")
+            }
+            server.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
+            for transceiver in [server, client] { try await transceiver.start() }
+            let serverPeer = try #require(try await client.waitForConnectedPeers(1).first)
+            // A bystander connected to the server too, written by hand so that it keeps every byte the server sends it
+            // (reply frames reach no handler, so a transceiver could not tell).
+            let bystander = try await RawConnection.dial(port: try #require(server.port))
+            let bystanderHello = Hello(peerID: UUID().uuidString, name: "bystander", service: type, metadata: [:])
+            try await bystander.write([try bystanderHello.frame(allocator: ByteBufferAllocator())])
+            _ = try await server.waitForConnectedPeers(2)
+
+            let reply = try await client.request(Echo(text: "hello"), to: serverPeer, as: Echo.self)
+            #expect(reply.text == "hello to client")
+
+            await #expect(
+                throws: ChirpError.requestTimedOut(type: String(reflecting: Slow.self), peer: serverPeer, seconds: 0.3)
+            ) {
+                _ = try await client.request(Slow(), to: serverPeer, as: Echo.self, timeout: .milliseconds(300))
+            }
+            do {
+                _ = try await client.request(Fails(), to: serverPeer, as: Echo.self)
+                Issue.record("expected a remote failure")
+            } catch let error as ChirpError where error.code == .remoteFailure {
+                #expect(error.peer?.name == "server")
+                #expect(error.messageType == String(reflecting: Fails.self))
+                #expect(error.reason?.isEmpty == false)
+            }
+            await #expect(throws: ChirpError.noResponder(type: String(reflecting: Unanswered.self), peer: serverPeer)) {
+                _ = try await client.request(Unanswered(), to: serverPeer, as: Echo.self)
+            }
+            // Many concurrent requests each get their own reply.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        let reply = try await client.request(Echo(text: "#\(index)"), to: serverPeer, as: Echo.self)
+                        #expect(reply.text == "#\(index) to client")
+                    }
+                }
+                try await group.waitForAll()
+            }
+            // The control: what the server sends everyone reaches the bystander, after anything sent to it before.
+            try server.broadcast(Echo(text: "for everyone"))
+            try await bystander.waitFor(text: "for everyone")
+            #expect(!bystander.hasReceived(text: "to client"), "a reply to the client reached the bystander")
+            bystander.close()
+            for transceiver in [server, client] { await transceiver.shutdown() }
+        }
+
+        @Test func aRequestFailsAtOnceWhenThePeerGoesAway() async throws {
+            let pair = Pair()
+            let answering = Collected<Bool>()
+            pair.bob.respond(to: Slow.self) { _, _ async throws -> Echo in
+                answering.append(true)
+                try await Task.sleep(for: .seconds(60))
+                return Echo(text: "never")
+            }
+            let (bobPeer, _) = try await pair.connect()
+            let clock = ContinuousClock()
+            let start = clock.now
+            let alice = pair.alice
+            let reply = Task { try await alice.request(Slow(), to: bobPeer, as: Echo.self, timeout: .seconds(60)) }
+            try await answering.waitForCount(1)  // the request is in flight: bob is answering it
+            await pair.bob.shutdown()
+            await #expect(throws: ChirpError.peerDisconnected(bobPeer)) { _ = try await reply.value }
+            #expect(clock.now - start < .seconds(30))
+            await pair.alice.shutdown()
+        }
+
+        @Test func undecodableMessagesAndThrowingHandlersAreReportedNotFatal() async throws {
+            let pair = Pair()
+            let good = Collected<String>()
+            pair.bob.receive(AddItem.self) { item in
+                if item.title == "boom" { throw CocoaError(.featureUnsupported) }
+                good.append(item.title)
+            }
+            let recorder = EventRecorder(pair.bob)
+            let (bobPeer, _) = try await pair.connect()
+            let typeName = String(reflecting: AddItem.self)
+            try pair.alice.send(RawMessage(typeName: typeName, payload: Data("{\"nope\":1}".utf8)), to: bobPeer)
+            try pair.alice.send(AddItem(title: "boom"), to: bobPeer)
+            try pair.alice.send(AddItem(title: "still served"), to: bobPeer)
+            try await good.waitForCount(1)
+            #expect(good.values == ["still served"])
+            let errors = recorder.events.compactMap { event -> ChirpError? in
+                if case .error(let error) = event { return error } else { return nil }
+            }
+            #expect(errors.contains { $0.code == .decodingFailed && $0.cause is DecodingError })
+            #expect(errors.contains { $0.code == .handlerFailed && $0.cause != nil })
+            #expect(pair.bob.connectedPeers.count == 1)
+            await pair.stop()
+        }
+
+        @Test func rawMessagesReachTypedHandlers() async throws {
+            let pair = Pair()
+            let received = Collected<Int>()
+            pair.bob.receive(Named.self) { named in received.append(named.value) }
+            let (bobPeer, _) = try await pair.connect()
+            try pair.alice.send(RawMessage(typeName: "tests.named", payload: Data(#"{"value":7}"#.utf8)), to: bobPeer)
+            try await received.waitForCount(1)
+            #expect(received.values == [7])
+            await pair.stop()
+        }
+
+        @Test func pingMeasuresARoundTrip() async throws {
+            let pair = Pair()
+            let (bobPeer, _) = try await pair.connect()
+            let rtt = try await pair.alice.ping(bobPeer)
+            #expect(rtt > .zero)
+            await pair.stop()
+        }
     }
-}
 }

@@ -12,19 +12,19 @@ import Testing
 struct SomeCodableThing: Codable, Sendable { var text = "thing" }
 
 extension LiveTests {
-@Suite struct MultipeerKitCompatibilityTests {
-    @Test func theReadmeSnippetCompilesAndRuns() throws {
-        let payload = SomeCodableThing()
-        func snippet() throws {
-            let transceiver = Transceiver()
-            try transceiver.resume()
-            transceiver.receive(SomeCodableThing.self) { payload in
-                print("Got my thing! \(payload)")
+    @Suite struct MultipeerKitCompatibilityTests {
+        @Test func theReadmeSnippetCompilesAndRuns() throws {
+            let payload = SomeCodableThing()
+            func snippet() throws {
+                let transceiver = Transceiver()
+                try transceiver.resume()
+                transceiver.receive(SomeCodableThing.self) { payload in
+                    print("Got my thing! \(payload)")
+                }
+                try transceiver.broadcast(payload)
+                transceiver.stop()
             }
-            try transceiver.broadcast(payload)
-            transceiver.stop()
+            try snippet()
         }
-        try snippet()
     }
-}
 }

@@ -1,5 +1,6 @@
 import NIOCore
 import Testing
+
 @testable import Chirp
 
 /// The outbound queue of one connection: batching of small frames, and the memory it keeps between writes.
@@ -20,7 +21,9 @@ import Testing
         #expect(queue.admit(frame(100), isReply: false, allocator: allocator) == .accepted)
         #expect(queue.admit(frame(200), isReply: false, allocator: allocator) == .accepted)
         #expect(queue.admit(frame(1 << 20), isReply: false, allocator: allocator) == .accepted)
-        let first = queue.nextChunk(), second = queue.nextChunk(), third = queue.nextChunk()
+        let first = queue.nextChunk()
+        let second = queue.nextChunk()
+        let third = queue.nextChunk()
         #expect(first?.readableBytes == 300)
         #expect(second?.readableBytes == 1 << 20)
         #expect(third == nil)

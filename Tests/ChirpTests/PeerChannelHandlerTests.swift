@@ -4,6 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import Testing
+
 @testable import Chirp
 
 /// The connection's handler on NIO's `EmbeddedChannel`: the frames it writes and the closes it makes for the rules of
@@ -11,10 +12,15 @@ import Testing
 @Suite struct PeerChannelHandlerTests {
     /// What the handler reported to the peer table.
     final class Reports: ConnectionDelegate {
-        struct Closed: Sendable { var peerStopping: Bool; var refusal: String? }
+        struct Closed: Sendable {
+            var peerStopping: Bool
+            var refusal: String?
+        }
         let established = NIOLockedValueBox<[PeerConnection]>([])
         let closed = NIOLockedValueBox<[Closed]>([])
-        func connectionEstablished(_ connection: PeerConnection) { established.withLockedValue { $0.append(connection) } }
+        func connectionEstablished(_ connection: PeerConnection) {
+            established.withLockedValue { $0.append(connection) }
+        }
         func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?) {
             closed.withLockedValue { $0.append(Closed(peerStopping: peerStopping, refusal: refusal)) }
         }
@@ -32,7 +38,8 @@ import Testing
         init(router: Router = Router()) throws {
             let configuration = Configuration(serviceType: "test")
             let handler = PeerChannelHandler(
-                delegate: reports, dispatcher: MessageDispatcher(
+                delegate: reports,
+                dispatcher: MessageDispatcher(
                     router: router, configuration: configuration, hub: EventHub(),
                     metrics: TransceiverMetrics(serviceType: "test", factory: configuration.metricsFactory)),
                 role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: 1 << 20,
@@ -67,7 +74,10 @@ import Testing
 
     @Test func smallMessagesQueuedInOneTickLeaveAsOneWrite() throws {
         let session = try Session()
-        for value in 0..<3 { session.connection.enqueue(FrameWriter.frame(.ping, body: ByteBuffer(bytes: [UInt8(value)]), allocator: .init())) }
+        for value in 0..<3 {
+            session.connection.enqueue(
+                FrameWriter.frame(.ping, body: ByteBuffer(bytes: [UInt8(value)]), allocator: .init()))
+        }
         session.channel.embeddedEventLoop.run()
         let first = try #require(try session.channel.readOutbound(as: ByteBuffer.self))
         #expect(first.readableBytes == 3 * 6)  // three frames of 6 bytes, one buffer
@@ -78,7 +88,8 @@ import Testing
         let session = try Session()
         session.connection.retire()
         #expect(try session.written().map(\.kind) == [Self.goodbye])
-        #expect(!session.connection.enqueue(FrameWriter.frame(.ping, body: ByteBuffer(), allocator: .init())))  // no new frames
+        // No new frames.
+        #expect(!session.connection.enqueue(FrameWriter.frame(.ping, body: ByteBuffer(), allocator: .init())))
         #expect(session.channel.isActive)  // control: still open while the peer may still send on it
         try session.receive(.goodbye, Array("duplicate".utf8))
         #expect(!session.channel.isActive)
@@ -89,7 +100,9 @@ import Testing
         let session = try Session()
         let id = session.connection.makeRequestID()
         let response = session.connection.request(
-            id: id, frame: FrameWriter.frame(.request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, UInt8(id), 0, 0, 1, 65]), allocator: .init()),
+            id: id,
+            frame: FrameWriter.frame(
+                .request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, UInt8(id), 0, 0, 1, 65]), allocator: .init()),
             timeout: .seconds(30))
         session.connection.retire()
         try session.receive(.goodbye, Array("duplicate".utf8))
@@ -106,7 +119,9 @@ import Testing
     @Test func aRequestTimesOutAndFailsOnce() throws {
         let session = try Session()
         let response = session.connection.request(
-            id: 7, frame: FrameWriter.frame(.request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 1, 65]), allocator: .init()),
+            id: 7,
+            frame: FrameWriter.frame(
+                .request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 1, 65]), allocator: .init()),
             timeout: .seconds(2))
         session.channel.embeddedEventLoop.advanceTime(by: .seconds(3))
         #expect(throws: RequestTimeoutError.self) { try response.wait() }

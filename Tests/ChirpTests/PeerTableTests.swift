@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Chirp
 
 /// The peer table's rules, one at a time: events in, actions out, time given by the test (Docs/Protocol.md, "One
@@ -32,7 +33,9 @@ import Testing
 
         static func describe(_ action: Table.Action) -> String? {
             switch action {
-            case .scheduleDial(let id, let delay, _): return "dial \(id) in \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms"
+            case .scheduleDial(let id, let delay, _):
+                return
+                    "dial \(id) in \(delay.components.seconds * 1000 + delay.components.attoseconds / 1_000_000_000_000_000) ms"
             case .dial(let id, let address, _): return "dial \(id) at \(address.host):\(address.port)"
             case .emit(.peerAdded(let peer)): return "added \(peer.id)"
             case .emit(.peerRemoved(let peer)): return "removed \(peer.id)"
@@ -53,15 +56,19 @@ import Testing
 
     static func advert(_ id: String, port: Int = 7000, secret: Bool = false, version: String? = "1") -> Table.Advert {
         Table.Advert(
-            instanceName: "\(id) [\(id)]", peerID: id, name: id, protocolVersion: version, usesSecret: secret, metadata: [:],
+            instanceName: "\(id) [\(id)]", peerID: id, name: id, protocolVersion: version, usesSecret: secret,
+            metadata: [:],
             host: "host.local.", addresses: ["127.0.0.1:\(port)"], dialAddress: .init(host: "127.0.0.1", port: port))
     }
 
     /// A connection to `id` whose handshake completed: `number` identifies it, `dialer` is who dialed it.
-    static func established(_ number: Int, peer id: String, dialer: String, openedAt: ContinuousClock.Instant) -> Table.Event {
-        .established(.init(
-            connection: number, peer: Peer(id: id, name: id, addresses: ["127.0.0.1:1"], isConnected: true),
-            role: dialer == "M" ? .dialer : .acceptor, dialerID: dialer, openedAt: openedAt))
+    static func established(_ number: Int, peer id: String, dialer: String, openedAt: ContinuousClock.Instant)
+        -> Table.Event
+    {
+        .established(
+            .init(
+                connection: number, peer: Peer(id: id, name: id, addresses: ["127.0.0.1:1"], isConnected: true),
+                role: dialer == "M" ? .dialer : .acceptor, dialerID: dialer, openedAt: openedAt))
     }
 
     // MARK: - Dialing
@@ -77,7 +84,7 @@ import Testing
     @Test(arguments: [
         // advertised, expected delay: a lower id gets the first dial only once it can have seen us
         (true, "dial A in 1000 ms"),
-        (false, "dial A in 0 ms"),
+        (false, "dial A in 0 ms")
     ])
     func aPeerWithALowerIDGetsAHeadStart(advertised: Bool, expected: String) {
         var session = Session()
@@ -103,13 +110,16 @@ import Testing
         var delays: [String] = []
         for _ in 0..<11 {
             _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
-            delays.append(session.on(.dialFailed(peerID: "Z", .failed(reason: nil, connectionRefused: false))).last ?? "none")
+            delays.append(
+                session.on(.dialFailed(peerID: "Z", .failed(reason: nil, connectionRefused: false))).last ?? "none")
         }
-        #expect(delays == [
-            "dial Z in 100 ms", "dial Z in 200 ms", "dial Z in 400 ms", "dial Z in 800 ms", "dial Z in 1600 ms",
-            "dial Z in 3200 ms", "dial Z in 6400 ms", "dial Z in 12800 ms", "dial Z in 25600 ms", "dial Z in 30000 ms",
-            "dial Z in 30000 ms",
-        ])
+        #expect(
+            delays == [
+                "dial Z in 100 ms", "dial Z in 200 ms", "dial Z in 400 ms", "dial Z in 800 ms", "dial Z in 1600 ms",
+                "dial Z in 3200 ms", "dial Z in 6400 ms", "dial Z in 12800 ms", "dial Z in 25600 ms",
+                "dial Z in 30000 ms",
+                "dial Z in 30000 ms"
+            ])
     }
 
     @Test func aRefusalWaitsLongBeforeTheNextDial() throws {
@@ -125,13 +135,15 @@ import Testing
         var session = Session()
         _ = session.on(.found(Self.advert("Z")))
         _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
-        #expect(session.on(.dialFailed(peerID: "Z", .failed(reason: "refused", connectionRefused: true)))
-            == ["removed Z", "peers []", "dial Z in 100 ms"])
+        #expect(
+            session.on(.dialFailed(peerID: "Z", .failed(reason: "refused", connectionRefused: true)))
+                == ["removed Z", "peers []", "dial Z in 100 ms"])
         #expect(session.table.availablePeers.isEmpty)
         // It was alive after all: the next dial works.
         _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
-        #expect(session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
-            == ["added Z", "connected Z", "peers [Z]"])
+        #expect(
+            session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+                == ["added Z", "connected Z", "peers [Z]"])
     }
 
     @Test func aPeerSeenAgainSoonAfterItWentIsHiddenUntilConfirmed() {
@@ -165,10 +177,11 @@ import Testing
         ("A", "M", "M", "A", false),
         ("M", "A", "M", "A", true),
         ("Z", "Z", "M", "Z", true),  // same dialer twice: the peer reconnected, the new one is live
-        ("M", "M", "M", "Z", true),
+        ("M", "M", "M", "Z", true)
     ])
     func theTieBreakKeepsTheLowerIDsDial(existing: String, new: String, local: String, remote: String, keepsNew: Bool) {
-        #expect(TieBreak.keepsNew(existingDialer: existing, newDialer: new, localID: local, remoteID: remote) == keepsNew)
+        #expect(
+            TieBreak.keepsNew(existingDialer: existing, newDialer: new, localID: local, remoteID: remote) == keepsNew)
     }
 
     @Test func bothDialedAtOnceTheLoserIsRetiredAndTheWinnerHoldsUntilItIsDone() {
@@ -176,7 +189,8 @@ import Testing
         _ = session.on(.found(Self.advert("Z")))
         #expect(session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now)).contains("connected Z"))
         // Our own dial completes second, and wins (M < Z): the first is retired, and what Z sent on it comes first.
-        #expect(session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: session.now)) == ["retire #1 holding #2"])
+        #expect(
+            session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: session.now)) == ["retire #1 holding #2"])
         #expect(session.table.connection(to: "Z") == 2)
         // The retired connection closing does not disconnect the peer.
         #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).isEmpty)
@@ -197,7 +211,8 @@ import Testing
         _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
         let ourDialOpened = session.now + .milliseconds(10)
         session.advance(.milliseconds(50))
-        #expect(session.on(.closed(1, peerID: "Z", peerStopping: true, refusal: nil)) == ["disconnected Z", "peers [Z]"])
+        #expect(
+            session.on(.closed(1, peerID: "Z", peerStopping: true, refusal: nil)) == ["disconnected Z", "peers [Z]"])
         session.advance(.milliseconds(50))
         // Our dial, opened before Z said goodbye, completes now: it belongs to the run that stopped.
         #expect(session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: ourDialOpened)) == ["close #2"])
@@ -210,14 +225,15 @@ import Testing
         _ = session.on(.found(Self.advert("Z")))
         _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
         session.advance(.seconds(3))
-        #expect(!session.on(.closed(1, peerID: "Z", peerStopping: true, refusal: nil)).contains { $0.hasPrefix("dial") })
+        #expect(
+            !session.on(.closed(1, peerID: "Z", peerStopping: true, refusal: nil)).contains { $0.hasPrefix("dial") })
         #expect(session.on(.found(Self.advert("Z"))).last == "dial Z in 0 ms")
     }
 
     @Test(arguments: [
         // how long the connection lasted, the delay of the redial
         (Duration.seconds(1), "dial Z in 100 ms"),
-        (Duration.seconds(3), "dial Z in 0 ms"),
+        (Duration.seconds(3), "dial Z in 0 ms")
     ])
     func aShortLivedConnectionCountsAsAFailure(lasted: Duration, expected: String) {
         var session = Session()
@@ -243,20 +259,24 @@ import Testing
         _ = session.on(.found(Self.advert("Z")))
         _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
         #expect(session.on(.lost(instanceName: "Z [Z]")).isEmpty)
-        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil))
-            == ["resolve-again Z [Z]", "disconnected Z", "removed Z", "peers []"])
+        #expect(
+            session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil))
+                == ["resolve-again Z [Z]", "disconnected Z", "removed Z", "peers []"])
     }
 
     @Test func aPeerThatDialedUsBeforeWeResolvedItNeedsNoResolveWhileConnected() {
         var session = Session()
-        #expect(session.on(Self.established(1, peer: "A", dialer: "A", openedAt: session.now)).first == "resolved-by-connection A [A]")
+        #expect(
+            session.on(Self.established(1, peer: "A", dialer: "A", openedAt: session.now)).first
+                == "resolved-by-connection A [A]")
         #expect(session.on(.closed(1, peerID: "A", peerStopping: false, refusal: nil)).first == "resolve-again A [A]")
     }
 
     @Test(arguments: [(true, false), (false, true)])
     func aPeerWithoutTheSameSecretSettingIsReportedOnceAndNotDialed(peerSecret: Bool, ourSecret: Bool) {
         var session = Session()
-        session.table = Table(settings: .init(localID: "M", protocolVersion: "1", usesSecret: ourSecret, dialJitter: { 1 }))
+        session.table = Table(
+            settings: .init(localID: "M", protocolVersion: "1", usesSecret: ourSecret, dialJitter: { 1 }))
         let first = session.on(.found(Self.advert("Z", secret: peerSecret)))
         #expect(first.first == "refused Z")
         #expect(!first.contains { $0.hasPrefix("dial") })

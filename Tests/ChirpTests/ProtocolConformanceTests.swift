@@ -6,294 +6,306 @@ import Testing
 /// Every MUST of Docs/Protocol.md, checked by playing the other peer byte by byte against a real transceiver. Each
 /// test is named after its section.
 extension LiveTests {
-@Suite struct ProtocolConformanceTests {
-    /// A transceiver listening on loopback, with handlers the tests send to.
-    struct Server {
-        let transceiver: Transceiver
-        let type: String
-        let port: Int
-        let named = Collected<Int>()
-        let data = Collected<Data>()
+    @Suite struct ProtocolConformanceTests {
+        /// A transceiver listening on loopback, with handlers the tests send to.
+        struct Server {
+            let transceiver: Transceiver
+            let type: String
+            let port: Int
+            let named = Collected<Int>()
+            let data = Collected<Data>()
 
-        init(handshakeTimeout: Duration? = nil, acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil) async throws {
-            type = uniqueServiceType()
-            var configuration = testConfiguration("server", serviceType: type)
-            if let handshakeTimeout { configuration.handshakeTimeout = handshakeTimeout }
-            if let acceptPolicy { configuration.acceptPolicy = acceptPolicy }
-            transceiver = Transceiver(configuration: configuration)
-            let named = self.named
-            let data = self.data
-            transceiver.receive(Named.self) { message in named.append(message.value) }
-            transceiver.receive(Data.self) { bytes in data.append(bytes) }
-            transceiver.respond(to: Echo.self) { echo, _ in Echo(text: echo.text) }
-            try await transceiver.start()
-            port = try #require(transceiver.port)
-        }
-
-        /// A raw peer that has completed its handshake with the server.
-        func connectedPeer() async throws -> RawPeer {
-            let peer = try await RawPeer(port: port)
-            try await peer.send(RawPeer.hello(service: type))
-            let hello = try await peer.waitForFrames(1)[0]
-            #expect(hello.kind == 1)
-            try await withTimeout(20, "the server to report the raw peer connected") {
-                while !transceiver.connectedPeers.contains(where: { $0.name == "raw" }) { try await Task.sleep(for: .milliseconds(5)) }
+            init(
+                handshakeTimeout: Duration? = nil, acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil
+            ) async throws {
+                type = uniqueServiceType()
+                var configuration = testConfiguration("server", serviceType: type)
+                if let handshakeTimeout { configuration.handshakeTimeout = handshakeTimeout }
+                if let acceptPolicy { configuration.acceptPolicy = acceptPolicy }
+                transceiver = Transceiver(configuration: configuration)
+                let named = self.named
+                let data = self.data
+                transceiver.receive(Named.self) { message in named.append(message.value) }
+                transceiver.receive(Data.self) { bytes in data.append(bytes) }
+                transceiver.respond(to: Echo.self) { echo, _ in Echo(text: echo.text) }
+                try await transceiver.start()
+                port = try #require(transceiver.port)
             }
-            return peer
-        }
 
-        func stop() async { await transceiver.shutdown() }
-    }
-
-    // MARK: - Section 3: frames
-
-    @Test func section3_aZeroLengthFrameClosesTheConnection() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        try await peer.send([0, 0, 0, 0])
-        try await peer.waitForClose()
-        await server.stop()
-    }
-
-    @Test func section3_aLengthOverTheLimitClosesTheConnectionBeforeTheBodyArrives() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        try await peer.send([0x40, 0, 0, 0, 3])  // 1 GiB announced, one byte of it sent
-        try await peer.waitForClose()
-        await server.stop()
-    }
-
-    @Test func section3_aFrameOfUnknownKindIsSkipped() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        try await peer.send(RawPeer.frame(kind: 0x7E, [1, 2, 3]) + RawPeer.message(type: "tests.named", json: #"{"value":7}"#))
-        try await server.named.waitForCount(1)  // the message after it arrived: the unknown frame was skipped
-        #expect(server.named.values == [7])
-        #expect(!peer.isClosed)
-        await peer.close()
-        await server.stop()
-    }
-
-    @Test func section3_aTLSRecordInsteadOfAHelloIsClosedAfterOnlyTheHello() async throws {
-        let server = try await Server()
-        let peer = try await RawPeer(port: server.port)
-        try await peer.send([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00])  // a TLS ClientHello's start
-        try await peer.waitForClose()
-        #expect(peer.frames.map(\.kind) == [1])  // its own hello, sent before it read anything; nothing else
-        await server.stop()
-    }
-
-    // MARK: - Section 4: handshake
-
-    @Test func section4_theFirstFrameIsTheHello() async throws {
-        let server = try await Server()
-        let peer = try await RawPeer(port: server.port)
-        let first = try await peer.waitForFrames(1)[0]  // sent without waiting for ours
-        #expect(first.kind == 1)
-        let hello = try #require(try JSONSerialization.jsonObject(with: Data(first.body)) as? [String: Any])
-        #expect(hello["protocol"] as? Int == 1)
-        #expect(hello["service"] as? String == server.type)
-        #expect(hello["name"] as? String == "server")
-        #expect((hello["peerID"] as? String)?.isEmpty == false)
-        await peer.close()
-        await server.stop()
-    }
-
-    @Test func section4_aFirstFrameThatIsNotAHelloGetsARefuseFrameThenClose() async throws {
-        let server = try await Server()
-        let peer = try await RawPeer(port: server.port)
-        try await peer.send(RawPeer.message(type: "tests.named", json: #"{"value":1}"#))
-        try await peer.waitForClose()
-        #expect(peer.frames.map(\.kind) == [1, 2])  // its hello, then the refusal
-        #expect(peer.frames.last?.text == "expected a hello frame first, got kind 0x3")
-        #expect(server.named.values.isEmpty)
-        await server.stop()
-    }
-
-    @Test func section4_aHelloForAnotherServiceIsRefused() async throws {
-        let server = try await Server()
-        let peer = try await RawPeer(port: server.port)
-        try await peer.send(RawPeer.hello(service: "other"))
-        try await peer.waitForClose()
-        #expect(peer.frames.map(\.kind) == [1, 2])
-        #expect(peer.frames.last?.text.contains("service type mismatch") == true)
-        await server.stop()
-    }
-
-    @Test func section4_aHelloWithAnotherProtocolVersionIsRefused() async throws {
-        let server = try await Server()
-        let peer = try await RawPeer(port: server.port)
-        try await peer.send(RawPeer.hello(service: server.type, protocol: 2))
-        try await peer.waitForClose()
-        #expect(peer.frames.map(\.kind) == [1, 2])
-        #expect(peer.frames.last?.text.contains("protocol version mismatch") == true)
-        await server.stop()
-    }
-
-    @Test func section4_aHelloCarryingTheReceiversOwnPeerIDIsRefused() async throws {
-        let server = try await Server()
-        let peer = try await RawPeer(port: server.port)
-        try await peer.send(RawPeer.hello(service: server.type, id: server.transceiver.configuration.peerID))
-        try await peer.waitForClose()
-        #expect(peer.frames.map(\.kind) == [1, 2])
-        await server.stop()
-    }
-
-    @Test func section4_anAcceptorWhosePolicySaysNoSendsOnlyARefuseFrameThenCloses() async throws {
-        let server = try await Server(acceptPolicy: { candidate in candidate.peer.name != "raw" })
-        let peer = try await RawPeer(port: server.port)
-        try await peer.send(RawPeer.hello(service: server.type))
-        try await peer.waitForClose()
-        #expect(peer.frames.map(\.kind) == [2])  // no hello: the policy decides before the acceptor says who it is
-        #expect(peer.frames.first?.text.contains("not accepted") == true)
-        // Control: a name the policy accepts gets the acceptor's hello and stays connected.
-        let accepted = try await RawPeer(port: server.port)
-        try await accepted.send(RawPeer.hello(service: server.type, name: "welcome"))
-        #expect(try await accepted.waitForFrames(1)[0].kind == 1)
-        await accepted.close()
-        await server.stop()
-    }
-
-    @Test func section4_aMalformedHelloIsRefused() async throws {
-        let server = try await Server()
-        let peer = try await RawPeer(port: server.port)
-        try await peer.send(RawPeer.frame(kind: 1, Array("not json".utf8)))
-        try await peer.waitForClose()
-        #expect(peer.frames.map(\.kind) == [1, 2])
-        #expect(peer.frames.last?.text.hasPrefix("malformed hello") == true)
-        await server.stop()
-    }
-
-    @Test func section4_aHelloThatTricklesInIsClosedAtTheHandshakeTimeoutNotBefore() async throws {
-        // The defaults: a 5 s handshake timeout, a 2.5 s heartbeat timeout. The heartbeat must not cut a handshake.
-        let server = try await Server()
-        let peer = try await RawPeer(port: server.port)
-        let opened = ContinuousClock.now
-        let hello = RawPeer.hello(service: server.type)
-        for byte in hello.prefix(20) {  // a byte every 0.5 s: never complete within 5 s
-            if peer.isClosed { break }
-            try await peer.send([byte])
-            try await Task.sleep(for: .milliseconds(500))
-        }
-        try await peer.waitForClose()
-        let lifetime = ContinuousClock.now - opened
-        #expect(lifetime >= .milliseconds(4500), "closed after \(lifetime), before the 5 s handshake timeout")
-        #expect(peer.frames.map(\.kind) == [1])  // its hello, and no refuse frame: a timeout just closes
-        await server.stop()
-    }
-
-    // MARK: - Section 5: messages, requests and responses
-
-    @Test func section5_aMessageGoesOnlyToHandlersOfExactlyItsTypeName() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        try await peer.send(
-            RawPeer.message(type: "Tests.Named", json: #"{"value":1}"#)       // another name (case differs)
-                + RawPeer.message(type: "tests.named", json: #"{"value":2}"#))  // the positive control
-        try await server.named.waitForCount(1)
-        #expect(server.named.values == [2])  // messages are handled in order: the first would have come first
-        await peer.close()
-        await server.stop()
-    }
-
-    @Test func section5_aRequestGetsExactlyOneResponseWithItsID() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        try await peer.send(RawPeer.request(id: 0x0102_0304_0506_0708, type: MessageTypeNameOf.echo, json: #"{"text":"hi"}"#))
-        let frame = try await peer.waitForFrame(kind: 5)
-        let response = try #require(frame.response)
-        #expect(response.id == 0x0102_0304_0506_0708)
-        #expect(response.status == 0)
-        #expect(response.flags == 0)
-        #expect(String(decoding: response.payload, as: UTF8.self) == #"{"text":"hi"}"#)
-        await peer.close()
-        await server.stop()
-    }
-
-    @Test func section5_aRequestNobodyAnswersGetsStatus2WithPlainTextUnderItsOwnTypeName() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        try await peer.send(RawPeer.request(id: 7, type: "listr.item.lsit", json: "{}"))
-        let response = try #require(try await peer.waitForFrame(kind: 5).response)
-        #expect(response.id == 7)
-        #expect(response.status == 2)
-        #expect(response.flags == 0)
-        #expect(response.type == "listr.item.lsit")
-        #expect(String(decoding: response.payload, as: UTF8.self) == "no responder for listr.item.lsit")
-        await peer.close()
-        await server.stop()
-    }
-
-    @Test func section5_aResponseToAnUnknownIDIsIgnored() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        let stray = RawPeer.frame(kind: 5, withUnsafeBytes(of: UInt64(999).bigEndian, Array.init) + [0]
-            + RawPeer.messageBody(type: "x", payload: []))
-        try await peer.send(stray + RawPeer.message(type: "tests.named", json: #"{"value":3}"#))
-        try await server.named.waitForCount(1)  // the frame after it was handled: the connection is fine
-        #expect(!peer.isClosed)
-        await peer.close()
-        await server.stop()
-    }
-
-    @Test func section5_dataTravelsAsChirpDataAndItsOldNamesAreAccepted() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        // The old names of Data, as Chirp on Linux and on macOS sent them, with the binary flag.
-        try await peer.send(
-            RawPeer.frame(kind: 3, RawPeer.messageBody(type: "FoundationEssentials.Data", payload: [1, 2], flags: 1))
-                + RawPeer.frame(kind: 3, RawPeer.messageBody(type: "Foundation.Data", payload: [3], flags: 1))
-                + RawPeer.frame(kind: 3, RawPeer.messageBody(type: "chirp.data", payload: [4], flags: 1)))
-        try await server.data.waitForCount(3)
-        #expect(server.data.values == [Data([1, 2]), Data([3]), Data([4])])
-        // What Chirp sends now.
-        try server.transceiver.broadcast(Data([9, 9]))
-        let message = try #require(try await peer.waitForFrame(kind: 3).message)
-        #expect(message.type == "chirp.data")
-        #expect(message.flags == 1)
-        #expect(message.payload == [9, 9])
-        await peer.close()
-        await server.stop()
-    }
-
-    // MARK: - Section 7: heartbeats
-
-    @Test func section7_aPingIsAnsweredWithAPongCarryingTheSameBytes() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        try await peer.send(RawPeer.frame(kind: 6, [0xDE, 0xAD, 0xBE, 0xEF]))
-        let pong = try await withTimeout(20, "the pong") {
-            while true {
-                if let pong = peer.frames.first(where: { $0.kind == 7 && !$0.body.isEmpty }) { return pong }
-                try await Task.sleep(for: .milliseconds(5))
+            /// A raw peer that has completed its handshake with the server.
+            func connectedPeer() async throws -> RawPeer {
+                let peer = try await RawPeer(port: port)
+                try await peer.send(RawPeer.hello(service: type))
+                let hello = try await peer.waitForFrames(1)[0]
+                #expect(hello.kind == 1)
+                try await withTimeout(20, "the server to report the raw peer connected") {
+                    while !transceiver.connectedPeers.contains(where: { $0.name == "raw" }) {
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
+                return peer
             }
-        }
-        #expect(pong.body == [0xDE, 0xAD, 0xBE, 0xEF])
-        await peer.close()
-        await server.stop()
-    }
 
-    @Test func section7_aQuietSideSendsAnEmptyPing() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        let ping = try await peer.waitForFrame(kind: 6)  // the server has nothing to say: it pings
-        #expect(ping.body.isEmpty)
-        await peer.close()
-        await server.stop()
-    }
-
-    @Test func section7_aPeerThatSendsNothingIsClosedAfterTheHeartbeatTimeout() async throws {
-        let server = try await Server()
-        let peer = try await server.connectedPeer()
-        // The raw peer answers nothing, not even pings: after 2.5 s (and the kernel's word that nothing arrived),
-        // the server closes and reports it disconnected.
-        try await peer.waitForClose()
-        try await withTimeout(20, "the raw peer reported gone") {
-            while server.transceiver.connectedPeers.contains(where: { $0.name == "raw" }) { try await Task.sleep(for: .milliseconds(5)) }
+            func stop() async { await transceiver.shutdown() }
         }
-        await server.stop()
+
+        // MARK: - Section 3: frames
+
+        @Test func section3_aZeroLengthFrameClosesTheConnection() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            try await peer.send([0, 0, 0, 0])
+            try await peer.waitForClose()
+            await server.stop()
+        }
+
+        @Test func section3_aLengthOverTheLimitClosesTheConnectionBeforeTheBodyArrives() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            try await peer.send([0x40, 0, 0, 0, 3])  // 1 GiB announced, one byte of it sent
+            try await peer.waitForClose()
+            await server.stop()
+        }
+
+        @Test func section3_aFrameOfUnknownKindIsSkipped() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            try await peer.send(
+                RawPeer.frame(kind: 0x7E, [1, 2, 3]) + RawPeer.message(type: "tests.named", json: #"{"value":7}"#))
+            try await server.named.waitForCount(1)  // the message after it arrived: the unknown frame was skipped
+            #expect(server.named.values == [7])
+            #expect(!peer.isClosed)
+            await peer.close()
+            await server.stop()
+        }
+
+        @Test func section3_aTLSRecordInsteadOfAHelloIsClosedAfterOnlyTheHello() async throws {
+            let server = try await Server()
+            let peer = try await RawPeer(port: server.port)
+            // A TLS ClientHello's start.
+            try await peer.send([0x16, 0x03, 0x01, 0x00, 0x05, 0x01, 0x00, 0x00, 0x01, 0x00])
+            try await peer.waitForClose()
+            #expect(peer.frames.map(\.kind) == [1])  // its own hello, sent before it read anything; nothing else
+            await server.stop()
+        }
+
+        // MARK: - Section 4: handshake
+
+        @Test func section4_theFirstFrameIsTheHello() async throws {
+            let server = try await Server()
+            let peer = try await RawPeer(port: server.port)
+            let first = try await peer.waitForFrames(1)[0]  // sent without waiting for ours
+            #expect(first.kind == 1)
+            let hello = try #require(try JSONSerialization.jsonObject(with: Data(first.body)) as? [String: Any])
+            #expect(hello["protocol"] as? Int == 1)
+            #expect(hello["service"] as? String == server.type)
+            #expect(hello["name"] as? String == "server")
+            #expect((hello["peerID"] as? String)?.isEmpty == false)
+            await peer.close()
+            await server.stop()
+        }
+
+        @Test func section4_aFirstFrameThatIsNotAHelloGetsARefuseFrameThenClose() async throws {
+            let server = try await Server()
+            let peer = try await RawPeer(port: server.port)
+            try await peer.send(RawPeer.message(type: "tests.named", json: #"{"value":1}"#))
+            try await peer.waitForClose()
+            #expect(peer.frames.map(\.kind) == [1, 2])  // its hello, then the refusal
+            #expect(peer.frames.last?.text == "expected a hello frame first, got kind 0x3")
+            #expect(server.named.values.isEmpty)
+            await server.stop()
+        }
+
+        @Test func section4_aHelloForAnotherServiceIsRefused() async throws {
+            let server = try await Server()
+            let peer = try await RawPeer(port: server.port)
+            try await peer.send(RawPeer.hello(service: "other"))
+            try await peer.waitForClose()
+            #expect(peer.frames.map(\.kind) == [1, 2])
+            #expect(peer.frames.last?.text.contains("service type mismatch") == true)
+            await server.stop()
+        }
+
+        @Test func section4_aHelloWithAnotherProtocolVersionIsRefused() async throws {
+            let server = try await Server()
+            let peer = try await RawPeer(port: server.port)
+            try await peer.send(RawPeer.hello(service: server.type, protocol: 2))
+            try await peer.waitForClose()
+            #expect(peer.frames.map(\.kind) == [1, 2])
+            #expect(peer.frames.last?.text.contains("protocol version mismatch") == true)
+            await server.stop()
+        }
+
+        @Test func section4_aHelloCarryingTheReceiversOwnPeerIDIsRefused() async throws {
+            let server = try await Server()
+            let peer = try await RawPeer(port: server.port)
+            try await peer.send(RawPeer.hello(service: server.type, id: server.transceiver.configuration.peerID))
+            try await peer.waitForClose()
+            #expect(peer.frames.map(\.kind) == [1, 2])
+            await server.stop()
+        }
+
+        @Test func section4_anAcceptorWhosePolicySaysNoSendsOnlyARefuseFrameThenCloses() async throws {
+            let server = try await Server(acceptPolicy: { candidate in candidate.peer.name != "raw" })
+            let peer = try await RawPeer(port: server.port)
+            try await peer.send(RawPeer.hello(service: server.type))
+            try await peer.waitForClose()
+            #expect(peer.frames.map(\.kind) == [2])  // no hello: the policy decides before the acceptor says who it is
+            #expect(peer.frames.first?.text.contains("not accepted") == true)
+            // Control: a name the policy accepts gets the acceptor's hello and stays connected.
+            let accepted = try await RawPeer(port: server.port)
+            try await accepted.send(RawPeer.hello(service: server.type, name: "welcome"))
+            #expect(try await accepted.waitForFrames(1)[0].kind == 1)
+            await accepted.close()
+            await server.stop()
+        }
+
+        @Test func section4_aMalformedHelloIsRefused() async throws {
+            let server = try await Server()
+            let peer = try await RawPeer(port: server.port)
+            try await peer.send(RawPeer.frame(kind: 1, Array("not json".utf8)))
+            try await peer.waitForClose()
+            #expect(peer.frames.map(\.kind) == [1, 2])
+            #expect(peer.frames.last?.text.hasPrefix("malformed hello") == true)
+            await server.stop()
+        }
+
+        @Test func section4_aHelloThatTricklesInIsClosedAtTheHandshakeTimeoutNotBefore() async throws {
+            // The defaults: a 5 s handshake timeout, a 2.5 s heartbeat timeout. The heartbeat must not cut a handshake.
+            let server = try await Server()
+            let peer = try await RawPeer(port: server.port)
+            let opened = ContinuousClock.now
+            let hello = RawPeer.hello(service: server.type)
+            for byte in hello.prefix(20) {  // a byte every 0.5 s: never complete within 5 s
+                if peer.isClosed { break }
+                try await peer.send([byte])
+                try await Task.sleep(for: .milliseconds(500))
+            }
+            try await peer.waitForClose()
+            let lifetime = ContinuousClock.now - opened
+            #expect(lifetime >= .milliseconds(4500), "closed after \(lifetime), before the 5 s handshake timeout")
+            #expect(peer.frames.map(\.kind) == [1])  // its hello, and no refuse frame: a timeout just closes
+            await server.stop()
+        }
+
+        // MARK: - Section 5: messages, requests and responses
+
+        @Test func section5_aMessageGoesOnlyToHandlersOfExactlyItsTypeName() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            try await peer.send(
+                RawPeer.message(type: "Tests.Named", json: #"{"value":1}"#)  // another name (case differs)
+                    + RawPeer.message(type: "tests.named", json: #"{"value":2}"#))  // the positive control
+            try await server.named.waitForCount(1)
+            #expect(server.named.values == [2])  // messages are handled in order: the first would have come first
+            await peer.close()
+            await server.stop()
+        }
+
+        @Test func section5_aRequestGetsExactlyOneResponseWithItsID() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            try await peer.send(
+                RawPeer.request(id: 0x0102_0304_0506_0708, type: MessageTypeNameOf.echo, json: #"{"text":"hi"}"#))
+            let frame = try await peer.waitForFrame(kind: 5)
+            let response = try #require(frame.response)
+            #expect(response.id == 0x0102_0304_0506_0708)
+            #expect(response.status == 0)
+            #expect(response.flags == 0)
+            #expect(String(decoding: response.payload, as: UTF8.self) == #"{"text":"hi"}"#)
+            await peer.close()
+            await server.stop()
+        }
+
+        @Test func section5_aRequestNobodyAnswersGetsStatus2WithPlainTextUnderItsOwnTypeName() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            try await peer.send(RawPeer.request(id: 7, type: "listr.item.lsit", json: "{}"))
+            let response = try #require(try await peer.waitForFrame(kind: 5).response)
+            #expect(response.id == 7)
+            #expect(response.status == 2)
+            #expect(response.flags == 0)
+            #expect(response.type == "listr.item.lsit")
+            #expect(String(decoding: response.payload, as: UTF8.self) == "no responder for listr.item.lsit")
+            await peer.close()
+            await server.stop()
+        }
+
+        @Test func section5_aResponseToAnUnknownIDIsIgnored() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            let stray = RawPeer.frame(
+                kind: 5,
+                withUnsafeBytes(of: UInt64(999).bigEndian, Array.init) + [0]
+                    + RawPeer.messageBody(type: "x", payload: []))
+            try await peer.send(stray + RawPeer.message(type: "tests.named", json: #"{"value":3}"#))
+            try await server.named.waitForCount(1)  // the frame after it was handled: the connection is fine
+            #expect(!peer.isClosed)
+            await peer.close()
+            await server.stop()
+        }
+
+        @Test func section5_dataTravelsAsChirpDataAndItsOldNamesAreAccepted() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            // The old names of Data, as Chirp on Linux and on macOS sent them, with the binary flag.
+            try await peer.send(
+                RawPeer.frame(
+                    kind: 3, RawPeer.messageBody(type: "FoundationEssentials.Data", payload: [1, 2], flags: 1))
+                    + RawPeer.frame(kind: 3, RawPeer.messageBody(type: "Foundation.Data", payload: [3], flags: 1))
+                    + RawPeer.frame(kind: 3, RawPeer.messageBody(type: "chirp.data", payload: [4], flags: 1)))
+            try await server.data.waitForCount(3)
+            #expect(server.data.values == [Data([1, 2]), Data([3]), Data([4])])
+            // What Chirp sends now.
+            try server.transceiver.broadcast(Data([9, 9]))
+            let message = try #require(try await peer.waitForFrame(kind: 3).message)
+            #expect(message.type == "chirp.data")
+            #expect(message.flags == 1)
+            #expect(message.payload == [9, 9])
+            await peer.close()
+            await server.stop()
+        }
+
+        // MARK: - Section 7: heartbeats
+
+        @Test func section7_aPingIsAnsweredWithAPongCarryingTheSameBytes() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            try await peer.send(RawPeer.frame(kind: 6, [0xDE, 0xAD, 0xBE, 0xEF]))
+            let pong = try await withTimeout(20, "the pong") {
+                while true {
+                    if let pong = peer.frames.first(where: { $0.kind == 7 && !$0.body.isEmpty }) { return pong }
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            #expect(pong.body == [0xDE, 0xAD, 0xBE, 0xEF])
+            await peer.close()
+            await server.stop()
+        }
+
+        @Test func section7_aQuietSideSendsAnEmptyPing() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            let ping = try await peer.waitForFrame(kind: 6)  // the server has nothing to say: it pings
+            #expect(ping.body.isEmpty)
+            await peer.close()
+            await server.stop()
+        }
+
+        @Test func section7_aPeerThatSendsNothingIsClosedAfterTheHeartbeatTimeout() async throws {
+            let server = try await Server()
+            let peer = try await server.connectedPeer()
+            // The raw peer answers nothing, not even pings: after 2.5 s (and the kernel's word that nothing arrived),
+            // the server closes and reports it disconnected.
+            try await peer.waitForClose()
+            try await withTimeout(20, "the raw peer reported gone") {
+                while server.transceiver.connectedPeers.contains(where: { $0.name == "raw" }) {
+                    try await Task.sleep(for: .milliseconds(5))
+                }
+            }
+            await server.stop()
+        }
     }
-}
 }
 
 /// Type names of the test types, as they travel.

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import Testing
+
 @testable import Chirp
 
 /// The read gate on a channel of its own: a closed gate holds the channel's reads back, and the last key to open it

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Chirp
 
 /// The pure part of resolving many peers: who is resolved when (Docs/Reliability.md, "64 peers").
@@ -100,11 +101,11 @@ import Testing
     }
 
     @Test(arguments: [
-        ("p2 [0000AAAA]", true),   // a lower id: that peer dials first
+        ("p2 [0000AAAA]", true),  // a lower id: that peer dials first
         ("p2 [FFFF0000]", false),  // a higher id: we dial it, so we resolve it first
         ("p2 [8F00BEEF]", false),  // our own short id
         ("plain name", false),
-        ("p2 []", false),
+        ("p2 []", false)
     ])
     func peersWithALowerIDAreResolvedLater(_ instance: String, _ later: Bool) {
         #expect(Engine.dialsUsFirst(instanceName: instance, localID: "8F00BEEF12345678") == later)

@@ -2,6 +2,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import Testing
+
 @testable import Chirp
 
 /// Async responders: at most the limit at once, the rest in arrival order with their connection unread, every task

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Chirp
 
 @Suite struct ServiceTypeTests {

@@ -8,63 +8,64 @@ import Testing
 struct ChatLine: Codable, Sendable { var text: String }
 
 extension LiveTests {
-@Suite struct UnhandledTypeTests {
-    /// Alice connected to bob, whose log goes to the returned capture; `configure` sets bob up before he starts.
-    static func connectedPair(
-        configure: (Transceiver) -> Void = { _ in }
-    ) async throws -> (alice: Transceiver, bob: Transceiver, bobPeer: Peer, logs: LogCapture) {
-        let type = uniqueServiceType()
-        let logs = LogCapture()
-        var bobConfiguration = testConfiguration("bob", serviceType: type)
-        bobConfiguration.logger = logs.logger("bob")
-        let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
-        let bob = Transceiver(configuration: bobConfiguration)
-        configure(bob)
-        try await alice.start()
-        try await bob.start()
-        let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
-        _ = try await bob.waitForConnectedPeers(1)
-        return (alice, bob, bobPeer, logs)
-    }
-
-    @Test func aTypeWithTheSameShortNameFromAnotherModuleIsWarnedAboutOnceWithTheFix() async throws {
-        let received = Collected<String>()
-        let (alice, bob, bobPeer, logs) = try await Self.connectedPair { bob in
-            bob.receive(ChatLine.self) { line, _ in received.append(line.text) }  // travels as ChirpTests.ChatLine
+    @Suite struct UnhandledTypeTests {
+        /// Alice connected to bob, whose log goes to the returned capture; `configure` sets bob up before he starts.
+        static func connectedPair(
+            configure: (Transceiver) -> Void = { _ in }
+        ) async throws -> (alice: Transceiver, bob: Transceiver, bobPeer: Peer, logs: LogCapture) {
+            let type = uniqueServiceType()
+            let logs = LogCapture()
+            var bobConfiguration = testConfiguration("bob", serviceType: type)
+            bobConfiguration.logger = logs.logger("bob")
+            let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
+            let bob = Transceiver(configuration: bobConfiguration)
+            configure(bob)
+            try await alice.start()
+            try await bob.start()
+            let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
+            _ = try await bob.waitForConnectedPeers(1)
+            return (alice, bob, bobPeer, logs)
         }
 
-        // Alice's program declared its own ChatLine: it travels as "OtherApp.ChatLine". Sent twice: one warning.
-        let foreign = RawMessage(typeName: "OtherApp.ChatLine", payload: Data(#"{"text":"lost"}"#.utf8))
-        try alice.send(foreign, to: bobPeer)
-        try alice.send(foreign, to: bobPeer)
-        // The positive control for "handled messages are not warned about": a real ChatLine after them arrives.
-        try alice.send(ChatLine(text: "arrives"), to: bobPeer)
-        try await received.waitForCount(1)
-        try await logs.waitForLine(containing: "no handler for messages of type 'OtherApp.ChatLine' from alice")
+        @Test func aTypeWithTheSameShortNameFromAnotherModuleIsWarnedAboutOnceWithTheFix() async throws {
+            let received = Collected<String>()
+            let (alice, bob, bobPeer, logs) = try await Self.connectedPair { bob in
+                bob.receive(ChatLine.self) { line, _ in received.append(line.text) }  // travels as ChirpTests.ChatLine
+            }
 
-        let warnings = logs.lines.filter { $0.contains("no handler for messages of type") }
-        #expect(warnings.count == 1, "one warning per type and peer: \(warnings)")
-        let warning = try #require(warnings.first)
-        #expect(warning.hasPrefix("warning"))
-        #expect(warning.contains("'ChirpTests.ChatLine'"))
-        #expect(warning.contains("chirpTypeName"))
-        #expect(received.values == ["arrives"])
-        await alice.shutdown()
-        await bob.shutdown()
+            // Alice's program declared its own ChatLine: it travels as "OtherApp.ChatLine". Sent twice: one warning.
+            let foreign = RawMessage(typeName: "OtherApp.ChatLine", payload: Data(#"{"text":"lost"}"#.utf8))
+            try alice.send(foreign, to: bobPeer)
+            try alice.send(foreign, to: bobPeer)
+            // The positive control for "handled messages are not warned about": a real ChatLine after them arrives.
+            try alice.send(ChatLine(text: "arrives"), to: bobPeer)
+            try await received.waitForCount(1)
+            try await logs.waitForLine(containing: "no handler for messages of type 'OtherApp.ChatLine' from alice")
+
+            let warnings = logs.lines.filter { $0.contains("no handler for messages of type") }
+            #expect(warnings.count == 1, "one warning per type and peer: \(warnings)")
+            let warning = try #require(warnings.first)
+            #expect(warning.hasPrefix("warning"))
+            #expect(warning.contains("'ChirpTests.ChatLine'"))
+            #expect(warning.contains("chirpTypeName"))
+            #expect(received.values == ["arrives"])
+            await alice.shutdown()
+            await bob.shutdown()
+        }
+
+        @Test func aForgedTypeNameCannotForgeALogLine() async throws {
+            let (alice, bob, bobPeer, logs) = try await Self.connectedPair()
+
+            // What `chirp send TYPE $'x\n... critical receiver: FORGED LINE' '{}'` sends.
+            let forged = "x\n2026-11-24T10:00:00+0000 critical receiver: FORGED LINE \u{1B}]0;TITLE\u{07}"
+            try alice.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: bobPeer)
+            // The positive control: the warning about it is logged, with the forged text in it, escaped.
+            try await logs.waitForLine(
+                containing: #"x\n2026-11-24T10:00:00+0000 critical receiver: FORGED LINE \u{1B}]0;TITLE\u{7}"#)
+            #expect(!logs.text.contains("\ncritical receiver"))
+            #expect(!logs.lines.contains { $0.contains("\n") || $0.contains("\u{1B}") })
+            await alice.shutdown()
+            await bob.shutdown()
+        }
     }
-
-    @Test func aForgedTypeNameCannotForgeALogLine() async throws {
-        let (alice, bob, bobPeer, logs) = try await Self.connectedPair()
-
-        // What `chirp send TYPE $'x\n... critical receiver: FORGED LINE' '{}'` sends.
-        let forged = "x\n2026-11-24T10:00:00+0000 critical receiver: FORGED LINE \u{1B}]0;TITLE\u{07}"
-        try alice.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: bobPeer)
-        // The positive control: the warning about it is logged, with the forged text in it, escaped.
-        try await logs.waitForLine(containing: #"x\n2026-11-24T10:00:00+0000 critical receiver: FORGED LINE \u{1B}]0;TITLE\u{7}"#)
-        #expect(!logs.text.contains("\ncritical receiver"))
-        #expect(!logs.lines.contains { $0.contains("\n") || $0.contains("\u{1B}") })
-        await alice.shutdown()
-        await bob.shutdown()
-    }
-}
 }

@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Chirp
 
 /// A message nobody handles is warned about once per type and peer, with the fix when a handler for a type of the
@@ -30,7 +31,9 @@ import Testing
 
     @Test func findsRegisteredTypesWithTheSameShortName() {
         let registered = ["chatbot.ChatLine", "chat.line", "Other.ChatLines", "ChatLine"]
-        #expect(UnhandledTypeWarnings.lookalikes(of: "chat.ChatLine", among: registered) == ["ChatLine", "chatbot.ChatLine"])
+        #expect(
+            UnhandledTypeWarnings.lookalikes(of: "chat.ChatLine", among: registered) == ["ChatLine", "chatbot.ChatLine"]
+        )
         #expect(UnhandledTypeWarnings.lookalikes(of: "chat.Unknown", among: registered).isEmpty)
     }
 

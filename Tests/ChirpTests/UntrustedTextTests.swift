@@ -1,4 +1,5 @@
 import Testing
+
 @testable import Chirp
 
 /// Strings from other peers are printed and logged through `UntrustedText.escaped`: none of them can start a new line
@@ -12,7 +13,7 @@ import Testing
         ("del\u{7F}", "del\\u{7F}"),
         ("nul\u{0}", "nul\\u{0}"),
         ("sep\u{2028}line", "sep\\u{2028}line"),
-        ("bidi\u{202E}txt.exe", "bidi\\u{202E}txt.exe"),
+        ("bidi\u{202E}txt.exe", "bidi\\u{202E}txt.exe")
     ])
     func controlCharactersAreEscaped(input: String, expected: String) {
         #expect(UntrustedText.escaped(input) == expected)

@@ -39,16 +39,20 @@ extension Harness {
         let oneWayCPU = shared["oneway.senderCPUMicros"]
         return [
             Figure(
-                name: "broadcast.16", title: "broadcast of the small message from one process to \(peers) peer processes",
+                name: "broadcast.16",
+                title: "broadcast of the small message from one process to \(peers) peer processes",
                 unit: "deliveries/s", samples: rates,
-                note: "\(count) broadcasts/run; receivers' CPU per delivery \(formatNumber(Spread(receiverCPU).median)) µs",
-                details: ["broadcastsPerRun": Double(count), "peers": Double(peers),
-                          "receiverCPUMicrosPerDelivery": Spread(receiverCPU).median]),
+                note:
+                    "\(count) broadcasts/run; receivers' CPU per delivery \(formatNumber(Spread(receiverCPU).median)) µs",
+                details: [
+                    "broadcastsPerRun": Double(count), "peers": Double(peers),
+                    "receiverCPUMicrosPerDelivery": Spread(receiverCPU).median
+                ]),
             Figure(
                 name: "broadcast.16.cpu", title: "sender CPU per delivery, broadcast to \(peers) peers (getrusage)",
                 unit: "µs", samples: cpuPerDelivery,
                 reference: oneWayCPU.map { .init(name: "oneway-sender-cpu-per-msg", value: $0) }, goal: .atMost(0.5),
-                note: oneWayCPU == nil ? "run oneway too for the reference" : nil),
+                note: oneWayCPU == nil ? "run oneway too for the reference" : nil)
         ]
     }
 }

@@ -21,7 +21,8 @@ extension Harness {
         var figures: [Figure] = []
 
         // 1. The store alone: batches of 1,000 (what a viewer receives at full speed), one transaction each.
-        let source = LogSourceInfo(appName: "bench", host: "bench-host", processID: 1, streamID: "bench-stream", peerID: "p")
+        let source = LogSourceInfo(
+            appName: "bench", host: "bench-host", processID: 1, streamID: "bench-stream", peerID: "p")
         let (ingestSeconds, stored) = try runBlocking {
             let store = try await ConsoleStore.open(path: directory + "/console.sqlite")
             let start = nowNanos()
@@ -34,14 +35,18 @@ extension Harness {
                 try await store.insert(batch, from: source)
             }
             let seconds = Double(nowNanos() - start) / 1e9
-            let count = try await store.records(matching: RecordFilter(), page: .latest, limit: 1).records.first?.record.sequence ?? 0
+            let count =
+                try await store.records(matching: RecordFilter(), page: .latest, limit: 1).records.first?.record
+                .sequence ?? 0
             await store.close()
             return (seconds, Int(count))
         }
-        figures.append(Figure(
-            name: "console.ingest", title: "records/s stored by the console's store with full-text indexing (batches of 1,000)",
-            unit: "records/s", samples: [Double(total) / ingestSeconds], goal: .atLeast(100_000),
-            note: "\(total) records in \(String(format: "%.1f", ingestSeconds)) s; \(total - stored) lost"))
+        figures.append(
+            Figure(
+                name: "console.ingest",
+                title: "records/s stored by the console's store with full-text indexing (batches of 1,000)",
+                unit: "records/s", samples: [Double(total) / ingestSeconds], goal: .atLeast(100_000),
+                note: "\(total) records in \(String(format: "%.1f", ingestSeconds)) s; \(total - stored) lost"))
 
         // 2. The same store behind a running console: searches over HTTP, and records from a real log source.
         let serviceType = freshServiceType()
@@ -52,8 +57,10 @@ extension Harness {
         configuration.viewer.transceiver.logger = Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
         let portBox = Locked<Int>(0)
         let consoleTask = Task {
-            try await ChirpConsole(configuration: configuration, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
-                .run { port in portBox.set(port) }
+            try await ChirpConsole(
+                configuration: configuration, logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() }
+            )
+            .run { port in portBox.set(port) }
         }
         defer {
             consoleTask.cancel()
@@ -64,8 +71,10 @@ extension Harness {
         let port = portBox.get()
         guard port > 0 else { throw BenchError("console: the server did not start") }
 
-        let words = ["declined", "order placed", "Zoë", "inventory", "item", "disk", "heartbeat", "Björn", "cache miss",
-                     "amount", "customer", "nothingmatchesthis"]
+        let words = [
+            "declined", "order placed", "Zoë", "inventory", "item", "disk", "heartbeat", "Björn", "cache miss",
+            "amount", "customer", "nothingmatchesthis"
+        ]
         var searchMillis: [Double] = []
         for round in 0..<(quick ? 2 : 4) {
             for word in words {
@@ -73,15 +82,20 @@ extension Harness {
                 let start = nowNanos()
                 let status = try httpGet(port: port, path: "/api/records?q=\(query)&limit=200")
                 searchMillis.append(Double(nowNanos() - start) / 1e6)
-                guard status == 200 else { throw BenchError("console: search '\(word)' answered \(status) (round \(round))") }
+                guard status == 200 else {
+                    throw BenchError("console: search '\(word)' answered \(status) (round \(round))")
+                }
             }
         }
         let sorted = searchMillis.sorted()
-        figures.append(Figure(
-            name: "console.search", title: "full-text search over \(total) stored records, request to response (HTTP, 200 per page)",
-            unit: "ms", samples: searchMillis, goal: .atMost(50),
-            note: "\(searchMillis.count) searches of \(words.count) words; p90 \(formatNumber(sorted[sorted.count * 9 / 10])) ms",
-            details: ["p90": sorted[sorted.count * 9 / 10]]))
+        figures.append(
+            Figure(
+                name: "console.search",
+                title: "full-text search over \(total) stored records, request to response (HTTP, 200 per page)",
+                unit: "ms", samples: searchMillis, goal: .atMost(50),
+                note:
+                    "\(searchMillis.count) searches of \(words.count) words; p90 \(formatNumber(sorted[sorted.count * 9 / 10])) ms",
+                details: ["p90": sorted[sorted.count * 9 / 10]]))
 
         // From a log source in this process through discovery, the viewer protocol and the store.
         let endToEnd = quick ? 100_000 : 300_000
@@ -105,10 +119,12 @@ extension Harness {
             await logs.stop()
             return (Double(received) / seconds, received)
         }
-        figures.append(Figure(
-            name: "console.ingest-e2e", title: "records/s from a log source to the console's store (discovery, viewer protocol, store)",
-            unit: "records/s", samples: [rate.0], goal: .atLeast(100_000),
-            note: "\(endToEnd) records of history, \(endToEnd - rate.1) missing at the end"))
+        figures.append(
+            Figure(
+                name: "console.ingest-e2e",
+                title: "records/s from a log source to the console's store (discovery, viewer protocol, store)",
+                unit: "records/s", samples: [rate.0], goal: .atLeast(100_000),
+                note: "\(endToEnd) records of history, \(endToEnd - rate.1) missing at the end"))
 
         // 3. The page, when a browser is installed.
         figures += try consolePage(port: port, serviceType: serviceType, stored: total + endToEnd)
@@ -116,11 +132,17 @@ extension Harness {
     }
 
     private func consolePage(port: Int, serviceType: String, stored: Int) throws -> [Figure] {
-        let script = ProcessInfo.processInfo.environment["CHIRP_BENCH_CONSOLE_PAGE_SCRIPT"] ?? "Benchmarks/console-page.py"
-        guard FileManager.default.fileExists(atPath: script), FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
-              FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver") else {
-            return [Figure.pending(name: "console.first-paint", title: "the page's first paint", unit: "ms", goal: .atMost(500),
-                                   note: "needs chromium and chromedriver (make console-deps)")]
+        let script =
+            ProcessInfo.processInfo.environment["CHIRP_BENCH_CONSOLE_PAGE_SCRIPT"] ?? "Benchmarks/console-page.py"
+        guard FileManager.default.fileExists(atPath: script),
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"),
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
+        else {
+            return [
+                Figure.pending(
+                    name: "console.first-paint", title: "the page's first paint", unit: "ms", goal: .atMost(500),
+                    note: "needs chromium and chromedriver (make console-deps)")
+            ]
         }
         // 10,000 records a second from a source in this process while the page is watched.
         let live = Task {
@@ -141,9 +163,12 @@ extension Harness {
             await logs.stop()
         }
         defer { live.cancel() }
-        let output = try runCommand(["python3", script, "--url", "http://127.0.0.1:\(port)/", "--seconds", options.quick ? "5" : "10"])
+        let output = try runCommand([
+            "python3", script, "--url", "http://127.0.0.1:\(port)/", "--seconds", options.quick ? "5" : "10"
+        ])
         guard let line = output.split(separator: "\n").last(where: { $0.hasPrefix("{") }),
-              let result = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            let result = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        else {
             throw BenchError("console-page.py printed no result: \(output.suffix(500))")
         }
         let paints = (result["firstPaintMs"] as? [Double]) ?? []
@@ -151,13 +176,21 @@ extension Harness {
         let lag = (result["lagMs"] as? [Double]) ?? []
         let rows = (result["rowsInDomMax"] as? Double) ?? 0
         return [
-            Figure(name: "console.first-paint", title: "the page's first rendered rows with \(stored) records stored (navigation to rows)",
-                   unit: "ms", samples: paints, goal: .atMost(500)),
-            Figure(name: "console.tab-memory", title: "the tab's JavaScript heap while 10,000 records/s arrive (sampled every second)",
-                   unit: "MiB", samples: heap,
-                   note: "max \(formatNumber(heap.max() ?? 0)) MiB; at most \(Int(rows)) rows in the DOM (the list is virtualised)"),
-            Figure(name: "console.event-loop-lag", title: "the page's main-thread delay (a 0 ms timer, sampled) while 10,000 records/s arrive",
-                   unit: "ms", samples: lag, note: "max \(formatNumber(lag.max() ?? 0)) ms"),
+            Figure(
+                name: "console.first-paint",
+                title: "the page's first rendered rows with \(stored) records stored (navigation to rows)",
+                unit: "ms", samples: paints, goal: .atMost(500)),
+            Figure(
+                name: "console.tab-memory",
+                title: "the tab's JavaScript heap while 10,000 records/s arrive (sampled every second)",
+                unit: "MiB", samples: heap,
+                note:
+                    "max \(formatNumber(heap.max() ?? 0)) MiB; at most \(Int(rows)) rows in the DOM (the list is virtualised)"
+            ),
+            Figure(
+                name: "console.event-loop-lag",
+                title: "the page's main-thread delay (a 0 ms timer, sampled) while 10,000 records/s arrive",
+                unit: "ms", samples: lag, note: "max \(formatNumber(lag.max() ?? 0)) ms")
         ]
     }
 }
@@ -168,20 +201,29 @@ private func benchRecord(_ n: UInt64) -> LogRecord {
     let customer = customers[Int(n % 5)]
     let (level, label, message, metadata): (Logger.Level, String, String, Logger.Metadata)
     switch n % 20 {
-    case 0: (level, label, message, metadata) = (.warning, "demo.orders", "slow response from inventory", ["elapsed_ms": "\(180 + n % 70)"])
-    case 7: (level, label, message, metadata) = (.error, "demo.payments", "payment declined", ["customer": "\(customer)", "code": "card_declined"])
+    case 0:
+        (level, label, message, metadata) = (
+            .warning, "demo.orders", "slow response from inventory", ["elapsed_ms": "\(180 + n % 70)"]
+        )
+    case 7:
+        (level, label, message, metadata) = (
+            .error, "demo.payments", "payment declined", ["customer": "\(customer)", "code": "card_declined"]
+        )
     case 13: (level, label, message, metadata) = (.debug, "demo.cache", "cache miss", ["key": "item:\(n % 50)"])
     case 17: (level, label, message, metadata) = (.trace, "demo.cache", "heartbeat", [:])
     default:
         if n % 250 == 0 {
             (level, label, message, metadata) = (.critical, "demo.disk", "disk almost full", ["free_mb": "\(n % 100)"])
         } else {
-            (level, label, message, metadata) = (.info, "demo.orders", "order placed by \(customer)",
-                                                 ["order": "\(1000 + n)", "amount": "\(n % 90 + 10).\(n % 100)", "customer": "\(customer)"])
+            (level, label, message, metadata) = (
+                .info, "demo.orders", "order placed by \(customer)",
+                ["order": "\(1000 + n)", "amount": "\(n % 90 + 10).\(n % 100)", "customer": "\(customer)"]
+            )
         }
     }
-    return LogRecord(sequence: n, timestamp: Date(), level: level, label: label, message: message, metadata: metadata,
-                     appName: "bench", host: "bench-host", processID: 1)
+    return LogRecord(
+        sequence: n, timestamp: Date(), level: level, label: label, message: message, metadata: metadata,
+        appName: "bench", host: "bench-host", processID: 1)
 }
 
 /// A value shared with a task (the harness runs on plain threads).
@@ -198,7 +240,8 @@ private final class Locked<Value: Sendable>: @unchecked Sendable {
 private func sourcesRecords(port: Int, app: String) throws -> Int {
     let (status, body) = try httpRequest(port: port, path: "/api/sources")
     guard status == 200, let document = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any],
-          let sources = document["sources"] as? [[String: Any]] else { return 0 }
+        let sources = document["sources"] as? [[String: Any]]
+    else { return 0 }
     return sources.filter { $0["app"] as? String == app }.compactMap { $0["records"] as? Int }.reduce(0, +)
 }
 
@@ -215,7 +258,9 @@ private func httpRequest(port: Int, path: String) throws -> (Int, String) {
     address.sin_addr.s_addr = inet_addr("127.0.0.1")
     address.sin_port = UInt16(port).bigEndian
     let connected = withUnsafePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+            connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+        }
     }
     guard connected == 0 else { throw BenchError("connect to the console failed") }
     let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)

@@ -10,7 +10,10 @@ extension Harness {
     /// millisecond later; once the app speeds up, every accepted message must arrive, in order.
     func flood() throws -> [Figure] {
         var figures: [Figure] = []
-        let modes = ProcessInfo.processInfo.environment["CHIRP_BENCH_FLOOD_MODES"].map { $0.split(separator: ",").map(String.init) }
+        let modes =
+            ProcessInfo.processInfo.environment["CHIRP_BENCH_FLOOD_MODES"].map {
+                $0.split(separator: ",").map(String.init)
+            }
             ?? ["stream", "blocked"]
         for mode in modes {
             figures.append(try flood(mode: mode))
@@ -31,9 +34,12 @@ extension Harness {
             return port
         }
         defer { transceiver.stop() }
-        let child = try Child(executable, [
-            "--role", "slow-sink", "--service", serviceType, "--port", "\(port)", "--mode", mode, "--rate", "1000",
-            "--slow-seconds", "\(slowSeconds)"])
+        let child = try Child(
+            executable,
+            [
+                "--role", "slow-sink", "--service", serviceType, "--port", "\(port)", "--mode", mode, "--rate", "1000",
+                "--slow-seconds", "\(slowSeconds)"
+            ])
         defer { child.stop() }
         guard child.stdout?.next(timeout: 60, where: { $0 == "connected" }) != nil else {
             throw BenchError("the slow sink did not connect: \(child.stdout?.text ?? "")")
@@ -44,7 +50,9 @@ extension Harness {
             usleep(10_000)
         }
         let peer = transceiver.connectedPeers[0]
-        guard let first = child.stdout?.next(timeout: 10, where: { $0.hasPrefix("stat ") }) else { throw BenchError("no stat line") }
+        guard let first = child.stdout?.next(timeout: 10, where: { $0.hasPrefix("stat ") }) else {
+            throw BenchError("no stat line")
+        }
         let startKiB = Self.stat(first.text).kib
 
         // Offer up to 1,000,000 messages while the sink is slow; a full queue throws, and the same message is offered
@@ -54,7 +62,8 @@ extension Harness {
         let stopOffering = nowNanos() + UInt64(slowSeconds * 1e9)
         while accepted < offered && nowNanos() < stopOffering {
             do {
-                try transceiver.send(Small(seq: accepted, from: "bench-flood", text: "quick brown fox", urgent: false), to: peer)
+                try transceiver.send(
+                    Small(seq: accepted, from: "bench-flood", text: "quick brown fox", urgent: false), to: peer)
                 accepted += 1
             } catch let error as ChirpError where error.code == .outboundLimitExceeded {
                 throwsFull += 1
@@ -74,12 +83,17 @@ extension Harness {
         let growthMiB = Double(peakKiB - startKiB) / 1024
         let lost = accepted - last.received
         return Figure(
-            name: "flood.\(mode)", title: "resident memory of an app consuming 1,000 msg/s (\(mode == "stream" ? "messages(of:)" : "blocking receive handler")) under a flood",
+            name: "flood.\(mode)",
+            title:
+                "resident memory of an app consuming 1,000 msg/s (\(mode == "stream" ? "messages(of:)" : "blocking receive handler")) under a flood",
             unit: "MiB", samples: [growthMiB], goal: .atMost(64),
-            note: "offered for \(Int(slowSeconds)) s: \(accepted) accepted, send threw outboundLimitExceeded \(throwsFull) times; "
+            note:
+                "offered for \(Int(slowSeconds)) s: \(accepted) accepted, send threw outboundLimitExceeded \(throwsFull) times; "
                 + "\(last.received) received, \(lost) lost, \(last.outOfOrder) out of order",
-            details: ["accepted": Double(accepted), "throwsFull": Double(throwsFull), "received": Double(last.received),
-                      "lost": Double(lost), "outOfOrder": Double(last.outOfOrder), "startMiB": Double(startKiB) / 1024])
+            details: [
+                "accepted": Double(accepted), "throwsFull": Double(throwsFull), "received": Double(last.received),
+                "lost": Double(lost), "outOfOrder": Double(last.outOfOrder), "startMiB": Double(startKiB) / 1024
+            ])
     }
 
     private static func stat(_ line: String) -> (kib: Int, received: Int, outOfOrder: Int) {

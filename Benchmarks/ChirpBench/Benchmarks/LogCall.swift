@@ -21,18 +21,23 @@ extension Harness {
         let burstRecords = quick ? 200_000 : 1_000_000
         let serviceType = freshServiceType()
 
-        @Sendable func measure(source: LogSource, logger: Logger, viewer viewerSettings: LogViewerConfiguration,
-                               counts: ViewerCounts) async throws -> LogFigures {
+        @Sendable func measure(
+            source: LogSource, logger: Logger, viewer viewerSettings: LogViewerConfiguration,
+            counts: ViewerCounts
+        ) async throws -> LogFigures {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { try await LogViewer(configuration: viewerSettings).run { counts.handle($0) } }
                 defer { group.cancelAll() }
-                guard await waitUntil(seconds: 20, { counts.snapshot.following && source.statistics.viewers == 1 }) else {
+                guard await waitUntil(seconds: 20, { counts.snapshot.following && source.statistics.viewers == 1 })
+                else {
                     throw BenchError("log: the viewer did not connect")
                 }
                 var figures = LogFigures()
 
                 // One call, median per call over batches of `perBatch` calls.
-                _ = perCallNanos(batches: batches / 10, perBatch: perBatch) { logger.info("request handled", metadata: ["peer": "alice"]) }
+                _ = perCallNanos(batches: batches / 10, perBatch: perBatch) {
+                    logger.info("request handled", metadata: ["peer": "alice"])
+                }
                 for _ in 0..<runs {
                     let lostBefore = counts.snapshot.lost
                     let calls = perCallNanos(batches: batches / runs, perBatch: perBatch) {
@@ -113,36 +118,43 @@ extension Harness {
             Figure(
                 name: "log.info", title: "one logger.info with the Chirp log handler and a viewer attached", unit: "ns",
                 samples: measured.call, reference: reference, goal: .atMost(1000),
-                note: "median per call over batches of \(perBatch); p90 of batches \(formatNumber(Spread(measured.callP90).median)) ns; "
+                note:
+                    "median per call over batches of \(perBatch); p90 of batches \(formatNumber(Spread(measured.callP90).median)) ns; "
                     + "\(measured.callLost) of \(batches / runs * perBatch * runs) records reported lost to the viewer",
                 details: ["p90": Spread(measured.callP90).median, "lost": Double(measured.callLost)]),
             Figure(
-                name: "log.stream", title: "log records/s streamed to one viewer, \(Int(paced / 1000))k records/s offered",
+                name: "log.stream",
+                title: "log records/s streamed to one viewer, \(Int(paced / 1000))k records/s offered",
                 unit: "records/s", samples: measured.stream, goal: .atLeast(200_000),
-                note: "\(measured.streamLost) lost of \(measured.streamOffered) offered\(measured.streamLost == 0 ? " (none dropped)" : "")",
+                note:
+                    "\(measured.streamLost) lost of \(measured.streamOffered) offered\(measured.streamLost == 0 ? " (none dropped)" : "")",
                 details: ["lost": Double(measured.streamLost), "offeredPerSecond": paced]),
             Figure(
-                name: "log.stream-burst", title: "log records/s reaching one viewer when the app logs as fast as it can",
+                name: "log.stream-burst",
+                title: "log records/s reaching one viewer when the app logs as fast as it can",
                 unit: "records/s", samples: [measured.burst],
-                note: "\(burstRecords) records logged at \(formatNumber(measured.burstLogRate)) records/s; \(measured.burstLost) reported lost (the source's buffer overflowed)",
-                details: ["lost": Double(measured.burstLost), "loggedPerSecond": measured.burstLogRate]),
+                note:
+                    "\(burstRecords) records logged at \(formatNumber(measured.burstLogRate)) records/s; \(measured.burstLost) reported lost (the source's buffer overflowed)",
+                details: ["lost": Double(measured.burstLost), "loggedPerSecond": measured.burstLogRate])
         ]
     }
 
     /// swift-log's `StreamLogHandler` to /dev/null, in a child process: the reference of `log.info`.
     private func streamLogHandlerReference() throws -> Figure.Reference {
         let batches = options.quick ? 3 : plan.runs
-        let child = try Child(executable, ["--role", "log-ref", "--count", options.quick ? "20000" : "100000", "--batches", "\(batches)"],
-                              stdout: .pipe, stderr: .null)
+        let child = try Child(
+            executable, ["--role", "log-ref", "--count", options.quick ? "20000" : "100000", "--batches", "\(batches)"],
+            stdout: .pipe, stderr: .null)
         defer { child.stop() }
         var samples: [Double] = []
         for _ in 0..<batches {
             guard let line = child.stdout?.next(timeout: 60, where: { $0.hasPrefix("batch ") }),
-                  let nanos = Double(line.text.dropFirst(6))
+                let nanos = Double(line.text.dropFirst(6))
             else { throw BenchError("log-ref: no result") }
             samples.append(nanos)
         }
-        return Figure.Reference(name: "StreamLogHandler-to-/dev/null", value: Spread(samples).median, spread: Spread(samples))
+        return Figure.Reference(
+            name: "StreamLogHandler-to-/dev/null", value: Spread(samples).median, spread: Spread(samples))
     }
 }
 

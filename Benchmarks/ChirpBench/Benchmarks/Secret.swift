@@ -13,7 +13,8 @@ extension Harness {
         var figures: [Figure] = []
         if options.wants("oneway") {
             let warm = try burst(session, count: options.quick ? 5000 : 20_000, Small.sample)
-            let count = itemsPerRun(rate: Double(options.quick ? 5000 : 20_000) / warm.seconds, minimum: 5000, maximum: 400_000)
+            let count = itemsPerRun(
+                rate: Double(options.quick ? 5000 : 20_000) / warm.seconds, minimum: 5000, maximum: 400_000)
             var rates: [Double] = []
             var senderCPU: [Double] = []
             var receiverCPU: [Double] = []
@@ -23,12 +24,17 @@ extension Harness {
                 senderCPU.append(run.senderCPU / Double(count) / 1000)
                 receiverCPU.append(Double(run.ack.cpuNanos) / Double(count) / 1000)
             }
-            figures.append(Figure(
-                name: "oneway.small-secret", title: "one-way throughput, small Codable message, two processes sharing a secret (TLS-PSK)",
-                unit: "msg/s", samples: rates, reference: reference("oneway.small"),
-                note: "\(count) msgs/run; per msg: CPU sender \(formatNumber(Spread(senderCPU).median)) µs, receiver \(formatNumber(Spread(receiverCPU).median)) µs",
-                details: ["messagesPerRun": Double(count), "senderCPUMicrosPerMessage": Spread(senderCPU).median,
-                          "receiverCPUMicrosPerMessage": Spread(receiverCPU).median]))
+            figures.append(
+                Figure(
+                    name: "oneway.small-secret",
+                    title: "one-way throughput, small Codable message, two processes sharing a secret (TLS-PSK)",
+                    unit: "msg/s", samples: rates, reference: reference("oneway.small"),
+                    note:
+                        "\(count) msgs/run; per msg: CPU sender \(formatNumber(Spread(senderCPU).median)) µs, receiver \(formatNumber(Spread(receiverCPU).median)) µs",
+                    details: [
+                        "messagesPerRun": Double(count), "senderCPUMicrosPerMessage": Spread(senderCPU).median,
+                        "receiverCPUMicrosPerMessage": Spread(receiverCPU).median
+                    ]))
         }
         if options.wants("bulk") {
             let mebibyte = 1 << 20
@@ -40,17 +46,24 @@ extension Harness {
             var receiverCPU: [Double] = []
             for _ in 0..<plan.runs {
                 let run = try burst(session, count: count) { _ in payload }
-                guard run.ack.bytes == count * mebibyte else { throw BenchError("the sink received \(run.ack.bytes) bytes, not \(count * mebibyte)") }
+                guard run.ack.bytes == count * mebibyte else {
+                    throw BenchError("the sink received \(run.ack.bytes) bytes, not \(count * mebibyte)")
+                }
                 rates.append(Double(count * mebibyte) / run.seconds / 1e9)
                 senderCPU.append(run.senderCPU / Double(count) / 1e6)
                 receiverCPU.append(Double(run.ack.cpuNanos) / Double(count) / 1e6)
             }
-            figures.append(Figure(
-                name: "bulk.1MiB-secret", title: "bulk: 1 MiB Data payloads between two processes sharing a secret (TLS-PSK)",
-                unit: "GB/s", samples: rates, reference: reference("bulk.1MiB"),
-                note: "\(count) MiB/run; CPU per MiB: sender \(formatNumber(Spread(senderCPU).median)) ms, receiver \(formatNumber(Spread(receiverCPU).median)) ms",
-                details: ["mebibytesPerRun": Double(count), "senderCPUMillisPerMiB": Spread(senderCPU).median,
-                          "receiverCPUMillisPerMiB": Spread(receiverCPU).median]))
+            figures.append(
+                Figure(
+                    name: "bulk.1MiB-secret",
+                    title: "bulk: 1 MiB Data payloads between two processes sharing a secret (TLS-PSK)",
+                    unit: "GB/s", samples: rates, reference: reference("bulk.1MiB"),
+                    note:
+                        "\(count) MiB/run; CPU per MiB: sender \(formatNumber(Spread(senderCPU).median)) ms, receiver \(formatNumber(Spread(receiverCPU).median)) ms",
+                    details: [
+                        "mebibytesPerRun": Double(count), "senderCPUMillisPerMiB": Spread(senderCPU).median,
+                        "receiverCPUMillisPerMiB": Spread(receiverCPU).median
+                    ]))
         }
         return figures
     }

@@ -76,16 +76,18 @@ extension Harness {
         let reference = Figure.Reference(name: "process-start-noop", value: Spread(noops).median, spread: Spread(noops))
         return [
             Figure(
-                name: "startup.connected", title: "process start to connected, peer already advertised (fresh process per run)",
+                name: "startup.connected",
+                title: "process start to connected, peer already advertised (fresh process per run)",
                 unit: "ms", samples: joins, reference: reference, goal: .atMost(30),
                 note: "from main() to connected: \(formatNumber(Spread(inProcess).median)) ms\(browseNote)",
                 details: ["mainToConnectedMillis": Spread(inProcess).median, "avahiBrowseMillis": browse ?? 0]),
             Figure(
                 name: "startup.connected-cli",
-                title: "process start to connected, a process that does not advertise (advertises = false, as the CLIs)",
+                title:
+                    "process start to connected, a process that does not advertise (advertises = false, as the CLIs)",
                 unit: "ms", samples: clis, reference: reference, goal: .atMost(25),
                 note: "from main() to connected: \(formatNumber(Spread(cliInProcess).median)) ms\(browseNote)",
-                details: ["mainToConnectedMillis": Spread(cliInProcess).median, "avahiBrowseMillis": browse ?? 0]),
+                details: ["mainToConnectedMillis": Spread(cliInProcess).median, "avahiBrowseMillis": browse ?? 0])
         ]
     }
 }

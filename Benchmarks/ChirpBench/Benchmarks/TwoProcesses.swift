@@ -35,8 +35,9 @@ extension Harness {
         for index in 0..<count { try session.send(make(index), to: peer) }
         let ack = try session.waitForAcks(1)[0]
         let seconds = Double(nowNanos() - start) / 1e9
-        return Burst(seconds: seconds, senderCPU: Double(processCPUNanos() - cpu),
-                     senderWrites: Double(processSyscalls().writes - writes), ack: ack)
+        return Burst(
+            seconds: seconds, senderCPU: Double(processCPUNanos() - cpu),
+            senderWrites: Double(processSyscalls().writes - writes), ack: ack)
     }
 
     struct Burst {
@@ -72,14 +73,18 @@ extension Harness {
         let rawWarm = try raw.frames(count: 200_000, payload: payload)
         let rawCount = itemsPerRun(rate: 200_000 / rawWarm, minimum: 100_000, maximum: 20_000_000)
         var rawRates: [Double] = []
-        for _ in 0..<plan.runs { rawRates.append(Double(rawCount) / (try raw.frames(count: rawCount, payload: payload))) }
-        let rawReference = Figure.Reference(name: "raw-tcp-frames", value: Spread(rawRates).median, spread: Spread(rawRates))
+        for _ in 0..<plan.runs {
+            rawRates.append(Double(rawCount) / (try raw.frames(count: rawCount, payload: payload)))
+        }
+        let rawReference = Figure.Reference(
+            name: "raw-tcp-frames", value: Spread(rawRates).median, spread: Spread(rawRates))
 
         // The same bytes as a `Data` payload: Chirp's path without the coder (the binary fast path), to tell the cost
         // of the transport from the cost of JSON.
         let bytes = Data(payload)
         let binaryWarm = try burst(session, count: options.quick ? 5000 : 20_000) { _ in bytes }
-        let binaryCount = itemsPerRun(rate: Double(options.quick ? 5000 : 20_000) / binaryWarm.seconds, minimum: 5000, maximum: 2_000_000)
+        let binaryCount = itemsPerRun(
+            rate: Double(options.quick ? 5000 : 20_000) / binaryWarm.seconds, minimum: 5000, maximum: 2_000_000)
         var binaryRates: [Double] = []
         var binarySender: [Double] = []
         var binaryReceiver: [Double] = []
@@ -94,24 +99,34 @@ extension Harness {
         let anchorCount = options.quick ? 20_000 : 100_000
         let anchor = PyZMQ.measure(.oneway, count: anchorCount, runs: plan.runs)
         let senderMicros = Spread(senderCPU).median
-        return [Figure(
-            name: "oneway.small", title: "one-way throughput, \(payload.count)-byte JSON Codable message, two processes",
-            unit: "msg/s", samples: rates,
-            reference: rawReference, anchor: try? anchor.get(),
-            goal: .ratioAtLeast(2, of: "anchor"),
-            note: ((try? anchor.get()).map { _ in "" } ?? "\(anchor.failureText); ")
-                + "sender CPU \(formatNumber(senderMicros)) µs/msg (goal <= 2: \(senderMicros <= 2 ? "MET" : "NOT MET")); "
-                + "\(count) msgs/run; per msg: CPU sender \(formatNumber(Spread(senderCPU).median)) µs, receiver \(formatNumber(Spread(receiverCPU).median)) µs; "
-                + "write syscalls \(formatNumber(Spread(writes).median)), read syscalls \(formatNumber(Spread(reads).median))",
-            details: ["messagesPerRun": Double(count), "senderCPUMicrosPerMessage": Spread(senderCPU).median,
-                      "receiverCPUMicrosPerMessage": Spread(receiverCPU).median, "sendRetries": Double(session.retries),
-                      "senderWriteSyscallsPerMessage": Spread(writes).median, "receiverReadSyscallsPerMessage": Spread(reads).median]),
+        return [
             Figure(
-                name: "oneway.small-binary", title: "one-way throughput, the same \(payload.count) bytes as a Data payload (no coder), two processes",
+                name: "oneway.small",
+                title: "one-way throughput, \(payload.count)-byte JSON Codable message, two processes",
+                unit: "msg/s", samples: rates,
+                reference: rawReference, anchor: try? anchor.get(),
+                goal: .ratioAtLeast(2, of: "anchor"),
+                note: ((try? anchor.get()).map { _ in "" } ?? "\(anchor.failureText); ")
+                    + "sender CPU \(formatNumber(senderMicros)) µs/msg (goal <= 2: \(senderMicros <= 2 ? "MET" : "NOT MET")); "
+                    + "\(count) msgs/run; per msg: CPU sender \(formatNumber(Spread(senderCPU).median)) µs, receiver \(formatNumber(Spread(receiverCPU).median)) µs; "
+                    + "write syscalls \(formatNumber(Spread(writes).median)), read syscalls \(formatNumber(Spread(reads).median))",
+                details: [
+                    "messagesPerRun": Double(count), "senderCPUMicrosPerMessage": Spread(senderCPU).median,
+                    "receiverCPUMicrosPerMessage": Spread(receiverCPU).median, "sendRetries": Double(session.retries),
+                    "senderWriteSyscallsPerMessage": Spread(writes).median,
+                    "receiverReadSyscallsPerMessage": Spread(reads).median
+                ]),
+            Figure(
+                name: "oneway.small-binary",
+                title:
+                    "one-way throughput, the same \(payload.count) bytes as a Data payload (no coder), two processes",
                 unit: "msg/s", samples: binaryRates, reference: rawReference,
-                note: "\(binaryCount) msgs/run; per msg: CPU sender \(formatNumber(Spread(binarySender).median)) µs, receiver \(formatNumber(Spread(binaryReceiver).median)) µs",
-                details: ["messagesPerRun": Double(binaryCount), "senderCPUMicrosPerMessage": Spread(binarySender).median,
-                          "receiverCPUMicrosPerMessage": Spread(binaryReceiver).median]),
+                note:
+                    "\(binaryCount) msgs/run; per msg: CPU sender \(formatNumber(Spread(binarySender).median)) µs, receiver \(formatNumber(Spread(binaryReceiver).median)) µs",
+                details: [
+                    "messagesPerRun": Double(binaryCount), "senderCPUMicrosPerMessage": Spread(binarySender).median,
+                    "receiverCPUMicrosPerMessage": Spread(binaryReceiver).median
+                ])
         ]
     }
 
@@ -129,10 +144,12 @@ extension Harness {
         let peer = session.peers[0]
         let runs = plan.runs
         let count = plan.roundTrips
-        let (requests, pings, writes, cpu) = try runBlocking { () async throws -> ([[Double]], [[Double]], Double, Double) in
+        let (requests, pings, writes, cpu) = try runBlocking {
+            () async throws -> ([[Double]], [[Double]], Double, Double) in
             func request(_ seq: Int) async throws {
                 _ = try await transceiver.request(
-                    Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer, as: Answer.self)
+                    Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer,
+                    as: Answer.self)
             }
             for seq in 0..<200 { try await request(seq) }  // warm-up
             var requests: [[Double]] = []
@@ -171,19 +188,24 @@ extension Harness {
         let medians = requests.map { Spread($0).median }
         let rawMedians = rawRuns.map { Spread($0).median }
         let all = requests.flatMap { $0 }
-        let rawReference = Figure.Reference(name: "raw-tcp-echo", value: Spread(rawMedians).median, spread: Spread(rawMedians))
+        let rawReference = Figure.Reference(
+            name: "raw-tcp-echo", value: Spread(rawMedians).median, spread: Spread(rawMedians))
         return [
             Figure(
                 name: "roundtrip.request", title: "request/response round trip, small Codable messages, two processes",
                 unit: "µs", samples: medians, reference: rawReference, anchor: try? anchor.get(), goal: .ratioAtMost(2),
-                note: ((try? anchor.get()).map { _ in "" } ?? "\(anchor.failureText); ") + "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: all))) µs, p99 \(formatNumber(Spread.quantile(0.99, of: all))) µs; "
+                note: ((try? anchor.get()).map { _ in "" } ?? "\(anchor.failureText); ")
+                    + "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: all))) µs, p99 \(formatNumber(Spread.quantile(0.99, of: all))) µs; "
                     + "requester per request: CPU \(formatNumber(cpu)) µs, write syscalls \(formatNumber(writes))",
-                details: ["requestsPerRun": Double(count), "p90": Spread.quantile(0.9, of: all), "p99": Spread.quantile(0.99, of: all),
-                          "requesterWriteSyscallsPerRequest": writes, "requesterCPUMicrosPerRequest": cpu]),
+                details: [
+                    "requestsPerRun": Double(count), "p90": Spread.quantile(0.9, of: all),
+                    "p99": Spread.quantile(0.99, of: all),
+                    "requesterWriteSyscallsPerRequest": writes, "requesterCPUMicrosPerRequest": cpu
+                ]),
             Figure(
                 name: "roundtrip.ping", title: "Transceiver.ping round trip (protocol-level, no coder), two processes",
                 unit: "µs", samples: pings.map { Spread($0).median }, reference: rawReference, goal: .ratioAtMost(1.5),
-                note: "\(count / 2) pings/run, median per run"),
+                note: "\(count / 2) pings/run, median per run")
         ]
     }
 
@@ -199,21 +221,31 @@ extension Harness {
         var receiverCPU: [Double] = []
         for _ in 0..<plan.runs {
             let run = try burst(session, count: count) { _ in payload }
-            guard run.ack.bytes == count * mebibyte else { throw BenchError("the sink received \(run.ack.bytes) bytes, not \(count * mebibyte)") }
+            guard run.ack.bytes == count * mebibyte else {
+                throw BenchError("the sink received \(run.ack.bytes) bytes, not \(count * mebibyte)")
+            }
             rates.append(Double(count * mebibyte) / run.seconds / 1e9)
             senderCPU.append(run.senderCPU / Double(count) / 1e6)
             receiverCPU.append(Double(run.ack.cpuNanos) / Double(count) / 1e6)
         }
         _ = try raw.bulk(total: 64 * mebibyte)
         var rawRates: [Double] = []
-        for _ in 0..<plan.runs { rawRates.append(Double(count * mebibyte) / (try raw.bulk(total: count * mebibyte)) / 1e9) }
-        return [Figure(
-            name: "bulk.1MiB", title: "bulk: 1 MiB Data payloads between two processes", unit: "GB/s", samples: rates,
-            reference: .init(name: "raw-tcp-1MiB-writes", value: Spread(rawRates).median, spread: Spread(rawRates)),
-            goal: .ratioAtLeast(0.9),
-            note: "\(count) MiB/run; CPU per MiB: sender \(formatNumber(Spread(senderCPU).median)) ms, receiver \(formatNumber(Spread(receiverCPU).median)) ms",
-            details: ["mebibytesPerRun": Double(count), "senderCPUMillisPerMiB": Spread(senderCPU).median,
-                      "receiverCPUMillisPerMiB": Spread(receiverCPU).median])]
+        for _ in 0..<plan.runs {
+            rawRates.append(Double(count * mebibyte) / (try raw.bulk(total: count * mebibyte)) / 1e9)
+        }
+        return [
+            Figure(
+                name: "bulk.1MiB", title: "bulk: 1 MiB Data payloads between two processes", unit: "GB/s",
+                samples: rates,
+                reference: .init(name: "raw-tcp-1MiB-writes", value: Spread(rawRates).median, spread: Spread(rawRates)),
+                goal: .ratioAtLeast(0.9),
+                note:
+                    "\(count) MiB/run; CPU per MiB: sender \(formatNumber(Spread(senderCPU).median)) ms, receiver \(formatNumber(Spread(receiverCPU).median)) ms",
+                details: [
+                    "mebibytesPerRun": Double(count), "senderCPUMillisPerMiB": Spread(senderCPU).median,
+                    "receiverCPUMillisPerMiB": Spread(receiverCPU).median
+                ])
+        ]
     }
 }
 #endif

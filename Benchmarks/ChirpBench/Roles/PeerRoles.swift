@@ -9,21 +9,26 @@ import NIOConcurrencyHelpers
 enum PeerRoles {
     static func run(role: String, arguments: [String]) throws {
         func option(_ name: String) throws -> String {
-            guard let value = Options.value(of: name, in: arguments) else { throw BenchError("--role \(role) needs \(name)") }
+            guard let value = Options.value(of: name, in: arguments) else {
+                throw BenchError("--role \(role) needs \(name)")
+            }
             return value
         }
         switch role {
         case "sink":
-            try sink(service: try option("--service"), port: Int(try option("--port")) ?? 0, name: try option("--name"),
-                     secure: arguments.contains("--secure"))
+            try sink(
+                service: try option("--service"), port: Int(try option("--port")) ?? 0, name: try option("--name"),
+                secure: arguments.contains("--secure"))
         case "raw-sink": try rawSink()
         case "slow-sink":
-            try slowSink(service: try option("--service"), port: Int(try option("--port")) ?? 0, mode: try option("--mode"),
-                         rate: Int(try option("--rate")) ?? 1000, slowSeconds: Double(try option("--slow-seconds")) ?? 10)
+            try slowSink(
+                service: try option("--service"), port: Int(try option("--port")) ?? 0, mode: try option("--mode"),
+                rate: Int(try option("--rate")) ?? 1000, slowSeconds: Double(try option("--slow-seconds")) ?? 10)
         case "join": try join(service: try option("--service"), advertises: true)
         case "join-cli": try join(service: try option("--service"), advertises: false)
         case "noop": say("connected 0")
-        case "log-ref": logReference(count: Int(try option("--count")) ?? 10_000, batches: Int(try option("--batches")) ?? 5)
+        case "log-ref":
+            logReference(count: Int(try option("--count")) ?? 10_000, batches: Int(try option("--batches")) ?? 5)
         default: throw BenchError("unknown role \(role)")
         }
     }
@@ -75,14 +80,16 @@ enum PeerRoles {
                 state.count += 1
                 state.bytes += bytes
                 guard state.count == state.expected else { return nil }
-                return Ack(count: state.count, bytes: state.bytes, cpuNanos: processCPUNanos() - state.cpuAtStart,
-                           readSyscalls: processSyscalls().reads - state.readsAtStart)
+                return Ack(
+                    count: state.count, bytes: state.bytes, cpuNanos: processCPUNanos() - state.cpuAtStart,
+                    readSyscalls: processSyscalls().reads - state.readsAtStart)
             }
             if let done { try? transceiver.send(done, to: sender) }
         }
         transceiver.receive(Start.self) { start, _ in
             state.withLockedValue {
-                $0 = SinkState(expected: start.count, cpuAtStart: processCPUNanos(), readsAtStart: processSyscalls().reads)
+                $0 = SinkState(
+                    expected: start.count, cpuAtStart: processCPUNanos(), readsAtStart: processSyscalls().reads)
             }
         }
         transceiver.receive(Small.self) { _, sender in counted(bytes: 0, sender: sender) }
@@ -112,7 +119,9 @@ enum PeerRoles {
         let connected = Watched(false)
         transceiver.peerConnected = { _ in connected.update { $0 = true } }
         try transceiver.resume()
-        guard connected.wait(timeout: 20, until: { $0 }) != nil else { throw BenchError("join: no peer connected within 20 s") }
+        guard connected.wait(timeout: 20, until: { $0 }) != nil else {
+            throw BenchError("join: no peer connected within 20 s")
+        }
         say("connected \(nowNanos() - start)")
         exit(0)
     }
@@ -145,14 +154,19 @@ enum PeerRoles {
         while true {
             let header = UnsafeMutableRawBufferPointer(rebasing: buffer[0..<RawMode.headerSize])
             guard try RawSocket.readExactly(fd, header) else { return }
-            guard let mode = RawMode(rawValue: header[0]) else { throw BenchError("raw-sink: unknown mode \(header[0])") }
+            guard let mode = RawMode(rawValue: header[0]) else {
+                throw BenchError("raw-sink: unknown mode \(header[0])")
+            }
             let count = Int(UInt64(littleEndian: header.loadUnaligned(fromByteOffset: 1, as: UInt64.self)))
             switch mode {
             case .bulk:
                 var remaining = count
                 while remaining > 0 {
                     let got = read(fd, buffer.baseAddress!, min(capacity, remaining))
-                    if got <= 0 { if got < 0 && errno == EINTR { continue }; return }
+                    if got <= 0 {
+                        if got < 0 && errno == EINTR { continue }
+                        return
+                    }
                     remaining -= got
                 }
                 try withUnsafeBytes(of: &ack) { try RawSocket.writeAll(fd, $0) }
@@ -164,7 +178,10 @@ enum PeerRoles {
                 var skip = 0
                 while frames < count {
                     let got = read(fd, buffer.baseAddress!, capacity)
-                    if got <= 0 { if got < 0 && errno == EINTR { continue }; return }
+                    if got <= 0 {
+                        if got < 0 && errno == EINTR { continue }
+                        return
+                    }
                     var position = 0
                     while position < got {
                         if skip > 0 {

@@ -59,7 +59,7 @@ extension PeerRoles {
     /// This process's resident memory (VmRSS), in KiB.
     static func residentKiB() -> Int {
         guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
         else { return 0 }
         return Int(line.split(whereSeparator: { $0 == " " || $0 == "\t" })[1]) ?? 0
     }

@@ -24,7 +24,9 @@ final class Child: @unchecked Sendable {
 
     /// Starts `path` with `arguments`. The child's stdin is a pipe: it sees EOF when ``closeStdin()`` is called or
     /// this process exits, which is how peers know to stop.
-    init(_ path: String, _ arguments: [String], stdout: Stream = .pipe, stderr: Stream = .inherit, prefix: [String] = []) throws {
+    init(
+        _ path: String, _ arguments: [String], stdout: Stream = .pipe, stderr: Stream = .inherit, prefix: [String] = []
+    ) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -59,7 +61,8 @@ final class Child: @unchecked Sendable {
         defer { environment.forEach { free($0) } }
         var pid: pid_t = 0
         let executable = prefix.first ?? path
-        let result = executable.hasPrefix("/")
+        let result =
+            executable.hasPrefix("/")
             ? posix_spawn(&pid, executable, &actions, nil, argv, environment)
             : posix_spawnp(&pid, executable, &actions, nil, argv, environment)
         guard result == 0 else {

@@ -53,7 +53,11 @@ struct Spread: Codable {
         let sorted = samples.sorted()
         runs = sorted.count
         guard !sorted.isEmpty else {
-            median = .nan; min = .nan; max = .nan; q1 = .nan; q3 = .nan
+            median = .nan
+            min = .nan
+            max = .nan
+            q1 = .nan
+            q3 = .nan
             return
         }
         func quantile(_ q: Double) -> Double {

@@ -10,7 +10,9 @@ struct Small: Codable, Sendable, ChirpMessage {
     var text: String
     var urgent: Bool
 
-    static func sample(_ seq: Int) -> Small { Small(seq: 100_000 + seq % 900_000, from: "bench-main", text: "quick brown fox", urgent: false) }
+    static func sample(_ seq: Int) -> Small {
+        Small(seq: 100_000 + seq % 900_000, from: "bench-main", text: "quick brown fox", urgent: false)
+    }
 }
 
 /// The request of the round-trip figure (about 70 bytes of JSON), and its answer (about as long).

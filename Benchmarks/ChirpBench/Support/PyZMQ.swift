@@ -19,7 +19,8 @@ enum PyZMQ {
         let environment = ProcessInfo.processInfo.environment
         let python = environment["CHIRP_BENCH_PYTHON"] ?? ".build/bench-venv/bin/python3"
         let script = environment["CHIRP_BENCH_PYZMQ_SCRIPT"] ?? "Benchmarks/pyzmq-anchor.py"
-        guard FileManager.default.isExecutableFile(atPath: python), FileManager.default.fileExists(atPath: script) else {
+        guard FileManager.default.isExecutableFile(atPath: python), FileManager.default.fileExists(atPath: script)
+        else {
             return .failure(BenchError("no pyzmq anchor: \(python) or \(script) is missing (make bench installs it)"))
         }
         let process = Process()
@@ -39,7 +40,7 @@ enum PyZMQ {
             var pyzmq: String
         }
         guard process.terminationStatus == 0, let answer = try? JSONDecoder().decode(Answer.self, from: data),
-              !answer.samples.isEmpty
+            !answer.samples.isEmpty
         else {
             return .failure(BenchError("the pyzmq anchor failed (exit \(process.terminationStatus))"))
         }

@@ -9,7 +9,9 @@ enum RawSocket {
         guard fd >= 0 else { throw BenchError("socket: \(errnoText())") }
         var address = loopbackAddress(port: 0)
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, Glibc.listen(fd, 16) == 0 else { throw BenchError("bind/listen: \(errnoText())") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -31,7 +33,9 @@ enum RawSocket {
         guard fd >= 0 else { throw BenchError("socket: \(errnoText())") }
         var address = loopbackAddress(port: port)
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw BenchError("connect: \(errnoText())") }
         setNoDelay(fd)

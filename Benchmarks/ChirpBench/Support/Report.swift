@@ -58,8 +58,10 @@ struct Figure: Codable {
     /// Extra numbers that explain the figure (CPU per message, percentiles, ...).
     var details: [String: Double] = [:]
 
-    init(name: String, title: String, unit: String, samples: [Double], reference: Reference? = nil,
-         anchor: Reference? = nil, goal: Goal? = nil, note: String? = nil, details: [String: Double] = [:]) {
+    init(
+        name: String, title: String, unit: String, samples: [Double], reference: Reference? = nil,
+        anchor: Reference? = nil, goal: Goal? = nil, note: String? = nil, details: [String: Double] = [:]
+    ) {
         self.name = name
         self.title = title
         self.unit = unit
@@ -83,7 +85,9 @@ struct Figure: Codable {
     }
 
     /// A figure that could not be measured in this run.
-    static func pending(name: String, title: String, unit: String, goal: Goal?, note: String, reference: Reference? = nil) -> Figure {
+    static func pending(
+        name: String, title: String, unit: String, goal: Goal?, note: String, reference: Reference? = nil
+    ) -> Figure {
         Figure(name: name, title: title, unit: unit, samples: [], reference: reference, goal: goal, note: note)
     }
 
@@ -106,7 +110,11 @@ struct Figure: Codable {
         }
         if let goal {
             text += "  goal \(goal.text)"
-            if let met { text += met ? " MET" : " NOT MET" } else if goal.relativeTo != nil { text += " (no \(goal.relativeTo ?? "") in this run)" }
+            if let met {
+                text += met ? " MET" : " NOT MET"
+            } else if goal.relativeTo != nil {
+                text += " (no \(goal.relativeTo ?? "") in this run)"
+            }
         }
         if let note { text += "  (\(note))" }
         return text
@@ -149,8 +157,10 @@ struct MachineInfo: Codable {
 
     static func current() -> MachineInfo {
         let cpuinfo = (try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)) ?? ""
-        let model = cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
-            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" } ?? "unknown"
+        let model =
+            cpuinfo.split(separator: "\n").first { $0.hasPrefix("model name") }
+            .map { $0.split(separator: ":", maxSplits: 1).last.map { $0.trimmingCharacters(in: .whitespaces) } ?? "" }
+            ?? "unknown"
         var info = utsname()
         uname(&info)
         let release = withUnsafeBytes(of: &info.release) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }

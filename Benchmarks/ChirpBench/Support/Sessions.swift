@@ -30,17 +30,23 @@ final class ChirpSession {
         var children: [Child] = []
         do {
             for index in 0..<sinks {
-                children.append(try Child(executable, [
-                    "--role", "sink", "--service", serviceType, "--port", "\(port)", "--name", "sink-\(index)"]
-                    + (secure ? ["--secure"] : []),
-                    prefix: Self.peerWrapper))
+                children.append(
+                    try Child(
+                        executable,
+                        [
+                            "--role", "sink", "--service", serviceType, "--port", "\(port)", "--name", "sink-\(index)"
+                        ]
+                            + (secure ? ["--secure"] : []),
+                        prefix: Self.peerWrapper))
             }
             for child in children where child.stdout?.next(timeout: 60, where: { $0 == "connected" }) == nil {
                 throw BenchError("a sink did not connect: \(child.stdout?.text ?? "")")
             }
             let deadline = nowNanos() + 30_000_000_000
             while transceiver.connectedPeers.count < sinks {
-                guard nowNanos() < deadline else { throw BenchError("only \(transceiver.connectedPeers.count) of \(sinks) sinks connected") }
+                guard nowNanos() < deadline else {
+                    throw BenchError("only \(transceiver.connectedPeers.count) of \(sinks) sinks connected")
+                }
                 usleep(10_000)
             }
         } catch {
@@ -97,7 +103,7 @@ final class RawSession {
     init(executable: String) throws {
         child = try Child(executable, ["--role", "raw-sink"])
         guard let line = child.stdout?.next(timeout: 30, where: { $0.hasPrefix("port ") }),
-              let port = Int(line.text.dropFirst(5))
+            let port = Int(line.text.dropFirst(5))
         else {
             child.stop()
             throw BenchError("the raw sink did not start")
@@ -169,7 +175,9 @@ final class RawSession {
                 for _ in 0..<count {
                     let start = nowNanos()
                     try RawSocket.writeAll(fd, out)
-                    guard try RawSocket.readExactly(fd, back) else { throw BenchError("the raw sink closed the connection") }
+                    guard try RawSocket.readExactly(fd, back) else {
+                        throw BenchError("the raw sink closed the connection")
+                    }
                     times.append(Double(nowNanos() - start) / 1000)
                 }
             }

@@ -69,7 +69,9 @@ public struct StoreFile: Codable, Sendable, Equatable {
         guard version == Self.currentVersion else {
             throw .invalid("version \(version) is not supported (this listr reads version \(Self.currentVersion))")
         }
-        guard items.count <= Self.maximumItems else { throw .invalid("\(items.count) items, over the limit of \(Self.maximumItems)") }
+        guard items.count <= Self.maximumItems else {
+            throw .invalid("\(items.count) items, over the limit of \(Self.maximumItems)")
+        }
         var seen = Set<Int>()
         for item in items {
             guard item.id >= 1 else { throw .invalid("item id \(item.id) is not positive") }
@@ -154,7 +156,8 @@ public enum StoreFileError: Error, Sendable, Equatable, CustomStringConvertible 
 enum CocoaErrorReason {
     static func describe(_ error: any Error) -> String {
         let nsError = error as NSError
-        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain
+        {
             return String(cString: strerror(Int32(underlying.code)))
         }
         return nsError.localizedDescription

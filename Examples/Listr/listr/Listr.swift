@@ -110,4 +110,6 @@ struct Listr: AsyncParsableCommand {
     }
 }
 
+// swift-format-ignore: AvoidRetroactiveConformances
+// --log-level takes swift-log's levels; neither package declares this conformance, so the app does.
 extension Logger.Level: @retroactive ExpressibleByArgument {}

@@ -35,7 +35,9 @@ struct StoreCommand: AsyncParsableCommand {
                     StandardStreams.output(bytes)  // quietly done on a closed pipe
                 } else {
                     try AtomicFile.write(bytes, to: path)
-                    print("saved the store of \(UntrustedText.escaped(reply.label)) to \(path): \(file.items.count) items, \(bytes.count) bytes")
+                    print(
+                        "saved the store of \(UntrustedText.escaped(reply.label)) to \(path): \(file.items.count) items, \(bytes.count) bytes"
+                    )
                 }
             }
         }

@@ -29,7 +29,9 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String) {
 }
 
 /// What the wire format says a stream decodes to: its frames, then the error that ends it (if any).
-func referenceDecode(_ stream: [UInt8], maxFrameSize: Int, maxHelloSize: Int) -> (frames: [Frame], error: FrameDecodingError?) {
+func referenceDecode(_ stream: [UInt8], maxFrameSize: Int, maxHelloSize: Int) -> (
+    frames: [Frame], error: FrameDecodingError?
+) {
     var frames: [Frame] = []
     var offset = 0
     while true {
@@ -43,18 +45,24 @@ func referenceDecode(_ stream: [UInt8], maxFrameSize: Int, maxHelloSize: Int) ->
         }
         if length == 0 { return (frames, FrameDecodingError(reason: .emptyFrame)) }
         let limit = first ? min(maxHelloSize, maxFrameSize) : maxFrameSize
-        if Int(length) > limit { return (frames, FrameDecodingError(reason: .frameTooLarge(length: length, limit: limit))) }
+        if Int(length) > limit {
+            return (frames, FrameDecodingError(reason: .frameTooLarge(length: length, limit: limit)))
+        }
         if remaining < 4 + Int(length) {
             return (frames, FrameDecodingError(reason: .truncatedFrame(missing: 4 + Int(length) - remaining)))
         }
-        frames.append(Frame(kind: stream[offset + 4], body: ByteBuffer(bytes: stream[offset + 5..<offset + 4 + Int(length)])))
+        frames.append(
+            Frame(kind: stream[offset + 4], body: ByteBuffer(bytes: stream[offset + 5..<offset + 4 + Int(length)])))
         offset += 4 + Int(length)
     }
 }
 
 /// Feeds `chunks` through the pipeline as separate reads, then closes; the frames read and the first error.
-func pipelineDecode(_ chunks: [ArraySlice<UInt8>], maxFrameSize: Int, maxHelloSize: Int) -> (frames: [Frame], error: Error?) {
-    let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: maxFrameSize, maxHelloSize: maxHelloSize)))
+func pipelineDecode(_ chunks: [ArraySlice<UInt8>], maxFrameSize: Int, maxHelloSize: Int) -> (
+    frames: [Frame], error: Error?
+) {
+    let channel = EmbeddedChannel(
+        handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: maxFrameSize, maxHelloSize: maxHelloSize)))
     // Active, as a connected socket is; closing it later runs the decoder's decodeLast.
     _ = try? channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 7)).wait()
     var frames: [Frame] = []
@@ -109,7 +117,9 @@ func checkBody(of frame: Frame) {
         FrameWriter.writeMessageHeader(typeName: message.typeName, flags: message.flags, into: &reencoded)
         var payload = message.payload
         reencoded.writeBuffer(&payload)
-        require(reencoded == frame.body, "\(kind) body re-encodes to \(reencoded.readableBytesView) not \(frame.body.readableBytesView)")
+        require(
+            reencoded == frame.body,
+            "\(kind) body re-encodes to \(reencoded.readableBytesView) not \(frame.body.readableBytesView)")
     } catch let error as MalformedFrameError {
         require(error.kind == kind, "\(kind) body reported as malformed \(error.kind)")
         _ = error.description
@@ -166,6 +176,8 @@ public func fuzzFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         reencoded.writeImmutableBuffer(frame.body)
         checkBody(of: frame)
     }
-    require(reencoded.readableBytesView.elementsEqual(stream.prefix(reencoded.readableBytes)), "re-encoded frames differ from the stream")
+    require(
+        reencoded.readableBytesView.elementsEqual(stream.prefix(reencoded.readableBytes)),
+        "re-encoded frames differ from the stream")
     return 0
 }

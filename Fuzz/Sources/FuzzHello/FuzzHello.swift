@@ -22,13 +22,16 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String) {
 }
 
 /// The first frame of `stream`, read through the pipeline in two reads split at `split`; or the decoding error.
-func firstFrame(of stream: ByteBuffer, split: Int, maxHelloSize: Int = WireFormat.maxHelloSize) -> Result<Frame?, Error> {
-    let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 1 << 20, maxHelloSize: maxHelloSize)))
+func firstFrame(of stream: ByteBuffer, split: Int, maxHelloSize: Int = WireFormat.maxHelloSize) -> Result<Frame?, Error>
+{
+    let channel = EmbeddedChannel(
+        handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 1 << 20, maxHelloSize: maxHelloSize)))
     defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
     let cut = min(split, stream.readableBytes)
     do {
         try channel.writeInbound(stream.getSlice(at: stream.readerIndex, length: cut) ?? ByteBuffer())
-        try channel.writeInbound(stream.getSlice(at: stream.readerIndex + cut, length: stream.readableBytes - cut) ?? ByteBuffer())
+        try channel.writeInbound(
+            stream.getSlice(at: stream.readerIndex + cut, length: stream.readableBytes - cut) ?? ByteBuffer())
         return .success(try channel.readInbound(as: Frame.self))
     } catch {
         return .failure(error)
@@ -46,12 +49,15 @@ func checkHello(body: ByteBuffer) {
     } catch {
         return require(false, "Hello.parse threw \(type(of: error)): \(error)")
     }
-    require(!remote.peerID.isEmpty && remote.peerID.utf8.count <= 128, "peer id of \(remote.peerID.utf8.count) bytes accepted")
+    require(
+        !remote.peerID.isEmpty && remote.peerID.utf8.count <= 128,
+        "peer id of \(remote.peerID.utf8.count) bytes accepted")
 
     // Round trip through our own encoder, the decoder (with room for JSON escaping) and the parser.
     do {
         let frame = try remote.frame(allocator: ByteBufferAllocator())
-        guard case .success(let decoded?) = firstFrame(of: frame, split: frame.readableBytes / 2, maxHelloSize: 1 << 20) else {
+        guard case .success(let decoded?) = firstFrame(of: frame, split: frame.readableBytes / 2, maxHelloSize: 1 << 20)
+        else {
             return require(false, "our own hello frame did not decode: \(remote)")
         }
         require(decoded.knownKind == .hello, "our hello frame has kind \(decoded.kind)")
@@ -95,8 +101,11 @@ public func fuzzHello(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     switch firstFrame(of: stream, split: split) {
     case .failure(let error as FrameDecodingError):
         if mode != 2 {
-            require(error == FrameDecodingError(reason: .frameTooLarge(length: UInt32(rest.count + 1), limit: WireFormat.maxHelloSize)),
-                    "a whole \(rest.count)-byte body failed with \(error)")
+            require(
+                error
+                    == FrameDecodingError(
+                        reason: .frameTooLarge(length: UInt32(rest.count + 1), limit: WireFormat.maxHelloSize)),
+                "a whole \(rest.count)-byte body failed with \(error)")
         }
         _ = error.description
     case .failure(let error):
@@ -104,13 +113,17 @@ public func fuzzHello(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .success(nil):
         require(mode == 2, "a whole frame was not decoded")
     case .success(let frame?):
-        if mode != 2 { require(rest.count + 1 <= WireFormat.maxHelloSize, "a \(rest.count)-byte hello body passed the limit") }
+        if mode != 2 {
+            require(rest.count + 1 <= WireFormat.maxHelloSize, "a \(rest.count)-byte hello body passed the limit")
+        }
         switch frame.knownKind {
         case .hello:
             checkHello(body: frame.body)
         case .refuse:
             // What HandshakeHandler reports as the refusal reason.
-            let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024)) ?? "no reason given"
+            let reason =
+                frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024))
+                ?? "no reason given"
             _ = HandshakeError.refusedByRemote(reason: reason).description
         default:
             _ = HandshakeError.unexpectedFrame(kind: frame.kind).description

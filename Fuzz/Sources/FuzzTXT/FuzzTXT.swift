@@ -24,7 +24,10 @@ public func fuzzTXT(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let first = record.entries.first { $0.key == key }
         require(first?.value == value, "dictionary[\(key)] is not the first entry's value")
     }
-    for key in [TXTRecord.ReservedKey.peerID, TXTRecord.ReservedKey.name, TXTRecord.ReservedKey.protocolVersion, TXTRecord.ReservedKey.secure] {
+    for key in [
+        TXTRecord.ReservedKey.peerID, TXTRecord.ReservedKey.name, TXTRecord.ReservedKey.protocolVersion,
+        TXTRecord.ReservedKey.secure
+    ] {
         let expected = record.entries.first { $0.key.lowercased() == key }?.value
         require(record[key] == expected, "subscript[\(key)] disagrees with the entries")
     }

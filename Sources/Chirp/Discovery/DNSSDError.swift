@@ -17,13 +17,14 @@ struct DNSSDError: Error, Equatable, CustomStringConvertible {
 
     /// Whether the error means that no DNS-SD daemon answered (Avahi's compat layer reports it as "unknown").
     var daemonUnavailable: Bool {
-        code == Int32(kDNSServiceErr_Unknown) || code == -65563 /* kDNSServiceErr_ServiceNotRunning (Bonjour) */
-            || code == Int32(kDNSServiceErr_NotInitialized)
+        // -65563 is kDNSServiceErr_ServiceNotRunning (Bonjour's; Avahi's header does not define it).
+        code == Int32(kDNSServiceErr_Unknown) || code == -65563 || code == Int32(kDNSServiceErr_NotInitialized)
     }
 
     var description: String {
         if daemonUnavailable {
-            return "\(operation) failed: no DNS-SD daemon answered. Start avahi-daemon (and the system D-Bus it needs): "
+            return
+                "\(operation) failed: no DNS-SD daemon answered. Start avahi-daemon (and the system D-Bus it needs): "
                 + "`sudo systemctl start avahi-daemon`, or `make deps` in the Chirp repository; Chirp keeps retrying"
         }
         if let detail { return "\(operation) failed: \(detail)" }

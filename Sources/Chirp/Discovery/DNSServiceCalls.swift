@@ -49,11 +49,14 @@ enum DNSService {
         queue: DispatchQueue, releases: DispatchGroup? = nil, handler: @escaping (RegisterEvent) -> Void
     ) throws -> DNSServiceOperation<RegisterEvent> {
         let txtBytes = txt.bytes
-        return try DNSServiceOperation(queue: queue, operation: "DNSServiceRegister", releases: releases, deliver: handler) { ref, context in
+        return try DNSServiceOperation(
+            queue: queue, operation: "DNSServiceRegister", releases: releases, deliver: handler
+        ) { ref, context in
             txtBytes.withUnsafeBytes { txtPointer in
                 DNSServiceRegister(
                     ref, 0, interfaceIndex, name, type, domain, nil, port.bigEndian,
-                    UInt16(txtPointer.count), txtPointer.baseAddress, { _, _, error, name, _, _, context in
+                    UInt16(txtPointer.count), txtPointer.baseAddress,
+                    { _, _, error, name, _, _, context in
                         guard let context = DNSServiceOperation<RegisterEvent>.Context.from(context) else { return }
                         if error == kDNSServiceErr_NoError {
                             context.deliver(.registered(name: name.map { String(cString: $0) } ?? ""))
@@ -66,24 +69,28 @@ enum DNSService {
     }
 
     static func browse(
-        type: String, domain: String?, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup? = nil, handler: @escaping (BrowseEvent) -> Void
+        type: String, domain: String?, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup? = nil,
+        handler: @escaping (BrowseEvent) -> Void
     ) throws -> DNSServiceOperation<BrowseEvent> {
-        try DNSServiceOperation(queue: queue, operation: "DNSServiceBrowse", releases: releases, deliver: handler) { ref, context in
-            DNSServiceBrowse(ref, 0, interfaceIndex, type, domain, { _, flags, interface, error, name, type, domain, context in
-                guard let context = DNSServiceOperation<BrowseEvent>.Context.from(context) else { return }
-                guard error == kDNSServiceErr_NoError else {
-                    context.deliver(.failed(DNSSDError(code: error, operation: "DNSServiceBrowse")))
-                    return
-                }
-                let name = name.map { String(cString: $0) } ?? ""
-                let type = type.map { String(cString: $0) } ?? ""
-                let domain = domain.map { String(cString: $0) } ?? ""
-                if flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 {
-                    context.deliver(.added(name: name, type: type, domain: domain, interfaceIndex: interface))
-                } else {
-                    context.deliver(.removed(name: name, type: type, domain: domain, interfaceIndex: interface))
-                }
-            }, context)
+        try DNSServiceOperation(queue: queue, operation: "DNSServiceBrowse", releases: releases, deliver: handler) {
+            ref, context in
+            DNSServiceBrowse(
+                ref, 0, interfaceIndex, type, domain,
+                { _, flags, interface, error, name, type, domain, context in
+                    guard let context = DNSServiceOperation<BrowseEvent>.Context.from(context) else { return }
+                    guard error == kDNSServiceErr_NoError else {
+                        context.deliver(.failed(DNSSDError(code: error, operation: "DNSServiceBrowse")))
+                        return
+                    }
+                    let name = name.map { String(cString: $0) } ?? ""
+                    let type = type.map { String(cString: $0) } ?? ""
+                    let domain = domain.map { String(cString: $0) } ?? ""
+                    if flags & DNSServiceFlags(kDNSServiceFlagsAdd) != 0 {
+                        context.deliver(.added(name: name, type: type, domain: domain, interfaceIndex: interface))
+                    } else {
+                        context.deliver(.removed(name: name, type: type, domain: domain, interfaceIndex: interface))
+                    }
+                }, context)
         }
     }
 
@@ -91,31 +98,40 @@ enum DNSService {
         name: String, type: String, domain: String, interfaceIndex: UInt32, queue: DispatchQueue,
         releases: DispatchGroup? = nil, handler: @escaping (ResolveEvent) -> Void
     ) throws -> DNSServiceOperation<ResolveEvent> {
-        try DNSServiceOperation(queue: queue, operation: "DNSServiceResolve", releases: releases, deliver: handler) { ref, context in
-            DNSServiceResolve(ref, 0, interfaceIndex, name, type, domain, { _, _, interface, error, _, host, port, txtLength, txt, context in
-                guard let context = DNSServiceOperation<ResolveEvent>.Context.from(context) else { return }
-                guard error == kDNSServiceErr_NoError else {
-                    context.deliver(.failed(DNSSDError(code: error, operation: "DNSServiceResolve")))
-                    return
-                }
-                let record: TXTRecord
-                if let txt, txtLength > 0 {
-                    record = TXTRecord(bytes: UnsafeBufferPointer(start: txt, count: Int(txtLength)))
-                } else {
-                    record = TXTRecord()
-                }
-                let host = host.map { String(cString: $0) } ?? ""
-                context.deliver(.resolved(host: host, port: UInt16(bigEndian: port), txt: record, interfaceIndex: interface, addresses: []))
-            }, context)
+        try DNSServiceOperation(queue: queue, operation: "DNSServiceResolve", releases: releases, deliver: handler) {
+            ref, context in
+            DNSServiceResolve(
+                ref, 0, interfaceIndex, name, type, domain,
+                { _, _, interface, error, _, host, port, txtLength, txt, context in
+                    guard let context = DNSServiceOperation<ResolveEvent>.Context.from(context) else { return }
+                    guard error == kDNSServiceErr_NoError else {
+                        context.deliver(.failed(DNSSDError(code: error, operation: "DNSServiceResolve")))
+                        return
+                    }
+                    let record: TXTRecord
+                    if let txt, txtLength > 0 {
+                        record = TXTRecord(bytes: UnsafeBufferPointer(start: txt, count: Int(txtLength)))
+                    } else {
+                        record = TXTRecord()
+                    }
+                    let host = host.map { String(cString: $0) } ?? ""
+                    context.deliver(
+                        .resolved(
+                            host: host, port: UInt16(bigEndian: port), txt: record, interfaceIndex: interface,
+                            addresses: []))
+                }, context)
         }
     }
 
     /// Queries the A (`ipv6: false`) or AAAA (`ipv6: true`) records of `host`.
     static func queryAddress(
-        host: String, ipv6: Bool, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup? = nil, handler: @escaping (AddressEvent) -> Void
+        host: String, ipv6: Bool, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup? = nil,
+        handler: @escaping (AddressEvent) -> Void
     ) throws -> DNSServiceOperation<AddressEvent> {
         let rrtype = UInt16(ipv6 ? kDNSServiceType_AAAA : kDNSServiceType_A)
-        return try DNSServiceOperation(queue: queue, operation: "DNSServiceQueryRecord", releases: releases, deliver: handler) { ref, context in
+        return try DNSServiceOperation(
+            queue: queue, operation: "DNSServiceQueryRecord", releases: releases, deliver: handler
+        ) { ref, context in
             DNSServiceQueryRecord(
                 ref, 0, interfaceIndex, host, rrtype, UInt16(kDNSServiceClass_IN),
                 { _, flags, interface, error, _, rrtype, _, rdlen, rdata, _, context in
@@ -142,7 +158,9 @@ enum DNSService {
         default: return nil
         }
         var output = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard let base = bytes.baseAddress, inet_ntop(family, base, &output, socklen_t(output.count)) != nil else { return nil }
+        guard let base = bytes.baseAddress, inet_ntop(family, base, &output, socklen_t(output.count)) != nil else {
+            return nil
+        }
         return String(decoding: output.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -10,7 +10,9 @@ struct DaemonRetry {
 
     /// Schedules `action` on `queue` after the backoff delay. Returns the delay, and whether this is the first
     /// failure of the outage (the one to report).
-    mutating func schedule(on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> (delay: Double, first: Bool) {
+    mutating func schedule(on queue: DispatchQueue, _ action: @escaping @Sendable () -> Void) -> (
+        delay: Double, first: Bool
+    ) {
         let delay = Backoff.daemon.delay(attempt: attempt, factor: Backoff.daemon.randomFactor())
         attempt += 1
         let first = !reportedUnavailable
@@ -24,7 +26,10 @@ struct DaemonRetry {
     /// The daemon answered: the next outage starts from the shortest delay. Returns whether an outage was reported.
     @discardableResult
     mutating func succeeded() -> Bool {
-        defer { attempt = 0; reportedUnavailable = false }
+        defer {
+            attempt = 0
+            reportedUnavailable = false
+        }
         return reportedUnavailable
     }
 

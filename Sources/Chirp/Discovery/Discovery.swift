@@ -67,7 +67,9 @@ struct DNSSDDiscovery: Discovery {
         type: String, domain: String?, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup?,
         handler: @escaping (BrowseEvent) -> Void
     ) throws -> any DiscoveryOperation {
-        try DNSService.browse(type: type, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: releases, handler: handler)
+        try DNSService.browse(
+            type: type, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: releases,
+            handler: handler)
     }
 
     func resolve(
@@ -83,6 +85,7 @@ struct DNSSDDiscovery: Discovery {
         host: String, ipv6: Bool, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup?,
         handler: @escaping (AddressEvent) -> Void
     ) throws -> any DiscoveryOperation {
-        try DNSService.queryAddress(host: host, ipv6: ipv6, interfaceIndex: interfaceIndex, queue: queue, releases: releases, handler: handler)
+        try DNSService.queryAddress(
+            host: host, ipv6: ipv6, interfaceIndex: interfaceIndex, queue: queue, releases: releases, handler: handler)
     }
 }

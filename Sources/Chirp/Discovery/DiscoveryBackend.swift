@@ -37,7 +37,8 @@ extension Configuration {
             case .dnsSD: return .dnsSD
             case .automatic:
                 if let value = getenv(Self.environmentVariable).map({ String(cString: $0) }), !value.isEmpty,
-                   let chosen = DiscoveryBackend(rawValue: value.lowercased()), chosen != .automatic {
+                    let chosen = DiscoveryBackend(rawValue: value.lowercased()), chosen != .automatic
+                {
                     return chosen.resolved
                 }
                 return AvahiDiscovery.isAvailable ? .avahi : .dnsSD

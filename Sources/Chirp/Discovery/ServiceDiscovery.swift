@@ -134,7 +134,9 @@ final class ServiceDiscovery: @unchecked Sendable {
             self.instances[instanceName] = instance
             self.stopResolving(instanceName)
             self.resolves.remove(instanceName)
-            self.logger.debug("peer connected before its instance was resolved; not resolving it", metadata: ["instance": "\(UntrustedText.escaped(instanceName))"])
+            self.logger.debug(
+                "peer connected before its instance was resolved; not resolving it",
+                metadata: ["instance": "\(UntrustedText.escaped(instanceName))"])
             self.startResolves()
         }
     }
@@ -160,15 +162,21 @@ final class ServiceDiscovery: @unchecked Sendable {
             if let advertisement {
                 registration = try backend.register(
                     name: advertisement.instanceName, type: serviceType.registrationType, domain: domain,
-                    interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt, queue: queue, releases: releases
+                    interfaceIndex: interfaceIndex, port: advertisement.port, txt: advertisement.txt, queue: queue,
+                    releases: releases
                 ) { [unowned self] event in self.handle(event) }
             }
-            logger.debug("browsing", metadata: ["type": "\(serviceType.registrationType)", "advertising": "\(advertisement != nil)"])
+            logger.debug(
+                "browsing",
+                metadata: ["type": "\(serviceType.registrationType)", "advertising": "\(advertisement != nil)"])
             browser = try backend.browse(
-                type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue, releases: releases
+                type: serviceType.registrationType, domain: domain, interfaceIndex: interfaceIndex, queue: queue,
+                releases: releases
             ) { [unowned self] event in self.handle(event) }
             if retry.succeeded() {
-                logger.notice("DNS-SD daemon answers again; advertising and browsing resumed", metadata: ["service": "\(serviceType)"])
+                logger.notice(
+                    "DNS-SD daemon answers again; advertising and browsing resumed",
+                    metadata: ["service": "\(serviceType)"])
             }
         } catch let error as DNSSDError {
             fail(error)
@@ -211,7 +219,9 @@ final class ServiceDiscovery: @unchecked Sendable {
     private func handle(_ event: RegisterEvent) {
         switch event {
         case .registered(let name):
-            logger.debug("advertised", metadata: ["instance": "\(UntrustedText.escaped(name))", "type": "\(serviceType.registrationType)"])
+            logger.debug(
+                "advertised",
+                metadata: ["instance": "\(UntrustedText.escaped(name))", "type": "\(serviceType.registrationType)"])
             handler(.advertised(instanceName: name))
         case .failed(let error):
             fail(error)
@@ -232,7 +242,9 @@ final class ServiceDiscovery: @unchecked Sendable {
             }
             instances[name] = instance
             if isNew {
-                logger.debug("instance sighted", metadata: ["instance": "\(UntrustedText.escaped(name))", "interface": "\(interface)"])
+                logger.debug(
+                    "instance sighted",
+                    metadata: ["instance": "\(UntrustedText.escaped(name))", "interface": "\(interface)"])
                 handler(.sighted(instanceName: name))
                 resolves.enqueue(name, later: resolveLater?(name) ?? false)
                 startResolves()
@@ -273,13 +285,17 @@ final class ServiceDiscovery: @unchecked Sendable {
         let attempt = instance.resolveAttempts
         do {
             instance.resolver = try backend.resolve(
-                name: name, type: instance.type, domain: instance.domain, interfaceIndex: instance.interface, queue: queue,
+                name: name, type: instance.type, domain: instance.domain, interfaceIndex: instance.interface,
+                queue: queue,
                 releases: releases
             ) { [unowned self] event in self.handleResolve(event, name: name) }
             instances[name] = instance
         } catch let error as DNSSDError {
             instances[name] = instance
-            if error.daemonUnavailable { fail(error); return }
+            if error.daemonUnavailable {
+                fail(error)
+                return
+            }
             refused(name, error: error)
             return
         } catch {
@@ -296,7 +312,7 @@ final class ServiceDiscovery: @unchecked Sendable {
         let generation = self.generation
         queue.asyncAfter(deadline: .now() + timeout) { [weak self] in
             guard let self, self.generation == generation, let instance = self.instances[name], !instance.reported,
-                  !instance.parked, instance.resolveAttempts == attempt
+                !instance.parked, instance.resolveAttempts == attempt
             else { return }
             self.logger.debug("resolve timed out; retrying", metadata: ["instance": "\(UntrustedText.escaped(name))"])
             self.stopResolving(name)
@@ -324,8 +340,12 @@ final class ServiceDiscovery: @unchecked Sendable {
     private func refused(_ name: String, error: DNSSDError) {
         stopResolving(name)
         guard let delay = resolves.refused(name) else { return }
-        logger.debug("resolve not started; pausing resolves", metadata: [
-            "instance": "\(UntrustedText.escaped(name))", "error": "\(error)", "retry-in": "\(delay)s", "slots": "\(resolves.limit)"])
+        logger.debug(
+            "resolve not started; pausing resolves",
+            metadata: [
+                "instance": "\(UntrustedText.escaped(name))", "error": "\(error)", "retry-in": "\(delay)s",
+                "slots": "\(resolves.limit)"
+            ])
         let generation = self.generation
         queue.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self, self.generation == generation else { return }
@@ -338,10 +358,17 @@ final class ServiceDiscovery: @unchecked Sendable {
         guard var instance = instances[name] else { return }
         switch event {
         case .resolved(let host, let port, let txt, let interface, let addresses):
-            let took = instance.resolveStarted.map { Double(DispatchTime.now().uptimeNanoseconds - $0.uptimeNanoseconds) / 1e6 } ?? 0
-            logger.debug("instance resolved", metadata: [
-                "instance": "\(UntrustedText.escaped(name))", "host": "\(UntrustedText.escaped(host))", "port": "\(port)", "attempt": "\(instance.resolveAttempts)",
-                "ms": "\(Int(took))"])
+            let took =
+                instance.resolveStarted.map {
+                    Double(DispatchTime.now().uptimeNanoseconds - $0.uptimeNanoseconds) / 1e6
+                } ?? 0
+            logger.debug(
+                "instance resolved",
+                metadata: [
+                    "instance": "\(UntrustedText.escaped(name))", "host": "\(UntrustedText.escaped(host))",
+                    "port": "\(port)", "attempt": "\(instance.resolveAttempts)",
+                    "ms": "\(Int(took))"
+                ])
             instance.resolver?.cancel()
             instance.resolver = nil
             instance.pending = DiscoveredService(
@@ -356,7 +383,8 @@ final class ServiceDiscovery: @unchecked Sendable {
             }
             if !addresses.isEmpty {
                 // The backend resolved the address too (Avahi's own): IPv4 first, as below.
-                instance.pending?.addresses = addresses.filter { !$0.contains(":") } + addresses.filter { $0.contains(":") }
+                instance.pending?.addresses =
+                    addresses.filter { !$0.contains(":") } + addresses.filter { $0.contains(":") }
                 instances[name] = instance
                 report(name)
                 return
@@ -364,22 +392,30 @@ final class ServiceDiscovery: @unchecked Sendable {
             // Avahi's compat layer has no DNSServiceGetAddrInfo: ask for A and AAAA records ourselves.
             do {
                 for ipv6 in [false, true] {
-                    instance.addressQueries.append(try backend.queryAddress(
-                        host: host, ipv6: ipv6, interfaceIndex: interface, queue: queue, releases: releases
-                    ) { [unowned self] event in self.handleAddress(event, name: name) })
+                    instance.addressQueries.append(
+                        try backend.queryAddress(
+                            host: host, ipv6: ipv6, interfaceIndex: interface, queue: queue, releases: releases
+                        ) { [unowned self] event in self.handleAddress(event, name: name) })
                 }
                 instances[name] = instance
             } catch let error as DNSSDError {
                 instances[name] = instance
-                if error.daemonUnavailable { fail(error); return }
+                if error.daemonUnavailable {
+                    fail(error)
+                    return
+                }
                 refused(name, error: error)
             } catch {
                 instances[name] = instance
             }
         case .failed(let error):
-            if error.daemonUnavailable { fail(error); return }
+            if error.daemonUnavailable {
+                fail(error)
+                return
+            }
             // The slot is free at once; the instance is tried again when this attempt's time is up.
-            logger.debug("resolve failed", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
+            logger.debug(
+                "resolve failed", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
             stopResolving(name)
             resolves.finished(name, succeeded: false)
             startResolves()
@@ -404,8 +440,12 @@ final class ServiceDiscovery: @unchecked Sendable {
                 queue.asyncAfter(deadline: .now() + .milliseconds(250)) { [weak self] in self?.report(name) }
             }
         case .failed(let error):
-            if error.daemonUnavailable { fail(error); return }
-            logger.debug("address query failed", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
+            if error.daemonUnavailable {
+                fail(error)
+                return
+            }
+            logger.debug(
+                "address query failed", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
         }
     }
 

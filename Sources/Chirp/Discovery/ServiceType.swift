@@ -16,7 +16,11 @@ public struct ServiceType: Sendable, Hashable, CustomStringConvertible {
     /// - Throws: ``ChirpError/invalidServiceType(_:reason:)`` with the rule that was broken.
     public init(_ name: String) throws {
         var bare = Substring(name)
-        if bare.hasSuffix("._tcp.") { bare = bare.dropLast(6) } else if bare.hasSuffix("._tcp") { bare = bare.dropLast(5) }
+        if bare.hasSuffix("._tcp.") {
+            bare = bare.dropLast(6)
+        } else if bare.hasSuffix("._tcp") {
+            bare = bare.dropLast(5)
+        }
         if bare.hasPrefix("_") { bare = bare.dropFirst() }
         let candidate = String(bare)
         if let reason = Self.problem(with: candidate) {

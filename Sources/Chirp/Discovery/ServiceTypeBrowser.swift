@@ -81,7 +81,8 @@ public struct ServiceTypeBrowser: Sendable {
         var configuration = Configuration()
         configuration.interface = interface
         let enumeration = ServiceTypeEnumeration(
-            domain: domain, interfaceIndex: configuration.interfaceIndex, backend: backend.implementation, logger: logger
+            domain: domain, interfaceIndex: configuration.interfaceIndex, backend: backend.implementation,
+            logger: logger
         ) { event in continuation.yield(event) }
         continuation.onTermination = { _ in enumeration.stop() }
         enumeration.start()
@@ -171,14 +172,18 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
         switch event {
         case .added(let name, let type, _, let interface):
             guard let found = DiscoveredServiceType(instanceName: name, type: type) else {
-                logger.debug("skipping an unreadable service-type record", metadata: ["name": "\(UntrustedText.escaped(name))", "type": "\(UntrustedText.escaped(type))"])
+                logger.debug(
+                    "skipping an unreadable service-type record",
+                    metadata: ["name": "\(UntrustedText.escaped(name))", "type": "\(UntrustedText.escaped(type))"])
                 return
             }
             let isNew = types[found] == nil
             types[found, default: []].insert(interface)
             if isNew { handler(.found(found)) }
         case .removed(let name, let type, _, let interface):
-            guard let lost = DiscoveredServiceType(instanceName: name, type: type), var interfaces = types[lost] else { return }
+            guard let lost = DiscoveredServiceType(instanceName: name, type: type), var interfaces = types[lost] else {
+                return
+            }
             interfaces.remove(interface)
             if interfaces.isEmpty {
                 types[lost] = nil

@@ -36,14 +36,16 @@ final class MessageDispatcher: Sendable {
             warnUnhandled(message.typeName, from: connection.peer)
             return
         }
-        let delivery = Router.Delivery(peer: connection.peer, connection: ObjectIdentifier(connection), gate: connection.readGate)
+        let delivery = Router.Delivery(
+            peer: connection.peer, connection: ObjectIdentifier(connection), gate: connection.readGate)
         for handler in handlers {
             do {
                 try handler.invoke(message, delivery, coder)
             } catch let error as ChirpError {
                 report(error, logLevel: .error)
             } catch {
-                report(.handlerFailed(type: message.typeName, peer: connection.peer, reason: "\(error)"), logLevel: .error)
+                report(
+                    .handlerFailed(type: message.typeName, peer: connection.peer, reason: "\(error)"), logLevel: .error)
             }
         }
     }
@@ -55,7 +57,8 @@ final class MessageDispatcher: Sendable {
         }
         guard warn else { return }
         let lookalikes = UnhandledTypeWarnings.lookalikes(of: typeName, among: router.registeredTypeNames())
-        logger.warning("\(UnhandledTypeWarnings.message(typeName: typeName, peer: peer, lookalikes: lookalikes, isLast: isLast))")
+        logger.warning(
+            "\(UnhandledTypeWarnings.message(typeName: typeName, peer: peer, lookalikes: lookalikes, isLast: isLast))")
     }
 
     /// A request frame arrived: runs its type's responder and sends the reply (or the failure) on `connection` only.
@@ -65,9 +68,10 @@ final class MessageDispatcher: Sendable {
         let typeName = request.message.typeName
         connection.owesReply()
         guard let responder = router.responder(for: MessageTypeName.routed(typeName)) else {
-            connection.sendReply(PayloadCoding.failureFrame(
-                id: request.requestID, status: .noResponder, typeName: typeName,
-                message: "no responder for \(typeName)", allocator: allocator))
+            connection.sendReply(
+                PayloadCoding.failureFrame(
+                    id: request.requestID, status: .noResponder, typeName: typeName,
+                    message: "no responder for \(typeName)", allocator: allocator))
             return
         }
         let respond: @Sendable (Result<Router.Reply, any Error>) -> Void = { result in
@@ -80,25 +84,29 @@ final class MessageDispatcher: Sendable {
             // Called from an event loop, so the async responder needs a task of its own: the pool runs it, or queues
             // it (and stops reading this peer) while maximumConcurrentResponders run.
             let peer = connection.peer
-            responders.submit(ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
-                do {
-                    respond(.success(try await body(request.message, peer, coder)))
-                } catch where Task.isCancelled {
-                    // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
-                } catch {
-                    respond(.failure(error))
-                }
-            })
+            responders.submit(
+                ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
+                    do {
+                        respond(.success(try await body(request.message, peer, coder)))
+                    } catch  where Task.isCancelled {
+                        // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
+                    } catch {
+                        respond(.failure(error))
+                    }
+                })
         }
     }
 
     /// The response frame for a responder's result: the reply, encoded once, or the failure with its status.
-    static func replyFrame(_ result: Result<Router.Reply, any Error>, to request: RequestBody, allocator: ByteBufferAllocator) -> ByteBuffer {
+    static func replyFrame(
+        _ result: Result<Router.Reply, any Error>, to request: RequestBody, allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
         let failure: any Error
         switch result {
         case .success(let reply):
             do {
-                return try PayloadCoding.responseFrame(id: request.requestID, status: .ok, reply: reply, allocator: allocator)
+                return try PayloadCoding.responseFrame(
+                    id: request.requestID, status: .ok, reply: reply, allocator: allocator)
             } catch {
                 failure = error  // the reply did not encode: the requester hears why
             }
@@ -109,7 +117,8 @@ final class MessageDispatcher: Sendable {
         if (failure as? ChirpError)?.code == .decodingFailed { status = .undecodable } else { status = .failed }
         let message = (failure as? ChirpError).map { "\($0)" } ?? "\(failure)"
         return PayloadCoding.failureFrame(
-            id: request.requestID, status: status, typeName: request.message.typeName, message: message, allocator: allocator)
+            id: request.requestID, status: status, typeName: request.message.typeName, message: message,
+            allocator: allocator)
     }
 
     /// Cancels the running async responders and drops the queued ones (at `stop()`).

@@ -1,5 +1,5 @@
-import NIOCore
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// Runs the async responders of requests (`Transceiver.respond(to:with:)` (its async form)): at most
 /// ``Configuration/maximumConcurrentResponders`` at once, the others waiting in arrival order.
@@ -82,7 +82,8 @@ final class ResponderPool: Sendable {
 
     private func finished(_ id: UInt64) {
         let openGate = state.withLockedValue { state -> LoopBoundGate? in
-            guard state.running.removeValue(forKey: id) != nil, !state.stopped, let next = state.waiting.popFirst() else {
+            guard state.running.removeValue(forKey: id) != nil, !state.stopped, let next = state.waiting.popFirst()
+            else {
                 return nil
             }
             start(next, in: &state)

@@ -47,7 +47,9 @@ final class Router: Sendable {
     private let tables = NIOLockedValueBox(Tables())
 
     @discardableResult
-    func addHandler(for typeName: String, _ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void) -> UInt64 {
+    func addHandler(
+        for typeName: String, _ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void
+    ) -> UInt64 {
         tables.withLockedValue { tables in
             let token = tables.nextToken
             tables.nextToken += 1
@@ -57,7 +59,9 @@ final class Router: Sendable {
     }
 
     @discardableResult
-    func addWildcardHandler(_ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void) -> UInt64 {
+    func addWildcardHandler(_ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void)
+        -> UInt64
+    {
         tables.withLockedValue { tables in
             let token = tables.nextToken
             tables.nextToken += 1
@@ -102,7 +106,9 @@ final class Router: Sendable {
 enum PayloadCoding {
     /// Writes `value`'s payload to `buffer` and returns the flags that describe it.
     @inlinable
-    static func encode<T: Encodable>(_ value: T, coder: any MessageCoder, into buffer: inout ByteBuffer) throws -> PayloadFlags {
+    static func encode<T: Encodable>(_ value: T, coder: any MessageCoder, into buffer: inout ByteBuffer) throws
+        -> PayloadFlags
+    {
         if T.self == Data.self, let data = value as? Data {  // a metatype comparison first: a failing cast costs more
             buffer.writeBytes(data)
             return .binary
@@ -122,7 +128,9 @@ enum PayloadCoding {
     private static func decodeBinary<T: Decodable>(_ type: T.Type, from message: MessageBody) throws -> T {
         // Large payloads share the received bytes instead of copying them (NIO's `.automatic`: copies up to 256 KiB).
         let payload = message.payload
-        let bytes = payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic) ?? Data()
+        let bytes =
+            payload.getData(at: payload.readerIndex, length: payload.readableBytes, byteTransferStrategy: .automatic)
+            ?? Data()
         if let data = bytes as? T { return data }
         throw PayloadError.binaryPayloadForNonData(typeName: message.typeName)
     }
@@ -134,7 +142,8 @@ enum PayloadCoding {
         writePayload: (inout ByteBuffer) throws -> PayloadFlags
     ) throws -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 128)
-        try writeFrame(requestID: requestID, typeName: typeName, limit: limit, into: &buffer, writePayload: writePayload)
+        try writeFrame(
+            requestID: requestID, typeName: typeName, limit: limit, into: &buffer, writePayload: writePayload)
         return buffer
     }
 
@@ -164,7 +173,8 @@ enum PayloadCoding {
     /// A complete message or request frame for `value`.
     @inlinable
     static func frame<T: Encodable>(
-        _ value: T, requestID: UInt64? = nil, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator, limit: Int
+        _ value: T, requestID: UInt64? = nil, typeName: String, coder: any MessageCoder, allocator: ByteBufferAllocator,
+        limit: Int
     ) throws -> ByteBuffer {
         try frame(requestID: requestID, typeName: typeName, allocator: allocator, limit: limit) { buffer in
             try encode(value, coder: coder, into: &buffer)
@@ -172,9 +182,12 @@ enum PayloadCoding {
     }
 
     /// A complete message or request frame for a ``RawMessage``.
-    static func frame(_ raw: RawMessage, requestID: UInt64? = nil, allocator: ByteBufferAllocator, limit: Int) throws -> ByteBuffer {
+    static func frame(_ raw: RawMessage, requestID: UInt64? = nil, allocator: ByteBufferAllocator, limit: Int) throws
+        -> ByteBuffer
+    {
         guard !raw.typeName.isEmpty, raw.typeName.utf8.count <= WireFormat.maxTypeNameLength else {
-            throw ChirpError.encodingFailed(type: raw.typeName, reason: "a type name must be 1-\(WireFormat.maxTypeNameLength) bytes")
+            throw ChirpError.encodingFailed(
+                type: raw.typeName, reason: "a type name must be 1-\(WireFormat.maxTypeNameLength) bytes")
         }
         return try frame(requestID: requestID, typeName: raw.typeName, allocator: allocator, limit: limit) { buffer in
             buffer.writeBytes(raw.payload)
@@ -183,7 +196,9 @@ enum PayloadCoding {
     }
 
     /// A complete response frame, the reply's payload encoded straight into it. Throws what the encoding throws.
-    static func responseFrame(id: UInt64, status: ResponseStatus, reply: Router.Reply, allocator: ByteBufferAllocator) throws -> ByteBuffer {
+    static func responseFrame(id: UInt64, status: ResponseStatus, reply: Router.Reply, allocator: ByteBufferAllocator)
+        throws -> ByteBuffer
+    {
         var buffer = allocator.buffer(capacity: 96 + reply.typeName.utf8.count)
         try FrameWriter.write(.response, into: &buffer) { buffer in
             buffer.writeInteger(id)
@@ -197,7 +212,9 @@ enum PayloadCoding {
     }
 
     /// A failure response frame carrying `message` as text.
-    static func failureFrame(id: UInt64, status: ResponseStatus, typeName: String, message: String, allocator: ByteBufferAllocator) -> ByteBuffer {
+    static func failureFrame(
+        id: UInt64, status: ResponseStatus, typeName: String, message: String, allocator: ByteBufferAllocator
+    ) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 32 + typeName.utf8.count + message.utf8.count)
         FrameWriter.write(.response, into: &buffer) { buffer in
             buffer.writeInteger(id)
@@ -213,7 +230,8 @@ enum PayloadError: Error, CustomStringConvertible {
     case binaryPayloadForNonData(typeName: String)
     var description: String {
         switch self {
-        case .binaryPayloadForNonData(let name): return "\(name) arrived as raw bytes, but the receiving type is not Data"
+        case .binaryPayloadForNonData(let name):
+            return "\(name) arrived as raw bytes, but the receiving type is not Data"
         }
     }
 }

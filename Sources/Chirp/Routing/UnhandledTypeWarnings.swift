@@ -43,11 +43,13 @@ struct UnhandledTypeWarnings: Sendable {
         let shown = UntrustedText.escaped(typeName)
         var text = "no handler for messages of type '\(shown)' from \(peer); they are dropped."
         if lookalikes.isEmpty {
-            text += " Register one with receive(_:) or receiveAll(_:) here, or check the type's name on the sender:"
+            text +=
+                " Register one with receive(_:) or receiveAll(_:) here, or check the type's name on the sender:"
                 + " a type that does not conform to ChirpMessage travels as '<Module>.<Type>'."
         } else {
             let names = lookalikes.map { "'\(UntrustedText.escaped($0))'" }.joined(separator: ", ")
-            text += " A handler is registered for \(names), with the same short name: the two programs name the type"
+            text +=
+                " A handler is registered for \(names), with the same short name: the two programs name the type"
                 + " differently (Swift puts the module's name before a type's). Give the type one name on both sides"
                 + " with ChirpMessage: static let chirpTypeName = \"\(UntrustedText.escaped(String(shortName(typeName))))\"."
         }

@@ -25,7 +25,8 @@ public struct SharedSecret: Sendable, CustomStringConvertible, CustomDebugString
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.utf8.count >= Self.minimumLength else {
             throw ChirpError.invalidConfiguration(
-                "the shared secret is too short: use at least \(Self.minimumLength) characters (a long random string is best)")
+                "the shared secret is too short: use at least \(Self.minimumLength) characters (a long random string is best)"
+            )
         }
         bytes = Array(trimmed.utf8)
     }
@@ -41,7 +42,8 @@ public struct SharedSecret: Sendable, CustomStringConvertible, CustomDebugString
                 "cannot read the secret file \(path): \((error as NSError).localizedDescription)", cause: error)
         }
         guard data.count <= 4096 else {
-            throw ChirpError.invalidConfiguration("the secret file \(path) is larger than 4 KiB; it should hold one secret")
+            throw ChirpError.invalidConfiguration(
+                "the secret file \(path) is larger than 4 KiB; it should hold one secret")
         }
         try self.init(String(decoding: data, as: UTF8.self))
     }

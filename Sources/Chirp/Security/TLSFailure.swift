@@ -29,10 +29,16 @@ enum TLSFailure: Equatable, CustomStringConvertible {
         let stack: NIOBoringSSLErrorStack
         switch error {
         case NIOSSLError.handshakeFailed(let boring), NIOSSLError.shutdownFailed(let boring):
-            guard let errors = Self.stack(of: boring) else { self = .other("\(error)"); return }
+            guard let errors = Self.stack(of: boring) else {
+                self = .other("\(error)")
+                return
+            }
             stack = errors
         case let boring as BoringSSLError:
-            guard let errors = Self.stack(of: boring) else { self = .other("\(error)"); return }
+            guard let errors = Self.stack(of: boring) else {
+                self = .other("\(error)")
+                return
+            }
             stack = errors
         case is NIOSSLError:
             self = .other("\(error)")
@@ -52,13 +58,23 @@ enum TLSFailure: Equatable, CustomStringConvertible {
         }
     }
 
-    private static let decryptionReasons: Set<Substring> = ["DECRYPTION_FAILED_OR_BAD_RECORD_MAC", "BAD_RECORD_MAC", "BAD_DECRYPT", "DECRYPT_ERROR", "TLSV1_ALERT_DECRYPT_ERROR", "SSLV3_ALERT_BAD_RECORD_MAC", "TLSV1_ALERT_BAD_RECORD_MAC"]
-    private static let notTLSReasons: Set<Substring> = ["WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "UNEXPECTED_RECORD", "UNEXPECTED_MESSAGE", "RECORD_TOO_LARGE"]
-    private static let noCommonReasons: Set<Substring> = ["NO_SHARED_CIPHER", "SSLV3_ALERT_HANDSHAKE_FAILURE", "HANDSHAKE_FAILURE_ON_CLIENT_HELLO", "PSK_IDENTITY_NOT_FOUND", "TLSV1_ALERT_UNKNOWN_PSK_IDENTITY"]
+    private static let decryptionReasons: Set<Substring> = [
+        "DECRYPTION_FAILED_OR_BAD_RECORD_MAC", "BAD_RECORD_MAC", "BAD_DECRYPT", "DECRYPT_ERROR",
+        "TLSV1_ALERT_DECRYPT_ERROR", "SSLV3_ALERT_BAD_RECORD_MAC", "TLSV1_ALERT_BAD_RECORD_MAC"
+    ]
+    private static let notTLSReasons: Set<Substring> = [
+        "WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "UNEXPECTED_RECORD", "UNEXPECTED_MESSAGE",
+        "RECORD_TOO_LARGE"
+    ]
+    private static let noCommonReasons: Set<Substring> = [
+        "NO_SHARED_CIPHER", "SSLV3_ALERT_HANDSHAKE_FAILURE", "HANDSHAKE_FAILURE_ON_CLIENT_HELLO",
+        "PSK_IDENTITY_NOT_FOUND", "TLSV1_ALERT_UNKNOWN_PSK_IDENTITY"
+    ]
 
     private static func stack(of error: BoringSSLError) -> NIOBoringSSLErrorStack? {
         switch error {
-        case .sslError(let stack), .unknownError(let stack), .invalidSNIName(let stack), .failedToSetALPN(let stack): return stack
+        case .sslError(let stack), .unknownError(let stack), .invalidSNIName(let stack), .failedToSetALPN(let stack):
+            return stack
         default: return nil
         }
     }

@@ -57,7 +57,9 @@ struct ConnectionLifecycle: Sendable, Equatable {
     mutating func retire(exchangesInFlight: Bool) -> [Action] {
         guard case .open(let peerRetired) = state else { return [] }
         state = .retired(peerRetired: peerRetired)
-        return [.stopQueueing, .openReadGateForGood, .drain, .sendGoodbye(GoodbyeReason.duplicate), .scheduleForcedClose]
+        return [
+            .stopQueueing, .openReadGateForGood, .drain, .sendGoodbye(GoodbyeReason.duplicate), .scheduleForcedClose
+        ]
             + closeIfDone(exchangesInFlight: exchangesInFlight)
     }
 

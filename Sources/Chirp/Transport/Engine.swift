@@ -46,7 +46,8 @@ final class Engine: ConnectionDelegate {
             do {
                 tls = try TLSContexts(secret: secret, serviceType: serviceType)
             } catch {
-                throw ChirpError.invalidConfiguration("could not set up TLS for the shared secret: \(error)", cause: error)
+                throw ChirpError.invalidConfiguration(
+                    "could not set up TLS for the shared secret: \(error)", cause: error)
             }
         } else {
             tls = nil
@@ -64,9 +65,12 @@ final class Engine: ConnectionDelegate {
         self.localHello = Hello(
             peerID: configuration.peerID, name: configuration.peerName, service: serviceType.name,
             metadata: configuration.metadata)
-        self.state = NIOLockedValueBox(State(table: Table(settings: .init(
-            localID: configuration.peerID, protocolVersion: String(Hello.currentProtocolVersion),
-            usesSecret: configuration.sharedSecret != nil))))
+        self.state = NIOLockedValueBox(
+            State(
+                table: Table(
+                    settings: .init(
+                        localID: configuration.peerID, protocolVersion: String(Hello.currentProtocolVersion),
+                        usesSecret: configuration.sharedSecret != nil))))
     }
 
     var localID: String { configuration.peerID }
@@ -86,7 +90,9 @@ final class Engine: ConnectionDelegate {
             for case .emit(let event) in actions {
                 hub.emit(event)
                 switch event {
-                case .peerConnected: metrics.connects.increment(); membershipChanged = true
+                case .peerConnected:
+                    metrics.connects.increment()
+                    membershipChanged = true
                 case .peerDisconnected, .peerAdded, .peerRemoved: membershipChanged = true
                 default: break
                 }
@@ -150,11 +156,16 @@ final class Engine: ConnectionDelegate {
             return self.makeServerBootstrap().bind(host: secondaryHost, port: port)
                 .map { Optional($0) }
                 .recover { error in
-                    self.logger.debug("not listening on \(secondaryHost); continuing on \(self.configuration.listenHost) only", metadata: [
-                        "port": "\(port)", "reason": "\(error)"])
+                    self.logger.debug(
+                        "not listening on \(secondaryHost); continuing on \(self.configuration.listenHost) only",
+                        metadata: [
+                            "port": "\(port)", "reason": "\(error)"
+                        ])
                     return nil
                 }
-                .flatMapThrowing { secondary in try self.listening(on: [primary] + (secondary.map { [$0] } ?? []), port: port) }
+                .flatMapThrowing { secondary in
+                    try self.listening(on: [primary] + (secondary.map { [$0] } ?? []), port: port)
+                }
         }.flatMapErrorThrowing { error in
             if let error = error as? ChirpError { throw error }
             throw ChirpError.listenFailed("\(error)", cause: error)
@@ -193,9 +204,12 @@ final class Engine: ConnectionDelegate {
         startDiscovery(port: port)
         hub.emit(.started(port: port))
         let addresses = channels.compactMap { $0.localAddress?.ipAddress }.joined(separator: ", ")
-        logger.info("listening", metadata: [
-            "port": "\(port)", "addresses": "\(addresses)", "service": "\(serviceType.registrationType)",
-            "peer": "\(configuration.peerName)"])
+        logger.info(
+            "listening",
+            metadata: [
+                "port": "\(port)", "addresses": "\(addresses)", "service": "\(serviceType.registrationType)",
+                "peer": "\(configuration.peerName)"
+            ])
         return port
     }
 
@@ -209,11 +223,14 @@ final class Engine: ConnectionDelegate {
         // Peers that dial us first wait behind the others for their resolve (only when we advertise: else nobody does).
         let localID = self.localID
         let resolveLater: (@Sendable (String) -> Bool)? =
-            configuration.advertises ? { @Sendable instance in Engine.dialsUsFirst(instanceName: instance, localID: localID) } : nil
+            configuration.advertises
+            ? { @Sendable instance in Engine.dialsUsFirst(instanceName: instance, localID: localID) } : nil
         let discovery = ServiceDiscovery(
             serviceType: serviceType, domain: configuration.domain, interfaceIndex: configuration.interfaceIndex,
             advertisement: configuration.advertises
-                ? .init(instanceName: Self.instanceName(name: configuration.peerName, id: localID), port: UInt16(port), txt: txt)
+                ? .init(
+                    instanceName: Self.instanceName(name: configuration.peerName, id: localID), port: UInt16(port),
+                    txt: txt)
                 : nil,
             resolveLater: resolveLater,
             backend: configuration.discoveryBackend.implementation,
@@ -251,7 +268,10 @@ final class Engine: ConnectionDelegate {
                 state.discovery = nil
                 state.dialTimers = [:]
             }
-            return (state.serverChannels, state.discovery, Array(state.openChannels.values), Array(state.dialTimers.values), connections)
+            return (
+                state.serverChannels, state.discovery, Array(state.openChannels.values), Array(state.dialTimers.values),
+                connections
+            )
         }
         apply(.stop)  // goodbyes on the connections in use, and the disconnect events
         dispatcher.cancelResponders()
@@ -305,8 +325,11 @@ final class Engine: ConnectionDelegate {
         }
         if !admitted { metrics.handshakeLimitHits.increment() }
         if warn {
-            logger.warning("too many connections in their handshake at once; closing new ones until some finish", metadata: [
-                "limit": "\(limit)"])
+            logger.warning(
+                "too many connections in their handshake at once; closing new ones until some finish",
+                metadata: [
+                    "limit": "\(limit)"
+                ])
         }
         if admitted {
             channel.closeFuture.whenComplete { _ in self.state.withLockedValue { _ = $0.pendingInbound.remove(id) } }
@@ -381,7 +404,8 @@ final class Engine: ConnectionDelegate {
         decision.completeWithTask { await policy(candidate) }
         decision.futureResult.whenSuccess { accepted in
             if accepted {
-                self.logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(address.host):\(address.port)"])
+                self.logger.debug(
+                    "dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(address.host):\(address.port)"])
                 _ = self.connect(host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host)
             } else {
                 let reason = HandshakeError.notAccepted(name: peer.name).description
@@ -404,14 +428,18 @@ final class Engine: ConnectionDelegate {
                     guard self.track(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
                         role: .dialer, local: self.localHello, settings: self.settings, delegate: self,
-                        dispatcher: self.dispatcher, dialedPeerID: dialedPeerID, host: peerHost, established: established)
+                        dispatcher: self.dispatcher, dialedPeerID: dialedPeerID, host: peerHost,
+                        established: established)
                 }
             }
             .connect(host: host, port: port)
             .whenFailure { error in
                 established.fail(error)
                 guard let dialedPeerID else { return }
-                self.apply(.dialFailed(peerID: dialedPeerID, .failed(reason: "\(error)", connectionRefused: Self.isConnectionRefused(error))))
+                self.apply(
+                    .dialFailed(
+                        peerID: dialedPeerID,
+                        .failed(reason: "\(error)", connectionRefused: Self.isConnectionRefused(error))))
             }
         return established.futureResult
     }
@@ -420,7 +448,8 @@ final class Engine: ConnectionDelegate {
     static func isConnectionRefused(_ error: any Error) -> Bool {
         if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
         if let error = error as? NIOConnectionError {
-            return !error.connectionErrors.isEmpty && error.connectionErrors.allSatisfy { isConnectionRefused($0.error) }
+            return !error.connectionErrors.isEmpty
+                && error.connectionErrors.allSatisfy { isConnectionRefused($0.error) }
         }
         return false
     }
@@ -429,15 +458,20 @@ final class Engine: ConnectionDelegate {
 
     func connectionEstablished(_ connection: PeerConnection) {
         state.withLockedValue { _ = $0.pendingInbound.remove(ObjectIdentifier(connection.channel)) }
-        apply(.established(.init(
-            connection: connection, peer: connection.peer, role: connection.role, dialerID: connection.dialerID,
-            openedAt: connection.openedAt)))
+        apply(
+            .established(
+                .init(
+                    connection: connection, peer: connection.peer, role: connection.role, dialerID: connection.dialerID,
+                    openedAt: connection.openedAt)))
     }
 
     func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?) {
-        let actions = apply(.closed(connection, peerID: connection.remote.peerID, peerStopping: peerStopping, refusal: refusal))
+        let actions = apply(
+            .closed(connection, peerID: connection.remote.peerID, peerStopping: peerStopping, refusal: refusal))
         for case .emit(.peerDisconnected) in actions {
-            (refusal != nil ? metrics.disconnectsRefused : peerStopping ? metrics.disconnectsGoodbye : metrics.disconnectsLost).increment()
+            (refusal != nil
+                ? metrics.disconnectsRefused : peerStopping ? metrics.disconnectsGoodbye : metrics.disconnectsLost)
+                .increment()
         }
     }
 

@@ -40,7 +40,10 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var sentHello = false
     private var deadline: Scheduled<Void>?
 
-    init(local: Hello, timeout: TimeAmount, role: ConnectionRole = .acceptor, acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil) {
+    init(
+        local: Hello, timeout: TimeAmount, role: ConnectionRole = .acceptor,
+        acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil
+    ) {
         self.local = local
         self.timeout = timeout
         self.role = role
@@ -102,7 +105,9 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .deciding(let remote, var held, let heldBytes):
             let frame = unwrapInboundIn(data)
             guard heldBytes + frame.body.readableBytes <= Self.maximumHeldBytes else {
-                refuse(context: context, error: .malformedHello("sent over \(Self.maximumHeldBytes) bytes before being accepted"))
+                refuse(
+                    context: context,
+                    error: .malformedHello("sent over \(Self.maximumHeldBytes) bytes before being accepted"))
                 return
             }
             held.append(frame)
@@ -131,7 +136,9 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
                 refuse(context: context, error: .malformedHello("\(error)"))
             }
         case .refuse:
-            let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024)) ?? "no reason given"
+            let reason =
+                frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024))
+                ?? "no reason given"
             state = .done
             context.fireErrorCaught(HandshakeError.refusedByRemote(reason: reason))
             context.close(promise: nil)
@@ -143,7 +150,9 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     /// Asks the accept policy (off the event loop), then completes or refuses the handshake.
-    private func decide(context: ChannelHandlerContext, remote: Hello, policy: @escaping @Sendable (ConnectionCandidate) async -> Bool) {
+    private func decide(
+        context: ChannelHandlerContext, remote: Hello, policy: @escaping @Sendable (ConnectionCandidate) async -> Bool
+    ) {
         state = .deciding(remote: remote, held: [], heldBytes: 0)
         let address = context.remoteAddress.map(PeerChannelHandler.text(of:)) ?? "unknown"
         let candidate = ConnectionCandidate(

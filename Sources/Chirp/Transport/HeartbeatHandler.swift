@@ -113,10 +113,11 @@ final class HeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// A check is due: fires its event when its clock shows no activity for its period, and schedules the next one.
     private func run(_ check: Check, context: ChannelHandlerContext) {
-        let (pending, last, period, event): (Scheduled<Void>?, NIODeadline, TimeAmount, Event) = switch check {
-        case .read: (readCheck, lastRead, timeout, .silent)
-        case .write: (writeCheck, lastWrite, interval, .quiet)
-        }
+        let (pending, last, period, event): (Scheduled<Void>?, NIODeadline, TimeAmount, Event) =
+            switch check {
+            case .read: (readCheck, lastRead, timeout, .silent)
+            case .write: (writeCheck, lastWrite, interval, .quiet)
+            }
         guard pending != nil, context.channel.isActive else { return }
         let now = NIODeadline.now()
         let due = last + period

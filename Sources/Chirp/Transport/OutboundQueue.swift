@@ -115,7 +115,8 @@ struct OutboundQueue {
     /// by both: `ByteBuffer`'s copy-on-write then gives the one that writes first memory of its own.
     mutating func recycleLarge(_ written: ByteBuffer) {
         guard queuedBytes > 0, !isClosed, largeSpares.count < Self.maximumLargeSpares,
-              written.capacity > 4 * Self.coalescedWriteSize else { return }
+            written.capacity > 4 * Self.coalescedWriteSize
+        else { return }
         largeSpares.append(written)
     }
 

@@ -65,8 +65,10 @@ final class PeerChannelHandler: ChannelInboundHandler {
     static let maximumHeldBytes = 8 << 20
 
     init(
-        delegate: any ConnectionDelegate, dispatcher: MessageDispatcher, role: ConnectionRole, localID: String, dialedPeerID: String?, host: String?,
-        outboundLimit: Int, heartbeatTimeout: Double, logger: Logger, established: EventLoopPromise<PeerConnection>? = nil,
+        delegate: any ConnectionDelegate, dispatcher: MessageDispatcher, role: ConnectionRole, localID: String,
+        dialedPeerID: String?, host: String?,
+        outboundLimit: Int, heartbeatTimeout: Double, logger: Logger,
+        established: EventLoopPromise<PeerConnection>? = nil,
         readGate: ReadGate? = nil
     ) {
         self.established = established
@@ -119,7 +121,10 @@ final class PeerChannelHandler: ChannelInboundHandler {
             case .quiet:
                 // Quiet for a heartbeat interval: say we are alive. Never before the handshake.
                 if connection != nil {
-                    context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.ping, body: ByteBuffer(), allocator: context.channel.allocator)), promise: nil)
+                    context.writeAndFlush(
+                        wrapOutboundOut(
+                            FrameWriter.frame(.ping, body: ByteBuffer(), allocator: context.channel.allocator)),
+                        promise: nil)
                 }
             case .silent:
                 // Before the handshake, the handshake timeout (HandshakeHandler) decides alone: a hello that is still
@@ -132,10 +137,14 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 let receivedLately = Self.kernelReceivedData(on: context.channel, within: heartbeatTimeout)
                 receivedLately.assumeIsolated().whenSuccess { receivedLately in
                     if receivedLately {
-                        self.logger.debug("no frame for the heartbeat timeout, but data from the peer arrived lately; keeping the connection", metadata: ["peer": "\(connection.peer)"])
+                        self.logger.debug(
+                            "no frame for the heartbeat timeout, but data from the peer arrived lately; keeping the connection",
+                            metadata: ["peer": "\(connection.peer)"])
                         return
                     }
-                    self.logger.notice("closing connection: nothing received for \(self.heartbeatTimeout) s", metadata: ["peer": "\(connection.peer)"])
+                    self.logger.notice(
+                        "closing connection: nothing received for \(self.heartbeatTimeout) s",
+                        metadata: ["peer": "\(connection.peer)"])
                     context.close(promise: nil)
                 }
             }
@@ -153,8 +162,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
             held.append(frame)
             heldBytes += frame.body.readableBytes
             if heldBytes > Self.maximumHeldBytes {
-                logger.notice("delivering before the peer's other connection is done: too much waits", metadata: [
-                    "peer": "\(connection.peer)", "bytes": "\(heldBytes)"])
+                logger.notice(
+                    "delivering before the peer's other connection is done: too much waits",
+                    metadata: [
+                        "peer": "\(connection.peer)", "bytes": "\(heldBytes)"
+                    ])
                 releaseHold()
             }
             return
@@ -292,7 +304,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// Waits for the response to request `id`, at most `timeout`.
     func awaitResponse(id: UInt64, promise: EventLoopPromise<ResponseBody>, timeout: TimeAmount) {
-        let waiting = startWaiting(promise, timeout: timeout) { $0.abandonRequest(id: id, error: RequestTimeoutError()) }
+        let waiting = startWaiting(promise, timeout: timeout) {
+            $0.abandonRequest(id: id, error: RequestTimeoutError())
+        }
         if let refused = requests.add(id, waiting) { Self.failNotSent(refused) }
     }
 
@@ -304,7 +318,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// `promise` with its timer, which runs `timedOut` on this handler.
     private func startWaiting<Value>(
-        _ promise: EventLoopPromise<Value>, timeout: TimeAmount, timedOut: @escaping @Sendable (PeerChannelHandler) -> Void
+        _ promise: EventLoopPromise<Value>, timeout: TimeAmount,
+        timedOut: @escaping @Sendable (PeerChannelHandler) -> Void
     ) -> Waiting<Value> {
         let loopBound = NIOLoopBound(self, eventLoop: promise.futureResult.eventLoop)
         let timer = promise.futureResult.eventLoop.scheduleTask(in: timeout) { timedOut(loopBound.value) }
@@ -380,7 +395,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 drain()
             case .sendGoodbye(let reason):
                 guard let context else { continue }
-                context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.goodbye, text: reason, allocator: context.channel.allocator)), promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(FrameWriter.frame(.goodbye, text: reason, allocator: context.channel.allocator)),
+                    promise: nil)
             case .scheduleForcedClose:
                 guard let context else { continue }
                 let channel = context.channel
@@ -418,22 +435,28 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 let response = try FrameParser.response(frame.body)
                 answered(requests.answered(response.requestID)) { $0.succeed(response) }
             case .ping:
-                context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.pong, body: frame.body, allocator: context.channel.allocator)), promise: nil)
+                context.writeAndFlush(
+                    wrapOutboundOut(FrameWriter.frame(.pong, body: frame.body, allocator: context.channel.allocator)),
+                    promise: nil)
             case .pong:
                 // A heartbeat's pong is empty; a ping's carries its id.
                 guard let id = frame.body.getInteger(at: frame.body.readerIndex, as: UInt64.self) else { return }
                 answered(pings.answered(id)) { $0.succeed(()) }
             case .goodbye:
-                let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 256)) ?? ""
+                let reason =
+                    frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 256)) ?? ""
                 perform(lifecycle.receivedGoodbye(reason: reason, exchangesInFlight: exchangesInFlight))
             case .refuse:
                 // The peer's accept policy refused us after it said hello (we dialed it): not established after all.
-                let reason = frame.body.getString(at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024))
+                let reason = frame.body.getString(
+                    at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024))
                 perform(lifecycle.receivedRefusal(reason: reason ?? "no reason given"))
             case .hello:
                 logger.debug("ignoring a repeated handshake frame", metadata: ["peer": "\(connection.peer)"])
             case nil:
-                logger.debug("skipping a frame of unknown kind", metadata: ["peer": "\(connection.peer)", "kind": "\(frame.kind)"])
+                logger.debug(
+                    "skipping a frame of unknown kind",
+                    metadata: ["peer": "\(connection.peer)", "kind": "\(frame.kind)"])
             }
         } catch {
             // A malformed frame is skipped; the stream stays in sync thanks to the length prefix.
@@ -458,7 +481,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
             self.connection = nil
         } else {
             established?.fail(handshakeError ?? ConnectionClosedError())
-            delegate.handshakeFailed(role: role, remote: remoteDescription, dialedPeerID: dialedPeerID, error: handshakeError)
+            delegate.handshakeFailed(
+                role: role, remote: remoteDescription, dialedPeerID: dialedPeerID, error: handshakeError)
         }
         context.fireChannelInactive()
     }

@@ -52,7 +52,9 @@ final class PeerConnection: Sendable {
         self.outbound = NIOLockedValueBox(OutboundQueue(limit: outboundLimit))
         self.allocator = channel.allocator
         self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
-        self.peer = Peer(id: remote.peerID, name: remote.name, metadata: remote.metadata, host: host, addresses: addresses, isConnected: true)
+        self.peer = Peer(
+            id: remote.peerID, name: remote.name, metadata: remote.metadata, host: host, addresses: addresses,
+            isConnected: true)
     }
 
     typealias Admission = OutboundQueue.Admission

@@ -1,5 +1,6 @@
 /// What the peer table knows about one remote peer.
-struct PeerEntry<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+struct PeerEntry<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sendable
+where Instant.Duration == Duration {
     /// The connection in use, with what the table needs of it.
     struct Slot: Sendable {
         var connection: Connection

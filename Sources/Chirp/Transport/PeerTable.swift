@@ -7,7 +7,8 @@ import Logging
 ///
 /// `Connection` is whatever identifies a connection to the owner (``PeerConnection`` in the engine, an integer in
 /// tests); the table only compares them.
-struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sendable where Instant.Duration == Duration {
+struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sendable
+where Instant.Duration == Duration {
     typealias Entry = PeerEntry<Connection, Instant>
 
     /// What does not change during a run.
@@ -112,14 +113,20 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         let id = advert.peerID
         guard isRunning, !id.isEmpty, id != localID else { return }
         if let version = advert.protocolVersion, version != settings.protocolVersion {
-            actions.append(.log(.warning, "ignoring a peer that speaks another protocol version", [
-                "instance": "\(UntrustedText.escaped(advert.instanceName))", "version": "\(UntrustedText.escaped(version))",
-                "ours": "\(settings.protocolVersion)"]))
+            actions.append(
+                .log(
+                    .warning, "ignoring a peer that speaks another protocol version",
+                    [
+                        "instance": "\(UntrustedText.escaped(advert.instanceName))",
+                        "version": "\(UntrustedText.escaped(version))",
+                        "ours": "\(settings.protocolVersion)"
+                    ]))
             return
         }
         let securityMismatch: String?
         switch (advert.usesSecret, settings.usesSecret) {
-        case (true, false): securityMismatch = "\(advert.name) requires a shared secret: set CHIRP_SECRET or use --secret-file"
+        case (true, false):
+            securityMismatch = "\(advert.name) requires a shared secret: set CHIRP_SECRET or use --secret-file"
         case (false, true): securityMismatch = "\(advert.name) does not use a shared secret, and we do: not connecting"
         default: securityMismatch = nil
         }
@@ -140,7 +147,10 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         entry.stopping = false
         if let securityMismatch, entry.securityMismatch == nil {
             actions.append(.log(.warning, "\(UntrustedText.escaped(securityMismatch))", [:]))
-            actions.append(.emit(.connectionRefused(peer: UntrustedText.escaped(advert.name), reason: UntrustedText.escaped(securityMismatch))))
+            actions.append(
+                .emit(
+                    .connectionRefused(
+                        peer: UntrustedText.escaped(advert.name), reason: UntrustedText.escaped(securityMismatch))))
         }
         entry.securityMismatch = securityMismatch
         instanceOwners[advert.instanceName] = id
@@ -167,7 +177,7 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
     /// Schedules a dial to `id` if it is advertised, not connected and not being dialed.
     private mutating func scheduleDial(_ id: String, into actions: inout [Action]) {
         guard isRunning, var entry = entries[id], entry.slot == nil, !entry.dialing, entry.scheduledDial == nil,
-              entry.isAdvertised, !entry.stopping, entry.dialAddress != nil, entry.securityMismatch == nil
+            entry.isAdvertised, !entry.stopping, entry.dialAddress != nil, entry.securityMismatch == nil
         else { return }
         // The lower id dials first. The higher id dials at once only while nobody can have discovered it yet;
         // otherwise it gives the lower id a head start, then dials too in case that peer cannot see it.
@@ -204,8 +214,13 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
                 actions.append(peersChanged)
             }
             if let reason {
-                actions.append(.log(.debug, "dial failed", [
-                    "peer": "\(entry.peer)", "reason": "\(reason)", "retry-in": "\(entry.backoff(factor: 1)) (before jitter)"]))
+                actions.append(
+                    .log(
+                        .debug, "dial failed",
+                        [
+                            "peer": "\(entry.peer)", "reason": "\(reason)",
+                            "retry-in": "\(entry.backoff(factor: 1)) (before jitter)"
+                        ]))
             }
         }
         entries[id] = entry
@@ -225,7 +240,8 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
                 entry.dialing = false
                 entries[id] = entry
             }
-            actions.append(.log(.debug, "closing a connection the peer opened before it stopped", ["peer": "\(new.peer)"]))
+            actions.append(
+                .log(.debug, "closing a connection the peer opened before it stopped", ["peer": "\(new.peer)"]))
             actions.append(.close(new.connection))
             return
         }
@@ -239,9 +255,13 @@ struct PeerTable<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sen
         if let existing = entry.slot {
             // Two connections with one peer: keep the one both sides keep, retire the other.
             let loser: Connection
-            if TieBreak.keepsNew(existingDialer: existing.dialerID, newDialer: new.dialerID, localID: localID, remoteID: id) {
+            if TieBreak.keepsNew(
+                existingDialer: existing.dialerID, newDialer: new.dialerID, localID: localID, remoteID: id)
+            {
                 loser = existing.connection
-                entry.slot = .init(connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: existing.connectedAt)
+                entry.slot = .init(
+                    connection: new.connection, dialerID: new.dialerID, peer: new.peer,
+                    connectedAt: existing.connectedAt)
                 routes[id] = new.connection
             } else {
                 loser = new.connection

@@ -14,17 +14,23 @@ extension ChannelPipeline.SynchronousOperations {
     /// Outbound frames are complete `ByteBuffer`s written by ``PeerConnection``, so no encoder is needed.
     func addChirpHandlers(
         role: ConnectionRole, local: Hello, settings: ConnectionSettings, delegate: any ConnectionDelegate,
-        dispatcher: MessageDispatcher, dialedPeerID: String?, host: String?, established: EventLoopPromise<PeerConnection>?
+        dispatcher: MessageDispatcher, dialedPeerID: String?, host: String?,
+        established: EventLoopPromise<PeerConnection>?
     ) throws {
         if let tls = settings.tls { try addHandler(try tls.handler(for: role)) }
         try addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
-        try addHandler(HandshakeHandler(local: local, timeout: settings.handshakeTimeout, role: role, acceptPolicy: settings.acceptPolicy))
+        try addHandler(
+            HandshakeHandler(
+                local: local, timeout: settings.handshakeTimeout, role: role, acceptPolicy: settings.acceptPolicy))
         try addHandler(HeartbeatHandler(interval: settings.heartbeatInterval, timeout: settings.heartbeatTimeout))
         let gate = ReadGate()
-        try addHandler(PeerChannelHandler(
-            delegate: delegate, dispatcher: dispatcher, role: role, localID: local.peerID, dialedPeerID: dialedPeerID, host: host,
-            outboundLimit: settings.outboundLimit, heartbeatTimeout: Double(settings.heartbeatTimeout.nanoseconds) / 1e9,
-            logger: settings.logger, established: established, readGate: gate))
+        try addHandler(
+            PeerChannelHandler(
+                delegate: delegate, dispatcher: dispatcher, role: role, localID: local.peerID,
+                dialedPeerID: dialedPeerID, host: host,
+                outboundLimit: settings.outboundLimit,
+                heartbeatTimeout: Double(settings.heartbeatTimeout.nanoseconds) / 1e9,
+                logger: settings.logger, established: established, readGate: gate))
         try addHandler(gate)
     }
 }

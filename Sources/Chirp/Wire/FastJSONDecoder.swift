@@ -67,7 +67,8 @@ final class FastJSONDecoder {
         if isFoundationSpecialJSONType(T.self) { throw FastJSONFallback() }
         // Foundation refuses a document with invalid UTF-8 anywhere (an ignored key included).
         if bytes.contains(where: { $0 >= 0x80 }),
-           String(validating: bytes, as: UTF8.self) == nil {
+            String(validating: bytes, as: UTF8.self) == nil
+        {
             throw FastJSONFallback()
         }
         nodes.reserveCapacity(16)
@@ -103,7 +104,9 @@ final class FastJSONDecoder {
                 position += 1
             } else {
                 while true {
-                    guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else { throw FastJSONFallback() }
+                    guard position < bytes.count, bytes[position] == UInt8(ascii: "\"") else {
+                        throw FastJSONFallback()
+                    }
                     try parseString(&position)
                     skipWhitespace(&position)
                     guard position < bytes.count, bytes[position] == UInt8(ascii: ":") else { throw FastJSONFallback() }
@@ -201,7 +204,9 @@ final class FastJSONDecoder {
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
             // "0e5" is valid JSON that Foundation refuses: leave it to Foundation.
-            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") { throw FastJSONFallback() }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+                throw FastJSONFallback()
+            }
         } else if digits() == 0 {
             throw FastJSONFallback()
         }
@@ -214,7 +219,9 @@ final class FastJSONDecoder {
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
             index += 1
             integer = false
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                index += 1
+            }
             guard digits() > 0 else { throw FastJSONFallback() }
         }
         nodes.append(Node(kind: integer ? .integer : .number, start: start, end: index, next: 0))
@@ -293,7 +300,8 @@ final class FastJSONDecoder {
                 var code = try hex4()
                 if code >= 0xD800, code < 0xDC00 {
                     // A high surrogate: a low one must follow.
-                    guard index + 2 <= range.upperBound, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u")
+                    guard index + 2 <= range.upperBound, bytes[index] == UInt8(ascii: "\\"),
+                        bytes[index + 1] == UInt8(ascii: "u")
                     else { throw FastJSONFallback() }
                     index += 2
                     let low = try hex4()
@@ -340,8 +348,8 @@ final class FastJSONDecoder {
     fileprivate func double(_ index: Int) throws -> Double {
         let node = nodes[index]
         guard node.kind == .integer || node.kind == .number,
-              let value = Double(String(decoding: bytes[node.start..<node.end], as: UTF8.self)), value.isFinite,
-              value != 0 || !hasNonZeroMantissa(node)
+            let value = Double(String(decoding: bytes[node.start..<node.end], as: UTF8.self)), value.isFinite,
+            value != 0 || !hasNonZeroMantissa(node)
         else { throw FastJSONFallback() }
         return value
     }
@@ -350,8 +358,8 @@ final class FastJSONDecoder {
     fileprivate func float(_ index: Int) throws -> Float {
         let node = nodes[index]
         guard node.kind == .integer || node.kind == .number,
-              let value = Float(String(decoding: bytes[node.start..<node.end], as: UTF8.self)), value.isFinite,
-              value != 0 || !hasNonZeroMantissa(node)
+            let value = Float(String(decoding: bytes[node.start..<node.end], as: UTF8.self)), value.isFinite,
+            value != 0 || !hasNonZeroMantissa(node)
         else { throw FastJSONFallback() }
         return value
     }
@@ -402,7 +410,8 @@ private struct FastJSONValueDecoder: Decoder {
     }
 
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        KeyedDecodingContainer(try FastJSONKeyedDecodingContainer<Key>(document: document, node: node, codingPath: codingPath))
+        KeyedDecodingContainer(
+            try FastJSONKeyedDecodingContainer<Key>(document: document, node: node, codingPath: codingPath))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -427,7 +436,8 @@ private struct FastJSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCont
         let start = document.memberKeys.count
         var index = node + 1
         while index < object.next {
-            guard document.memberKeys.count - start < FastJSONEncoder.maximumKeys, document.node(index).kind == .string else {
+            guard document.memberKeys.count - start < FastJSONEncoder.maximumKeys, document.node(index).kind == .string
+            else {
                 throw FastJSONFallback()
             }
             for member in start..<document.memberKeys.count where document.sameKey(document.memberKeys[member], index) {
@@ -442,7 +452,9 @@ private struct FastJSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCont
     }
 
     var allKeys: [Key] {
-        members.compactMap { member in (try? document.string(document.memberKeys[member])).flatMap { Key(stringValue: $0) } }
+        members.compactMap { member in
+            (try? document.string(document.memberKeys[member])).flatMap { Key(stringValue: $0) }
+        }
     }
 
     private func find(_ key: Key) -> Int? {
@@ -472,15 +484,24 @@ private struct FastJSONKeyedDecodingContainer<Key: CodingKey>: KeyedDecodingCont
     func decode(_ type: Int64.Type, forKey key: Key) throws -> Int64 { try document.integer(try value(key), as: type) }
     func decode(_ type: UInt.Type, forKey key: Key) throws -> UInt { try document.integer(try value(key), as: type) }
     func decode(_ type: UInt8.Type, forKey key: Key) throws -> UInt8 { try document.integer(try value(key), as: type) }
-    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 { try document.integer(try value(key), as: type) }
-    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 { try document.integer(try value(key), as: type) }
-    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 { try document.integer(try value(key), as: type) }
-
-    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
-        try FastJSONValueDecoder(document: document, node: try value(key), codingPath: codingPath + [key]).decodeValue(type)
+    func decode(_ type: UInt16.Type, forKey key: Key) throws -> UInt16 {
+        try document.integer(try value(key), as: type)
+    }
+    func decode(_ type: UInt32.Type, forKey key: Key) throws -> UInt32 {
+        try document.integer(try value(key), as: type)
+    }
+    func decode(_ type: UInt64.Type, forKey key: Key) throws -> UInt64 {
+        try document.integer(try value(key), as: type)
     }
 
-    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws -> KeyedDecodingContainer<NestedKey> {
+    func decode<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T {
+        try FastJSONValueDecoder(document: document, node: try value(key), codingPath: codingPath + [key]).decodeValue(
+            type)
+    }
+
+    func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type, forKey key: Key) throws
+        -> KeyedDecodingContainer<NestedKey>
+    {
         throw FastJSONFallback()
     }
 
@@ -551,7 +572,9 @@ private struct FastJSONUnkeyedDecodingContainer: UnkeyedDecodingContainer {
         return try FastJSONValueDecoder(document: document, node: try element(), codingPath: path).decodeValue(type)
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy type: NestedKey.Type) throws -> KeyedDecodingContainer<
+        NestedKey
+    > {
         throw FastJSONFallback()
     }
 

@@ -203,7 +203,8 @@ final class FastJSONEncoder {
             var runStart = 0
             for index in 0..<utf8.count {
                 let byte = utf8[index]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
+                guard
+                    byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte == UInt8(ascii: "/")
                 else { continue }
                 if runStart < index { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index])) }
                 runStart = index + 1
@@ -217,7 +218,8 @@ final class FastJSONEncoder {
                 case 0x09: bytes.append(UInt8(ascii: "t"))
                 default:
                     let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+                    bytes.append(contentsOf: [UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]]
+                    )
                 }
             }
             if runStart < utf8.count { bytes.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...])) }
@@ -306,21 +308,66 @@ private struct FastJSONKeyedEncodingContainer<Key: CodingKey>: KeyedEncodingCont
         try encoder.writeKey(key.stringValue)
     }
 
-    mutating func encodeNil(forKey key: Key) throws { try element(key); encoder.writeNull() }
-    mutating func encode(_ value: Bool, forKey key: Key) throws { try element(key); encoder.writeBool(value) }
-    mutating func encode(_ value: String, forKey key: Key) throws { try element(key); encoder.writeString(value) }
-    mutating func encode(_ value: Double, forKey key: Key) throws { try element(key); try encoder.writeDouble(value) }
-    mutating func encode(_ value: Float, forKey key: Key) throws { try element(key); try encoder.writeFloat(value) }
-    mutating func encode(_ value: Int, forKey key: Key) throws { try element(key); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int8, forKey key: Key) throws { try element(key); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int16, forKey key: Key) throws { try element(key); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int32, forKey key: Key) throws { try element(key); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int64, forKey key: Key) throws { try element(key); encoder.writeInteger(value) }
-    mutating func encode(_ value: UInt, forKey key: Key) throws { try element(key); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt8, forKey key: Key) throws { try element(key); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt16, forKey key: Key) throws { try element(key); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt32, forKey key: Key) throws { try element(key); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt64, forKey key: Key) throws { try element(key); encoder.writeUnsigned(value) }
+    mutating func encodeNil(forKey key: Key) throws {
+        try element(key)
+        encoder.writeNull()
+    }
+    mutating func encode(_ value: Bool, forKey key: Key) throws {
+        try element(key)
+        encoder.writeBool(value)
+    }
+    mutating func encode(_ value: String, forKey key: Key) throws {
+        try element(key)
+        encoder.writeString(value)
+    }
+    mutating func encode(_ value: Double, forKey key: Key) throws {
+        try element(key)
+        try encoder.writeDouble(value)
+    }
+    mutating func encode(_ value: Float, forKey key: Key) throws {
+        try element(key)
+        try encoder.writeFloat(value)
+    }
+    mutating func encode(_ value: Int, forKey key: Key) throws {
+        try element(key)
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int8, forKey key: Key) throws {
+        try element(key)
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int16, forKey key: Key) throws {
+        try element(key)
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int32, forKey key: Key) throws {
+        try element(key)
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int64, forKey key: Key) throws {
+        try element(key)
+        encoder.writeInteger(value)
+    }
+    mutating func encode(_ value: UInt, forKey key: Key) throws {
+        try element(key)
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt8, forKey key: Key) throws {
+        try element(key)
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt16, forKey key: Key) throws {
+        try element(key)
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt32, forKey key: Key) throws {
+        try element(key)
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt64, forKey key: Key) throws {
+        try element(key)
+        encoder.writeUnsigned(value)
+    }
 
     mutating func encode<T: Encodable>(_ value: T, forKey key: Key) throws {
         try element(key)
@@ -361,28 +408,75 @@ private struct FastJSONUnkeyedEncodingContainer: UnkeyedEncodingContainer {
         count += 1
     }
 
-    mutating func encodeNil() throws { try element(); encoder.writeNull() }
-    mutating func encode(_ value: Bool) throws { try element(); encoder.writeBool(value) }
-    mutating func encode(_ value: String) throws { try element(); encoder.writeString(value) }
-    mutating func encode(_ value: Double) throws { try element(); try encoder.writeDouble(value) }
-    mutating func encode(_ value: Float) throws { try element(); try encoder.writeFloat(value) }
-    mutating func encode(_ value: Int) throws { try element(); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int8) throws { try element(); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int16) throws { try element(); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int32) throws { try element(); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int64) throws { try element(); encoder.writeInteger(value) }
-    mutating func encode(_ value: UInt) throws { try element(); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt8) throws { try element(); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt16) throws { try element(); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt32) throws { try element(); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt64) throws { try element(); encoder.writeUnsigned(value) }
+    mutating func encodeNil() throws {
+        try element()
+        encoder.writeNull()
+    }
+    mutating func encode(_ value: Bool) throws {
+        try element()
+        encoder.writeBool(value)
+    }
+    mutating func encode(_ value: String) throws {
+        try element()
+        encoder.writeString(value)
+    }
+    mutating func encode(_ value: Double) throws {
+        try element()
+        try encoder.writeDouble(value)
+    }
+    mutating func encode(_ value: Float) throws {
+        try element()
+        try encoder.writeFloat(value)
+    }
+    mutating func encode(_ value: Int) throws {
+        try element()
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int8) throws {
+        try element()
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int16) throws {
+        try element()
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int32) throws {
+        try element()
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int64) throws {
+        try element()
+        encoder.writeInteger(value)
+    }
+    mutating func encode(_ value: UInt) throws {
+        try element()
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt8) throws {
+        try element()
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt16) throws {
+        try element()
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt32) throws {
+        try element()
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt64) throws {
+        try element()
+        encoder.writeUnsigned(value)
+    }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         try element()
         try encoder.encodeNested(value, key: FastJSONIndexKey(intValue: count - 1))
     }
 
-    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<NestedKey> {
+    mutating func nestedContainer<NestedKey: CodingKey>(keyedBy keyType: NestedKey.Type) -> KeyedEncodingContainer<
+        NestedKey
+    > {
         encoder.failed = true
         return KeyedEncodingContainer(FastJSONKeyedEncodingContainer<NestedKey>(encoder: encoder, depth: -1))
     }
@@ -405,21 +499,66 @@ private struct FastJSONSingleValueEncodingContainer: SingleValueEncodingContaine
 
     private func element() throws { try encoder.beginElement(depth: depth) }
 
-    mutating func encodeNil() throws { try element(); encoder.writeNull() }
-    mutating func encode(_ value: Bool) throws { try element(); encoder.writeBool(value) }
-    mutating func encode(_ value: String) throws { try element(); encoder.writeString(value) }
-    mutating func encode(_ value: Double) throws { try element(); try encoder.writeDouble(value) }
-    mutating func encode(_ value: Float) throws { try element(); try encoder.writeFloat(value) }
-    mutating func encode(_ value: Int) throws { try element(); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int8) throws { try element(); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int16) throws { try element(); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int32) throws { try element(); encoder.writeInteger(Int64(value)) }
-    mutating func encode(_ value: Int64) throws { try element(); encoder.writeInteger(value) }
-    mutating func encode(_ value: UInt) throws { try element(); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt8) throws { try element(); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt16) throws { try element(); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt32) throws { try element(); encoder.writeUnsigned(UInt64(value)) }
-    mutating func encode(_ value: UInt64) throws { try element(); encoder.writeUnsigned(value) }
+    mutating func encodeNil() throws {
+        try element()
+        encoder.writeNull()
+    }
+    mutating func encode(_ value: Bool) throws {
+        try element()
+        encoder.writeBool(value)
+    }
+    mutating func encode(_ value: String) throws {
+        try element()
+        encoder.writeString(value)
+    }
+    mutating func encode(_ value: Double) throws {
+        try element()
+        try encoder.writeDouble(value)
+    }
+    mutating func encode(_ value: Float) throws {
+        try element()
+        try encoder.writeFloat(value)
+    }
+    mutating func encode(_ value: Int) throws {
+        try element()
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int8) throws {
+        try element()
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int16) throws {
+        try element()
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int32) throws {
+        try element()
+        encoder.writeInteger(Int64(value))
+    }
+    mutating func encode(_ value: Int64) throws {
+        try element()
+        encoder.writeInteger(value)
+    }
+    mutating func encode(_ value: UInt) throws {
+        try element()
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt8) throws {
+        try element()
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt16) throws {
+        try element()
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt32) throws {
+        try element()
+        encoder.writeUnsigned(UInt64(value))
+    }
+    mutating func encode(_ value: UInt64) throws {
+        try element()
+        encoder.writeUnsigned(value)
+    }
 
     mutating func encode<T: Encodable>(_ value: T) throws {
         try element()

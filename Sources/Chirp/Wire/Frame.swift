@@ -54,7 +54,8 @@ struct Frame: Sendable, Equatable {
 
     /// Everything after the kind byte (a slice: no copy).
     var body: ByteBuffer {
-        bytes.getSlice(at: bytes.readerIndex + WireFormat.kindSize, length: bytes.readableBytes - WireFormat.kindSize) ?? ByteBuffer()
+        bytes.getSlice(at: bytes.readerIndex + WireFormat.kindSize, length: bytes.readableBytes - WireFormat.kindSize)
+            ?? ByteBuffer()
     }
 
     /// The known kind, or `nil` for a kind this version does not know.

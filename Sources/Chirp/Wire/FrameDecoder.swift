@@ -64,7 +64,9 @@ struct FrameDecoder: ByteToMessageDecoder {
         return .continue
     }
 
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws -> DecodingState {
+    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
+        -> DecodingState
+    {
         if let frame = try decodeFrame(from: &buffer) {
             context.fireChannelRead(Self.wrapInboundOut(frame))
             return .continue
@@ -72,7 +74,8 @@ struct FrameDecoder: ByteToMessageDecoder {
         if buffer.readableBytes > 0 {
             let missing: Int
             if buffer.readableBytes >= WireFormat.lengthPrefixSize,
-               let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) {
+                let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self)
+            {
                 missing = Int(length) + WireFormat.lengthPrefixSize - buffer.readableBytes
             } else {
                 missing = WireFormat.lengthPrefixSize - buffer.readableBytes

@@ -25,7 +25,9 @@ enum ResponseStatus: UInt8, Sendable {
 enum FrameWriter {
     /// Appends one frame of `kind` whose body is written by `body`.
     @inlinable
-    static func write(_ kind: FrameKind, into buffer: inout ByteBuffer, body: (inout ByteBuffer) throws -> Void) rethrows {
+    static func write(_ kind: FrameKind, into buffer: inout ByteBuffer, body: (inout ByteBuffer) throws -> Void)
+        rethrows
+    {
         let start = buffer.writerIndex
         buffer.writeInteger(UInt32(0))
         buffer.writeInteger(kind.rawValue)
@@ -120,7 +122,8 @@ enum FrameParser {
             throw MalformedFrameError(kind: kind, problem: "shorter than its 3-byte message header")
         }
         guard nameLength > 0, Int(nameLength) <= WireFormat.maxTypeNameLength else {
-            throw MalformedFrameError(kind: kind, problem: "type name length \(nameLength) is not within 1...\(WireFormat.maxTypeNameLength)")
+            throw MalformedFrameError(
+                kind: kind, problem: "type name length \(nameLength) is not within 1...\(WireFormat.maxTypeNameLength)")
         }
         guard let nameBytes = body.readSlice(length: Int(nameLength)) else {
             throw MalformedFrameError(kind: kind, problem: "type name runs past the end of the frame")

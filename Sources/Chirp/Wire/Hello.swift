@@ -1,6 +1,6 @@
+import Foundation
 import NIOCore
 import NIOFoundationCompat
-import Foundation
 
 /// The handshake both ends send as their first frame: who they are and what they speak. Encoded as a JSON object.
 struct Hello: Codable, Sendable, Equatable {
@@ -23,7 +23,10 @@ struct Hello: Codable, Sendable, Equatable {
         case metadata
     }
 
-    init(protocolVersion: Int = Hello.currentProtocolVersion, peerID: String, name: String, service: String, metadata: [String: String]) {
+    init(
+        protocolVersion: Int = Hello.currentProtocolVersion, peerID: String, name: String, service: String,
+        metadata: [String: String]
+    ) {
         self.protocolVersion = protocolVersion
         self.peerID = peerID
         self.name = name
@@ -104,7 +107,8 @@ enum HandshakeError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .malformedHello(let problem): return "malformed hello: \(UntrustedText.escaped(problem))"
         case .unexpectedFrame(let kind): return "expected a hello frame first, got kind 0x\(String(kind, radix: 16))"
-        case .protocolMismatch(let local, let remote): return "protocol version mismatch: we speak \(local), the peer speaks \(remote)"
+        case .protocolMismatch(let local, let remote):
+            return "protocol version mismatch: we speak \(local), the peer speaks \(remote)"
         case .serviceMismatch(let local, let remote):
             return "service type mismatch: we joined '\(local)', the peer joined '\(UntrustedText.escaped(remote))'"
         case .connectedToSelf: return "connected to itself"

@@ -19,7 +19,8 @@ package enum JSONPrettyPrinter {
     }
 
     /// Pretty-printed UTF-8 `bytes`, or `nil` if they are not valid JSON.
-    package static func format<Bytes: Collection>(_ bytes: Bytes, indent: String = "  ") -> String? where Bytes.Element == UInt8 {
+    package static func format<Bytes: Collection>(_ bytes: Bytes, indent: String = "  ") -> String?
+    where Bytes.Element == UInt8 {
         var parser = Parser(bytes: Array(bytes), indent: Array(indent.utf8))
         guard parser.run() else { return nil }
         return String(decoding: parser.output, as: UTF8.self)
@@ -117,7 +118,8 @@ package enum JSONPrettyPrinter {
             while true {
                 skipWhitespace()
                 guard index < bytes.count, ![UInt8(ascii: "{"), UInt8(ascii: "[")].contains(bytes[index]),
-                      value(depth: 1) else {
+                    value(depth: 1)
+                else {
                     index = savedIndex
                     return nil
                 }
@@ -144,7 +146,9 @@ package enum JSONPrettyPrinter {
 
         mutating func literal(_ word: String) -> Bool {
             let word = Array(word.utf8)
-            guard index + word.count <= bytes.count, Array(bytes[index..<index + word.count]) == word else { return false }
+            guard index + word.count <= bytes.count, Array(bytes[index..<index + word.count]) == word else {
+                return false
+            }
             output.append(contentsOf: word)
             index += word.count
             return true
@@ -154,19 +158,30 @@ package enum JSONPrettyPrinter {
             let start = index
             if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
             var digits = 0
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1; digits += 1 }
+            while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
+                index += 1
+                digits += 1
+            }
             guard digits > 0 else { return false }
             if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
                 index += 1
                 var fraction = 0
-                while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1; fraction += 1 }
+                while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
+                    index += 1
+                    fraction += 1
+                }
                 guard fraction > 0 else { return false }
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
-                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
+                    index += 1
+                }
                 var exponent = 0
-                while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1; exponent += 1 }
+                while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
+                    index += 1
+                    exponent += 1
+                }
                 guard exponent > 0 else { return false }
             }
             output.append(contentsOf: bytes[start..<index])
@@ -202,8 +217,12 @@ package enum JSONPrettyPrinter {
                     index += length
                     continue
                 }
-                guard [UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
-                       UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t")].contains(escaped) else { return false }
+                guard
+                    [
+                        UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                        UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t")
+                    ].contains(escaped)
+                else { return false }
                 if escaped == UInt8(ascii: "/") {
                     output.append(escaped)
                 } else {
@@ -218,9 +237,10 @@ package enum JSONPrettyPrinter {
         func unicodeEscape(at start: Int) -> (Unicode.Scalar, Int)? {
             guard let high = hex4(at: start + 2) else { return nil }
             if (0xD800...0xDBFF).contains(high) {
-                guard start + 11 < bytes.count, bytes[start + 6] == UInt8(ascii: "\\"), bytes[start + 7] == UInt8(ascii: "u"),
-                      let low = hex4(at: start + 8), (0xDC00...0xDFFF).contains(low),
-                      let scalar = Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+                guard start + 11 < bytes.count, bytes[start + 6] == UInt8(ascii: "\\"),
+                    bytes[start + 7] == UInt8(ascii: "u"),
+                    let low = hex4(at: start + 8), (0xDC00...0xDFFF).contains(low),
+                    let scalar = Unicode.Scalar(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
                 else { return nil }
                 return (scalar, 12)
             }

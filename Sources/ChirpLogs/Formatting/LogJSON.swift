@@ -1,5 +1,5 @@
-import Foundation
 import Chirp
+import Foundation
 import Logging
 
 /// One JSON object per line (NDJSON) for `chirp logs --json`: records and viewer notices, each with an `event` field.
@@ -219,7 +219,9 @@ struct JSONWriter {
                 while pending.count < (byte == 0xC2 ? 2 : 3), let next = utf8.next() { pending.append(next) }
                 if let scalar = Self.escapedScalar(pending) {
                     bytes.append(contentsOf: Array("\\u".utf8))
-                    for shift in stride(from: 12, through: 0, by: -4) { bytes.append(Self.hex[Int((scalar >> UInt32(shift)) & 0xF)]) }
+                    for shift in stride(from: 12, through: 0, by: -4) {
+                        bytes.append(Self.hex[Int((scalar >> UInt32(shift)) & 0xF)])
+                    }
                 } else {
                     bytes.append(contentsOf: pending)
                 }
@@ -233,7 +235,7 @@ struct JSONWriter {
     /// The scalar a complete UTF-8 sequence encodes, when it is one that JSON lines escape beyond JSON's own rules.
     private static func escapedScalar(_ sequence: [UInt8]) -> UInt32? {
         guard let scalar = String(validating: sequence, as: UTF8.self)?.unicodeScalars.first, scalar.value >= 0x80,
-              UntrustedText.needsEscape(scalar)
+            UntrustedText.needsEscape(scalar)
         else { return nil }
         return scalar.value
     }

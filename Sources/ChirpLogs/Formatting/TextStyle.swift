@@ -98,7 +98,10 @@ package enum ColorChoice: String, Sendable, CaseIterable {
     case never
 
     /// The decision for this process's standard output.
-    package func resolved(environment: [String: String] = ProcessInfo.processInfo.environment, isTerminal: Bool = isatty(STDOUT_FILENO) == 1) -> Bool {
+    package func resolved(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        isTerminal: Bool = isatty(STDOUT_FILENO) == 1
+    ) -> Bool {
         switch self {
         case .always: return true
         case .never: return false
@@ -130,7 +133,9 @@ struct StyledText {
     }
 
     /// Appends `piece` in `style`, with the ranges `pattern` matches highlighted.
-    mutating func append(_ piece: String, _ style: TextStyle, highlighting pattern: LogPattern?, keepingNewlines: Bool = false) {
+    mutating func append(
+        _ piece: String, _ style: TextStyle, highlighting pattern: LogPattern?, keepingNewlines: Bool = false
+    ) {
         let piece = piece == "\n" ? piece : UntrustedText.escaped(piece, keepingNewlines: keepingNewlines)
         guard let pattern, useColor else {
             append(piece, style, keepingNewlines: keepingNewlines)

@@ -3,6 +3,7 @@ import Chirp
 import ChirpLogs
 import Foundation
 import Logging
+
 import struct ChirpCommands.SecretOptions
 
 /// `chirp logs`: follow the logs (and HTTP calls) of apps that use ChirpLogs, live, from any nearby host.
@@ -58,7 +59,9 @@ struct LogsCommand: AsyncParsableCommand {
     @Option(help: "Only the source with this process id.")
     var pid: Int32?
 
-    @Flag(inversion: .prefixedNo, help: "Keep following new records after the history (--no-follow prints the history and exits).")
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Keep following new records after the history (--no-follow prints the history and exits).")
     var follow = true
 
     @Option(help: "Minimum level: trace, debug, info, notice, warning, error, critical.")
@@ -82,7 +85,8 @@ struct LogsCommand: AsyncParsableCommand {
     @Option(help: "Records of history to ask each source for (default: the source's own setting, 1000 unless changed).")
     var history: Int?
 
-    @Option(help: ArgumentHelp("Connect to a source at HOST:PORT instead of discovering sources.", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp("Connect to a source at HOST:PORT instead of discovering sources.", valueName: "host:port"))
     var connect: String?
 
     @Option(help: "Colours: auto, always or never.")
@@ -105,10 +109,13 @@ struct LogsCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let level, Logger.Level(rawValue: level.lowercased()) == nil {
-            throw ValidationError("unknown level '\(level)': use trace, debug, info, notice, warning, error or critical")
+            throw ValidationError(
+                "unknown level '\(level)': use trace, debug, info, notice, warning, error or critical")
         }
         if let grep {
-            do { _ = try LogPattern(grep) } catch { throw ValidationError("invalid --grep expression '\(grep)': \(error)") }
+            do { _ = try LogPattern(grep) } catch {
+                throw ValidationError("invalid --grep expression '\(grep)': \(error)")
+            }
         }
         if ColorChoice(rawValue: color) == nil { throw ValidationError("--color must be auto, always or never") }
         if detail && !http { throw ValidationError("--detail goes with --http") }
@@ -116,7 +123,9 @@ struct LogsCommand: AsyncParsableCommand {
             throw ValidationError("--connect wants HOST:PORT (e.g. 127.0.0.1:50123), got '\(connect)'")
         }
         if let history, history < 0 { throw ValidationError("--history must be 0 or more") }
-        if !(wait >= 0 && wait <= 3600) { throw ValidationError("--wait must be between 0 and 3600 seconds, got \(formatSeconds(wait))") }
+        if !(wait >= 0 && wait <= 3600) {
+            throw ValidationError("--wait must be between 0 and 3600 seconds, got \(formatSeconds(wait))")
+        }
     }
 
     func run() async throws {
@@ -147,8 +156,11 @@ struct LogsCommand: AsyncParsableCommand {
         filter.pattern = try grep.map { try LogPattern($0) }
         filter.httpOnly = http
         let useColor = (ColorChoice(rawValue: color) ?? .auto).resolved()
-        let formatter = LogFormatter(useColor: useColor, highlight: filter.pattern, showHost: true, localHost: Configuration.defaultPeerName)
-        let printer = LogsPrinter(formatter: formatter, filter: filter, mode: json ? .json : http ? (detail ? .httpDetail : .http) : .text, follow: follow)
+        let formatter = LogFormatter(
+            useColor: useColor, highlight: filter.pattern, showHost: true, localHost: Configuration.defaultPeerName)
+        let printer = LogsPrinter(
+            formatter: formatter, filter: filter, mode: json ? .json : http ? (detail ? .httpDetail : .http) : .text,
+            follow: follow)
         let secret = self.secret
         let follow = self.follow
         let service = self.service
@@ -162,7 +174,8 @@ struct LogsCommand: AsyncParsableCommand {
                 throw CLIError.badInput("\(error)")  // checked by validate() already; the file changed since
             }
             return try await Self.follow(
-                configuration: configuration, printer: printer, follow: follow, service: service, usesDiscovery: usesDiscovery)
+                configuration: configuration, printer: printer, follow: follow, service: service,
+                usesDiscovery: usesDiscovery)
         }
     }
 
@@ -176,7 +189,9 @@ struct LogsCommand: AsyncParsableCommand {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     try await viewer.run { event in
-                        if case .discoveryUnavailable(let message) = event, usesDiscovery { throw CLIError.noDaemon(message) }
+                        if case .discoveryUnavailable(let message) = event, usesDiscovery {
+                            throw CLIError.noDaemon(message)
+                        }
                         gate.observe(event)
                         printer.handle(event)
                     }
@@ -187,10 +202,14 @@ struct LogsCommand: AsyncParsableCommand {
             }
             return .success
         } catch is RefusalGate.Refused {
-            throw CLIError(status: .refused, message: "nothing to follow: the matching log sources refused this viewer (see above)")
+            throw CLIError(
+                status: .refused, message: "nothing to follow: the matching log sources refused this viewer (see above)"
+            )
         } catch LogViewerError.refused {
             // Each refusal was printed as it came.
-            throw CLIError(status: .refused, message: "nothing to follow: the matching log sources refused this viewer (see above)")
+            throw CLIError(
+                status: .refused, message: "nothing to follow: the matching log sources refused this viewer (see above)"
+            )
         } catch let error as LogViewerError {
             throw CLIError.nothingFound(
                 "\(error)",
@@ -211,7 +230,9 @@ struct LogsEndpoint {
         guard let colon = text.lastIndex(of: ":") else { return nil }
         var host = String(text[..<colon])
         if host.hasPrefix("[") && host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else { return nil }
+        guard !host.isEmpty, let port = Int(text[text.index(after: colon)...]), (1...65535).contains(port) else {
+            return nil
+        }
         self.host = host
         self.port = port
     }

@@ -1,5 +1,6 @@
 import ChirpLogs
 import Foundation
+
 import struct ChirpCommands.SecretOptions
 
 #if canImport(Glibc)
@@ -46,7 +47,8 @@ struct LogsPrinter: Sendable {
                 LogsOutput.stdout(LogJSON.notice("lost", source: source, loss: loss) + "\n")
             } else {
                 let range = loss.count == 1 ? "#\(loss.from)" : "#\(loss.from)-#\(loss.through)"
-                let text = "\(loss.count) record\(loss.count == 1 ? "" : "s") lost from \(source) (\(range)): \(loss.reason)"
+                let text =
+                    "\(loss.count) record\(loss.count == 1 ? "" : "s") lost from \(source) (\(range)): \(loss.reason)"
                 LogsOutput.stdout(formatter.notice(text, style: .yellow) + "\n")
             }
         case .following(let source, let resumed):
@@ -93,7 +95,6 @@ struct LogsPrinter: Sendable {
         }
     }
 }
-
 
 /// Whole-line writes to standard output and standard error.
 enum LogsOutput {

@@ -38,7 +38,8 @@ struct CommonOptions: ParsableArguments {
 
     func validate() throws {
         if let timeout, !(timeout > 0 && timeout.isFinite && timeout <= 86_400) {
-            throw ValidationError("--timeout must be greater than 0 and at most 86400 seconds, got \(formatSeconds(timeout))")
+            throw ValidationError(
+                "--timeout must be greater than 0 and at most 86400 seconds, got \(formatSeconds(timeout))")
         }
         if interface != "any" && interface != "lo" {
             guard if_nametoindex(interface) != 0 else {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+
 import struct ChirpCommands.SecretOptions
 
 /// Options of the commands that join a service type as a peer (listen, send, ping), the shared secret included.
@@ -12,7 +13,9 @@ struct JoinOptions: ParsableArguments {
             valueName: "host:port"))
     var connect: String?
 
-    @Option(name: .long, help: ArgumentHelp("The peer name this command joins under (default: chirp-HOSTNAME).", valueName: "name"))
+    @Option(
+        name: .long,
+        help: ArgumentHelp("The peer name this command joins under (default: chirp-HOSTNAME).", valueName: "name"))
     var name: String?
 
     /// `--secret-file PATH` or `CHIRP_SECRET`; `--secret VALUE` is refused.
@@ -35,7 +38,8 @@ struct JoinOptions: ParsableArguments {
 
     /// Parses `HOST:PORT`, `[IPV6]:PORT`.
     static func parse(_ text: String) throws -> (host: String, port: Int) {
-        let problem = ValidationError("--connect takes HOST:PORT (e.g. 192.168.1.20:51234 or [fe80::1]:51234), got '\(text)'")
+        let problem = ValidationError(
+            "--connect takes HOST:PORT (e.g. 192.168.1.20:51234 or [fe80::1]:51234), got '\(text)'")
         guard let colon = text.lastIndex(of: ":") else { throw problem }
         var host = String(text[..<colon])
         let portText = text[text.index(after: colon)...]

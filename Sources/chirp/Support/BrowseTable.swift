@@ -44,7 +44,7 @@ struct BrowseRow: Sendable {
             "port": instance.port,
             "addresses": instance.addresses,
             "metadata": instance.metadata,
-            "requiresSecret": instance.requiresSecret,
+            "requiresSecret": instance.requiresSecret
         ]
         if let id = instance.peerID { object["peerID"] = id }
         if let version = instance.protocolVersion { object["protocolVersion"] = version }
@@ -53,7 +53,8 @@ struct BrowseRow: Sendable {
 
     /// `+ alice  alice.local.  127.0.0.1:50123  1a2b3c4d  required  room=lobby`, for live output into a pipe.
     func eventLine(_ mark: Character, showType: Bool) -> String {
-        let fields = (showType ? [type] : []) + [instance.name, instance.host, address, shortID, secretText, metadataText]
+        let fields =
+            (showType ? [type] : []) + [instance.name, instance.host, address, shortID, secretText, metadataText]
         return "\(mark) " + fields.joined(separator: "  ")
     }
 }
@@ -82,6 +83,10 @@ enum BrowseTable {
     }
 
     static func sorted(_ rows: [BrowseRow]) -> [BrowseRow] {
-        rows.sorted { ($0.type, $0.instance.name, $0.instance.instanceName) < ($1.type, $1.instance.name, $1.instance.instanceName) }
+        rows.sorted {
+            ($0.type, $0.instance.name, $0.instance.instanceName) < (
+                $1.type, $1.instance.name, $1.instance.instanceName
+            )
+        }
     }
 }

@@ -14,7 +14,11 @@ enum CommandRunner {
             Terminal.clearStatus()
             status = result
         } catch let error as CLIError {
-            if error.status != .interrupted { Terminal.error(error.message, hint: error.hint) } else { Terminal.clearStatus() }
+            if error.status != .interrupted {
+                Terminal.error(error.message, hint: error.hint)
+            } else {
+                Terminal.clearStatus()
+            }
             status = error.status
         } catch let error as ChirpError {
             let mapped = CLIError(error)

@@ -80,7 +80,7 @@ extension CLIError {
         case .connectionFailed:
             self.init(status: .nothingFound, message: error.description)
         case .peerNotConnected, .peerDisconnected, .requestTimedOut, .noResponder, .remoteFailure, .decodingFailed,
-             .handlerFailed, .outboundLimitExceeded, .protocolViolation:
+            .handlerFailed, .outboundLimitExceeded, .protocolViolation:
             self.init(status: .peerFailure, message: error.description)
         default:
             // A code added in a later version of the library: the peer's or the network's side, most likely.

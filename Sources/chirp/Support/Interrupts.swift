@@ -12,14 +12,20 @@ import Darwin
 enum Interrupts {
     /// Runs `body`; a SIGINT or SIGTERM cancels it. Returns its value and whether a signal arrived.
     /// A body that throws `CancellationError` after a signal is reported as ``ExitStatus/interrupted``.
-    static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) async throws -> (Value, interrupted: Bool) {
+    static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) async throws -> (
+        Value, interrupted: Bool
+    ) {
         let watcher = SignalWatcher(signals: [SIGINT, SIGTERM])
         defer { watcher.cancel() }
         return try await withThrowingTaskGroup(of: Event<Value>.self) { group in
             group.addTask { .value(try await body()) }
             group.addTask {
                 // Cancelled when the body ends, however it ends (the group cancels its children when it throws).
-                await withTaskCancellationHandler { await watcher.wait() ? .signal : .noSignal } onCancel: { watcher.cancel() }
+                await withTaskCancellationHandler {
+                    await watcher.wait() ? .signal : .noSignal
+                } onCancel: {
+                    watcher.cancel()
+                }
             }
             var interrupted = false
             var result: Value?

@@ -10,11 +10,14 @@ enum JSONText {
     /// - Throws: ``CLIError`` with ``ExitStatus/badInput``, saying what is wrong and where.
     static func payload(_ data: Data, source: String) throws -> Data {
         guard data.count <= maximumPayloadSize else {
-            throw CLIError.badInput("the JSON from \(source) is \(data.count) bytes; at most \(maximumPayloadSize) are sent")
+            throw CLIError.badInput(
+                "the JSON from \(source) is \(data.count) bytes; at most \(maximumPayloadSize) are sent")
         }
         let trimmed = trimmingWhitespace(data)
         guard !trimmed.isEmpty else {
-            throw CLIError.badInput("the JSON from \(source) is empty; nothing was sent", hint: "give one JSON value, e.g. '{\"text\":\"hi\"}'")
+            throw CLIError.badInput(
+                "the JSON from \(source) is empty; nothing was sent",
+                hint: "give one JSON value, e.g. '{\"text\":\"hi\"}'")
         }
         do {
             _ = try JSONSerialization.jsonObject(with: trimmed, options: [.fragmentsAllowed])
@@ -36,7 +39,8 @@ enum JSONText {
     /// A payload on one line: compact JSON when it is JSON, else a short description of its bytes.
     static func compact(_ payload: Data, isBinary: Bool) -> String {
         if !isBinary, let value = value(of: payload), let text = serialize(value) { return text }
-        return "<\(payload.count) bytes: \(payload.prefix(32).map { String(format: "%02x", $0) }.joined())\(payload.count > 32 ? "..." : "")>"
+        return
+            "<\(payload.count) bytes: \(payload.prefix(32).map { String(format: "%02x", $0) }.joined())\(payload.count > 32 ? "..." : "")>"
     }
 
     /// The JSON form of a payload inside a JSON line: the value itself, or `{"base64": ...}` when it is not JSON.
@@ -51,8 +55,9 @@ enum JSONText {
     }
 
     private static func serialize(_ value: Any) -> String? {
-        guard let data = try? JSONSerialization.data(
-            withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: value, options: [.sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
         else { return nil }
         let text = String(decoding: data, as: UTF8.self)
         // JSONSerialization escapes C0 controls only; DEL, C1 controls, U+2028/2029 and bidi overrides from a peer
@@ -62,7 +67,9 @@ enum JSONText {
         escaped.reserveCapacity(text.utf8.count + 16)
         for scalar in text.unicodeScalars {
             if UntrustedText.needsEscape(scalar) {
-                escaped += "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count) + String(scalar.value, radix: 16)
+                escaped +=
+                    "\\u" + String(repeating: "0", count: 4 - String(scalar.value, radix: 16).count)
+                    + String(scalar.value, radix: 16)
             } else {
                 escaped.unicodeScalars.append(scalar)
             }
@@ -72,7 +79,8 @@ enum JSONText {
 
     private static func trimmingWhitespace(_ data: Data) -> Data {
         let isSpace: (UInt8) -> Bool = { $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }
-        guard let start = data.firstIndex(where: { !isSpace($0) }), let end = data.lastIndex(where: { !isSpace($0) }) else {
+        guard let start = data.firstIndex(where: { !isSpace($0) }), let end = data.lastIndex(where: { !isSpace($0) })
+        else {
             return Data()
         }
         return Data(data[start...end])

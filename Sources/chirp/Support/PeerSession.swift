@@ -33,7 +33,8 @@ struct PeerSession: Sendable {
         let transceiver = Transceiver(configuration: configuration)
         configure(transceiver)
         let session = PeerSession(
-            transceiver: transceiver, serviceType: serviceType, common: common, join: join, events: transceiver.makeEvents())
+            transceiver: transceiver, serviceType: serviceType, common: common, join: join,
+            events: transceiver.makeEvents())
         try await transceiver.start()
         do {
             let result = try await body(session)
@@ -61,8 +62,12 @@ struct PeerSession: Sendable {
             return try await connect(to: endpoint, within: timeout)
         }
         let wanted = selector.map { "peer '\($0.text)'" } ?? "a peer"
-        Terminal.status("waiting up to \(Self.format(timeout)) for \(wanted) of \(typeText) to connect (Ctrl-C to stop)...")
-        enum Outcome: Sendable { case found(Peer), timedOut, idle }
+        Terminal.status(
+            "waiting up to \(Self.format(timeout)) for \(wanted) of \(typeText) to connect (Ctrl-C to stop)...")
+        enum Outcome: Sendable {
+            case found(Peer)
+            case timedOut, idle
+        }
         let refusals = RefusalLog()
         let transceiver = self.transceiver
         let events = self.events
@@ -70,7 +75,9 @@ struct PeerSession: Sendable {
         let (refused, refusedSink) = AsyncStream.makeStream(of: Void.self)
         let found: Peer? = try await withThrowingTaskGroup(of: Outcome.self) { group in
             group.addTask {
-                if let peer = transceiver.connectedPeers.first(where: { selector?.matches($0) ?? true }) { return .found(peer) }
+                if let peer = transceiver.connectedPeers.first(where: { selector?.matches($0) ?? true }) {
+                    return .found(peer)
+                }
                 for await event in events {
                     switch event {
                     case .peerConnected(let peer) where selector?.matches(peer) ?? true:
@@ -166,7 +173,9 @@ struct PeerSession: Sendable {
         } catch {
             // A refused handshake is reported as an event right after the connect fails.
             let refusal = await first(of: events, within: .milliseconds(500)) { event in
-                if case .connectionRefused(let peer, let reason) = event { return Self.refusalText(peer: peer, reason: reason) }
+                if case .connectionRefused(let peer, let reason) = event {
+                    return Self.refusalText(peer: peer, reason: reason)
+                }
                 return nil
             }
             if let refusal { throw CLIError.refused(typeText, reasons: [refusal]) }
@@ -245,7 +254,9 @@ struct PeerSelector: Sendable {
     /// which matches no selector).
     func matches(refusedPeer description: String) -> Bool {
         if description == text || description.hasPrefix(text + " (") { return true }
-        guard text.count >= 4, let open = description.lastIndex(of: "("), description.hasSuffix(")") else { return false }
+        guard text.count >= 4, let open = description.lastIndex(of: "("), description.hasSuffix(")") else {
+            return false
+        }
         let shortID = description[description.index(after: open)..<description.index(before: description.endIndex)]
         return shortID.lowercased().hasPrefix(text.lowercased().prefix(shortID.count))
     }

@@ -100,4 +100,3 @@ enum Terminal {
         StandardStreams.writeAll(bytes, to: fd)
     }
 }
-

@@ -125,8 +125,10 @@ enum Binaries {
     static let directory: URL = {
         if let dir = ProcessInfo.processInfo.environment["CHIRP_BIN_DIR"] { return URL(fileURLWithPath: dir) }
         let ownDirectory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for candidate in [ownDirectory, ownDirectory.deletingLastPathComponent()] where
-            FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("chirp").path) {
+        for candidate in [ownDirectory, ownDirectory.deletingLastPathComponent()]
+        where
+            FileManager.default.isExecutableFile(atPath: candidate.appendingPathComponent("chirp").path)
+        {
             return candidate
         }
         let swift = Process()
@@ -164,12 +166,15 @@ func startChirp(_ arguments: [String], environment: [String: String] = [:]) thro
 }
 
 /// Runs `chirp` to its end; fails the test if it runs longer than `timeout`.
-func runChirp(_ arguments: [String], environment: [String: String] = [:], stdin: String? = nil, timeout: Duration = .seconds(30)) async throws -> (status: Int32, process: ChildProcess) {
+func runChirp(
+    _ arguments: [String], environment: [String: String] = [:], stdin: String? = nil, timeout: Duration = .seconds(30)
+) async throws -> (status: Int32, process: ChildProcess) {
     let process = try startChirp(arguments, environment: environment)
     if let stdin { process.write(stdin) }
     process.closeStdin()
     let status = await process.exitStatus(timeout: timeout)
     if status == nil { await process.stop() }
-    let finished = try #require(status, "chirp \(arguments.joined(separator: " ")) did not end within \(timeout)\n\(process.transcript)")
+    let finished = try #require(
+        status, "chirp \(arguments.joined(separator: " ")) did not end within \(timeout)\n\(process.transcript)")
     return (finished, process)
 }

@@ -4,7 +4,6 @@ import Chirp
 import Foundation
 import Testing
 
-
 /// Starts a transceiver on `serviceType`, loopback only (with a shared secret when `secret` is given), and waits until
 /// the daemon has advertised it (so other processes find it at once).
 func startPeer(
@@ -30,7 +29,8 @@ func startPeer(
 
 /// The first event that `matches`, or `nil` after `timeout`.
 func first(
-    of events: AsyncStream<TransceiverEvent>, timeout: Duration, where matches: @escaping @Sendable (TransceiverEvent) -> Bool
+    of events: AsyncStream<TransceiverEvent>, timeout: Duration,
+    where matches: @escaping @Sendable (TransceiverEvent) -> Bool
 ) async -> TransceiverEvent? {
     await withTaskGroup(of: TransceiverEvent?.self) { group in
         group.addTask {

@@ -14,12 +14,14 @@ enum Binaries {
         }
         candidates.append(Bundle.main.bundleURL.deletingLastPathComponent())
         candidates.append(Bundle.main.bundleURL)
-        for candidate in candidates where fileManager.isExecutableFile(atPath: candidate.appendingPathComponent("listr").path) {
+        for candidate in candidates
+        where fileManager.isExecutableFile(atPath: candidate.appendingPathComponent("listr").path) {
             return candidate
         }
         // Last resort: ask SwiftPM.
         let packageRoot = URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["swift", "build", "--show-bin-path", "--package-path", packageRoot.path]

@@ -33,9 +33,11 @@ final class ListrFixture: Sendable {
     func launchApp(
         _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String] = [:]
     ) throws -> RunningProcess {
-        let app = try RunningProcess(Binaries.listr, [
-            "--name", name, "--store", store ?? path("\(name).json"), "--service", service, "--loopback",
-        ] + extra, in: directory, environment: environment)
+        let app = try RunningProcess(
+            Binaries.listr,
+            [
+                "--name", name, "--store", store ?? path("\(name).json"), "--service", service, "--loopback"
+            ] + extra, in: directory, environment: environment)
         launched.withLockedValue { $0.append(app) }
         return app
     }
@@ -61,7 +63,8 @@ final class ListrFixture: Sendable {
     }
 
     /// Runs listrctl with `arguments` plus this fixture's service, loopback and `timeout`, to completion.
-    func ctl(_ arguments: [String], timeout: Double = 15, environment: [String: String] = [:]) async throws -> CtlResult {
+    func ctl(_ arguments: [String], timeout: Double = 15, environment: [String: String] = [:]) async throws -> CtlResult
+    {
         let process = try launchCtl(arguments, timeout: timeout, environment: environment)
         return await finish(process)
     }
@@ -71,7 +74,8 @@ final class ListrFixture: Sendable {
     ) throws -> (RunningProcess, ContinuousClock.Instant) {
         let started = ContinuousClock.now
         let process = try RunningProcess(
-            Binaries.listrctl, arguments + ["--service", service, "--loopback", "--timeout", String(timeout)], in: directory,
+            Binaries.listrctl, arguments + ["--service", service, "--loopback", "--timeout", String(timeout)],
+            in: directory,
             environment: environment)
         return (process, started)
     }
@@ -79,7 +83,8 @@ final class ListrFixture: Sendable {
     func finish(_ launched: (RunningProcess, ContinuousClock.Instant)) async -> CtlResult {
         let status = await launched.0.waitForExit()
         return CtlResult(
-            status: status, stdout: launched.0.stdout, stderr: launched.0.stderr, elapsed: ContinuousClock.now - launched.1)
+            status: status, stdout: launched.0.stdout, stderr: launched.0.stderr,
+            elapsed: ContinuousClock.now - launched.1)
     }
 
     /// Stops the apps (SIGTERM, then SIGKILL for one that does not stop within 10 s) and removes the directory.

@@ -20,12 +20,16 @@ final class Harness: Sendable {
         prefix = "cr" + String((0..<4).map { _ in letters.randomElement() ?? "x" })
         hosts = (1...count).map { "h\($0)" }
         if let log = ProcessInfo.processInfo.environment["CHIRP_NETNS_PREFIX_LOG"], !log.isEmpty,
-           let handle = FileHandle(forWritingAtPath: log) ?? (FileManager.default.createFile(atPath: log, contents: nil) ? FileHandle(forWritingAtPath: log) : nil) {
+            let handle = FileHandle(forWritingAtPath: log)
+                ?? (FileManager.default.createFile(atPath: log, contents: nil)
+                    ? FileHandle(forWritingAtPath: log) : nil)
+        {
             handle.seekToEndOfFile()
             handle.write(Data((prefix + "\n").utf8))
             try? handle.close()
         }
-        let result = Harness.script(["up", String(count)] + (subnets > 1 ? ["--subnets", String(subnets)] : []), prefix: prefix)
+        let result = Harness.script(
+            ["up", String(count)] + (subnets > 1 ? ["--subnets", String(subnets)] : []), prefix: prefix)
         guard result.status == 0 else {
             _ = Harness.script(["down"], prefix: prefix)
             throw HarnessError(message: "netns.sh up \(count) failed (\(result.status)): \(result.output)")
@@ -42,7 +46,8 @@ final class Harness: Sendable {
     func run(_ arguments: [String]) throws -> String {
         let result = Harness.script(arguments, prefix: prefix)
         guard result.status == 0 else {
-            throw HarnessError(message: "netns.sh \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)")
+            throw HarnessError(
+                message: "netns.sh \(arguments.joined(separator: " ")) failed (\(result.status)): \(result.output)")
         }
         return result.output
     }
@@ -54,7 +59,8 @@ final class Harness: Sendable {
 
     /// Starts `chirp-probe` on `host`.
     func probe(on host: String, name: String, service: String, _ options: [String] = []) throws -> ProbeProcess {
-        try ProbeProcess(harness: self, host: host, name: name, arguments: ["--service", service, "--name", name] + options)
+        try ProbeProcess(
+            harness: self, host: host, name: name, arguments: ["--service", service, "--name", name] + options)
     }
 
     /// Starts any command on `host` (through `netns.sh exec`); the process's PID is the command's own.
@@ -113,7 +119,6 @@ struct HarnessError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-
 /// Where `swift build` put the executables: next to the test bundle (`make netns-test` builds them first).
 func binaryPath(_ name: String) -> String {
     var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").deletingLastPathComponent()
@@ -135,7 +140,10 @@ struct TimeoutError: Error, CustomStringConvertible {
 }
 
 /// Runs `body`, failing with `TimeoutError` after `seconds`.
-func withTimeout<T: Sendable>(_ seconds: Double, _ what: @autoclosure @escaping @Sendable () -> String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(
+    _ seconds: Double, _ what: @autoclosure @escaping @Sendable () -> String,
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
@@ -163,7 +171,9 @@ func measure(_ key: String, _ value: Int, _ unit: String = "ms") {
     let line = "measure \(key) \(value) \(unit)\n"
     FileHandle.standardError.write(Data(line.utf8))
     if let log = ProcessInfo.processInfo.environment["CHIRP_NETNS_MEASURE_LOG"], !log.isEmpty {
-        if !FileManager.default.fileExists(atPath: log) { _ = FileManager.default.createFile(atPath: log, contents: nil) }
+        if !FileManager.default.fileExists(atPath: log) {
+            _ = FileManager.default.createFile(atPath: log, contents: nil)
+        }
         if let handle = FileHandle(forWritingAtPath: log) {
             handle.seekToEndOfFile()
             handle.write(Data(line.utf8))

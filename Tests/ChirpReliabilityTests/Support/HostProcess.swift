@@ -26,7 +26,10 @@ final class HostProcess: @unchecked Sendable {
         let output = self.output
         stdoutPipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                return
+            }
             output.withLockedValue { state in
                 state.partial += String(decoding: data, as: UTF8.self)
                 while let newline = state.partial.firstIndex(of: "\n") {
@@ -37,7 +40,10 @@ final class HostProcess: @unchecked Sendable {
         }
         stderrPipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                return
+            }
             output.withLockedValue { state in
                 state.errors += String(decoding: data, as: UTF8.self)
                 if state.errors.utf8.count > 2_000_000 { state.errors = String(state.errors.suffix(1_000_000)) }
@@ -63,8 +69,13 @@ final class HostProcess: @unchecked Sendable {
 
     /// Waits until a stdout line from index `from` on satisfies `predicate`; returns it and its index.
     @discardableResult
-    func waitForLine(from start: Int = 0, timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (String) -> Bool) async throws -> (line: String, index: Int) {
-        try await withTimeout(timeout, "\(self.name) to print \(what); stdout so far: \(self.lines.suffix(30)); stderr: \(self.standardError.suffix(3000))") {
+    func waitForLine(
+        from start: Int = 0, timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (String) -> Bool
+    ) async throws -> (line: String, index: Int) {
+        try await withTimeout(
+            timeout,
+            "\(self.name) to print \(what); stdout so far: \(self.lines.suffix(30)); stderr: \(self.standardError.suffix(3000))"
+        ) {
             var next = start
             while true {
                 let lines = self.lines
@@ -79,7 +90,10 @@ final class HostProcess: @unchecked Sendable {
 
     /// Waits for the process to exit; returns its status.
     func waitForExit(timeout: Double = 20) async throws -> Int32 {
-        try await withTimeout(timeout, "\(self.name) to exit; stdout: \(self.lines.suffix(20)); stderr: \(self.standardError.suffix(2000))") {
+        try await withTimeout(
+            timeout,
+            "\(self.name) to exit; stdout: \(self.lines.suffix(20)); stderr: \(self.standardError.suffix(2000))"
+        ) {
             while self.process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
             return self.process.terminationStatus
         }

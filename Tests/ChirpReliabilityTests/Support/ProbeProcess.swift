@@ -45,7 +45,8 @@ final class ProbeProcess: Sendable {
     init(harness: Harness, host: String, name: String, arguments: [String]) throws {
         self.host = host
         self.name = name
-        process = try harness.start(on: host, [binaryPath("chirp-probe"), "--log-level", "info"] + arguments, name: "\(name)@\(host)")
+        process = try harness.start(
+            on: host, [binaryPath("chirp-probe"), "--log-level", "info"] + arguments, name: "\(name)@\(host)")
     }
 
     var events: [ProbeEvent] { process.lines.compactMap(ProbeEvent.parse) }
@@ -60,7 +61,10 @@ final class ProbeProcess: Sendable {
 
     /// Waits for an event from line `from` on that satisfies `predicate`.
     @discardableResult
-    func waitFor(from start: Int = 0, timeout: Double = 30, _ what: String, where predicate: @escaping @Sendable (ProbeEvent) -> Bool) async throws -> ProbeEvent {
+    func waitFor(
+        from start: Int = 0, timeout: Double = 30, _ what: String,
+        where predicate: @escaping @Sendable (ProbeEvent) -> Bool
+    ) async throws -> ProbeEvent {
         let (line, _) = try await process.waitForLine(from: start, timeout: timeout, what) { line in
             ProbeEvent.parse(line).map(predicate) ?? false
         }

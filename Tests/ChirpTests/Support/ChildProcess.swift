@@ -24,7 +24,10 @@ final class ChildProcess: @unchecked Sendable {
         let output = self.output
         stdoutPipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                return
+            }
             output.withLockedValue { state in
                 state.partial += String(decoding: data, as: UTF8.self)
                 while let newline = state.partial.firstIndex(of: "\n") {
@@ -35,7 +38,10 @@ final class ChildProcess: @unchecked Sendable {
         }
         stderrPipe.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
-            guard !data.isEmpty else { handle.readabilityHandler = nil; return }
+            guard !data.isEmpty else {
+                handle.readabilityHandler = nil
+                return
+            }
             output.withLockedValue { $0.errors += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
@@ -62,8 +68,13 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits until a stdout line satisfies `predicate` (polling the collected output).
     @discardableResult
-    func waitForLine(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
-        try await withTimeout(timeout, "\(self.name) to print \(what); stdout so far: \(self.lines); stderr: \(self.standardError.suffix(4000))") {
+    func waitForLine(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (String) -> Bool)
+        async throws -> String
+    {
+        try await withTimeout(
+            timeout,
+            "\(self.name) to print \(what); stdout so far: \(self.lines); stderr: \(self.standardError.suffix(4000))"
+        ) {
             while true {
                 if let line = self.lines.first(where: predicate) { return line }
                 try await Task.sleep(for: .milliseconds(20))
@@ -73,7 +84,10 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Waits for the process to exit; returns its status.
     func waitForExit(timeout: Double = 20) async throws -> Int32 {
-        try await withTimeout(timeout, "\(self.name) to exit; stdout: \(self.lines.suffix(20)); stderr: \(self.standardError.suffix(2000))") {
+        try await withTimeout(
+            timeout,
+            "\(self.name) to exit; stdout: \(self.lines.suffix(20)); stderr: \(self.standardError.suffix(2000))"
+        ) {
             while self.process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
             return self.process.terminationStatus
         }

@@ -111,8 +111,14 @@ final class RawPeer: Sendable {
         withUnsafeBytes(of: UInt32(body.count + 1).bigEndian, Array.init) + [kind] + body
     }
 
-    static func hello(service: String, id: String = UUID().uuidString, name: String = "raw", protocol version: Int = 1) -> [UInt8] {
-        frame(kind: 1, Array(#"{"protocol":\#(version),"peerID":"\#(id)","name":"\#(name)","service":"\#(service)","metadata":{}}"#.utf8))
+    static func hello(service: String, id: String = UUID().uuidString, name: String = "raw", protocol version: Int = 1)
+        -> [UInt8]
+    {
+        frame(
+            kind: 1,
+            Array(
+                #"{"protocol":\#(version),"peerID":"\#(id)","name":"\#(name)","service":"\#(service)","metadata":{}}"#
+                    .utf8))
     }
 
     /// A message body: flags, type name length, type name, payload.
@@ -125,7 +131,8 @@ final class RawPeer: Sendable {
     }
 
     static func request(id: UInt64, type: String, json: String) -> [UInt8] {
-        frame(kind: 4, withUnsafeBytes(of: id.bigEndian, Array.init) + messageBody(type: type, payload: Array(json.utf8)))
+        frame(
+            kind: 4, withUnsafeBytes(of: id.bigEndian, Array.init) + messageBody(type: type, payload: Array(json.utf8)))
     }
 }
 

@@ -88,7 +88,8 @@ final class Relay: Sendable {
         return Relay(port: port, channel: channel, bytes: bytes, ports: ports)
     }
 
-    private init(port: Int, channel: any Channel, bytes: NIOLockedValueBox<[UInt8]>, ports: NIOLockedValueBox<Set<Int>>) {
+    private init(port: Int, channel: any Channel, bytes: NIOLockedValueBox<[UInt8]>, ports: NIOLockedValueBox<Set<Int>>)
+    {
         self.port = port
         self.channel = channel
         self.bytes = bytes

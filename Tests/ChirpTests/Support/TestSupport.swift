@@ -4,16 +4,18 @@ import Chirp
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-
+import Testing
 
 /// A logger for tests: quiet unless CHIRP_TEST_LOG is set (to a level name).
 func testLogger(_ label: String) -> Logger {
     var logger = Logger(label: label) { label in
         var handler = StreamLogHandler.standardError(label: label)
-        handler.logLevel = ProcessInfo.processInfo.environment["CHIRP_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+        handler.logLevel =
+            ProcessInfo.processInfo.environment["CHIRP_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
         return handler
     }
-    logger.logLevel = ProcessInfo.processInfo.environment["CHIRP_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
+    logger.logLevel =
+        ProcessInfo.processInfo.environment["CHIRP_TEST_LOG"].flatMap(Logger.Level.init(rawValue:)) ?? .critical
     return logger
 }
 
@@ -33,7 +35,10 @@ struct TimeoutError: Error, CustomStringConvertible {
 }
 
 /// Runs `body`, failing with `TimeoutError` after `seconds`.
-func withTimeout<T: Sendable>(_ seconds: Double, _ what: @autoclosure @escaping @Sendable () -> String, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+func withTimeout<T: Sendable>(
+    _ seconds: Double, _ what: @autoclosure @escaping @Sendable () -> String,
+    _ body: @escaping @Sendable () async throws -> T
+) async throws -> T {
     try await withThrowingTaskGroup(of: T.self) { group in
         group.addTask { try await body() }
         group.addTask {
@@ -71,7 +76,9 @@ final class EventRecorder: Sendable {
 
     /// Waits until an event recorded so far (or later) satisfies `predicate`; no event can be missed.
     @discardableResult
-    func waitFor(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool) async throws -> TransceiverEvent {
+    func waitFor(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool)
+        async throws -> TransceiverEvent
+    {
         try await withTimeout(timeout, what) {
             while true {
                 if let event = self.events.first(where: predicate) { return event }
@@ -91,7 +98,9 @@ extension Transceiver {
         if connectedPeers.count >= count { return connectedPeers }
         return try await withTimeout(timeout, "\(count) connected peers (have \(self.connectedPeers.map(\.name)))") {
             for await event in events {
-                if case .availablePeersChanged = event, self.connectedPeers.count >= count { return self.connectedPeers }
+                if case .availablePeersChanged = event, self.connectedPeers.count >= count {
+                    return self.connectedPeers
+                }
                 if self.connectedPeers.count >= count { return self.connectedPeers }
             }
             return self.connectedPeers
@@ -99,7 +108,9 @@ extension Transceiver {
     }
 
     /// Waits for the first event matching `predicate`.
-    func waitForEvent(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool) async throws -> TransceiverEvent {
+    func waitForEvent(
+        timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool
+    ) async throws -> TransceiverEvent {
         let events = self.makeEvents()
         return try await withTimeout(timeout, what) {
             for await event in events where predicate(event) { return event }
@@ -128,5 +139,3 @@ func binaryPath(_ name: String) -> String {
 /// nested in this one inherit `.serialized`), so that process-wide measurements such as open file descriptors and
 /// timing-sensitive heartbeats are not disturbed by other tests.
 @Suite(.serialized) enum LiveTests {}
-
-import Testing

@@ -47,7 +47,10 @@ final class Session: Sendable {
         return Session(transceiver: transceiver, raw: raw, peer: nil, handled: handled)
     }
 
-    private init(transceiver: Transceiver, raw: RawSocketPeer, peer: Peer?, handled: NIOLockedValueBox<Int> = NIOLockedValueBox(0)) {
+    private init(
+        transceiver: Transceiver, raw: RawSocketPeer, peer: Peer?,
+        handled: NIOLockedValueBox<Int> = NIOLockedValueBox(0)
+    ) {
         self.transceiver = transceiver
         self.raw = raw
         self.peer = peer
@@ -95,17 +98,22 @@ let benchmarks: @Sendable () -> Void = {
 
     // Send side: `send(_:to:)` of the small message, from the call to the bytes written to the socket (encode, frame,
     // queue, the event loop's write). Waits until the raw peer has read them all.
-    Benchmark("send.small-message", closure: { benchmark, session in
-        guard let peer = session.peer else { return }
-        let message = Small(seq: 123_456, from: "bench-main", text: "quick brown fox", urgent: false)
-        let target = session.raw.received + benchmark.scaledIterations.count * frameSize
-        for _ in benchmark.scaledIterations {
-            try? session.transceiver.send(message, to: peer)
-        }
-        guard session.raw.waitUntilReceived(target) else { fatalError("the raw peer did not receive every message") }
-    }, setup: {
-        try await Session.sending()
-    })
+    Benchmark(
+        "send.small-message",
+        closure: { benchmark, session in
+            guard let peer = session.peer else { return }
+            let message = Small(seq: 123_456, from: "bench-main", text: "quick brown fox", urgent: false)
+            let target = session.raw.received + benchmark.scaledIterations.count * frameSize
+            for _ in benchmark.scaledIterations {
+                try? session.transceiver.send(message, to: peer)
+            }
+            guard session.raw.waitUntilReceived(target) else {
+                fatalError("the raw peer did not receive every message")
+            }
+        },
+        setup: {
+            try await Session.sending()
+        })
 
     // Receive side: what the transceiver does with the small message, from the bytes in the socket to the handler
     // (read, frame, route, decode, call). The raw peer writes 1,000 frames at once, as a fast sender does.
@@ -114,16 +122,20 @@ let benchmarks: @Sendable () -> Void = {
             typeName: Small.chirpTypeName,
             json: #"{"seq":\#(100_000 + seq),"from":"bench-main","text":"quick brown fox","urgent":false}"#)
     }
-    Benchmark("receive.small-message", closure: { benchmark, session in
-        let target = session.handled.withLockedValue { $0 } + benchmark.scaledIterations.count
-        do { try session.raw.write(batch) } catch { fatalError("\(error)") }
-        guard session.waitUntilHandled(target) else { fatalError("the transceiver did not handle every message") }
-    }, setup: {
-        try await Session.receiving()
-    })
+    Benchmark(
+        "receive.small-message",
+        closure: { benchmark, session in
+            let target = session.handled.withLockedValue { $0 } + benchmark.scaledIterations.count
+            do { try session.raw.write(batch) } catch { fatalError("\(error)") }
+            guard session.waitUntilHandled(target) else { fatalError("the transceiver did not handle every message") }
+        },
+        setup: {
+            try await Session.receiving()
+        })
 }
 
 /// Bytes of one small-message frame as Chirp writes it: length (4), kind (1), flags (1), name length (2), the name,
 /// the JSON (`{"seq":123456,"from":"bench-main","text":"quick brown fox","urgent":false}`).
-let frameSize = 4 + 1 + 1 + 2 + Small.chirpTypeName.utf8.count
+let frameSize =
+    4 + 1 + 1 + 2 + Small.chirpTypeName.utf8.count
     + #"{"seq":123456,"from":"bench-main","text":"quick brown fox","urgent":false}"#.utf8.count

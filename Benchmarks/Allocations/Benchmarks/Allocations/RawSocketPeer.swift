@@ -30,7 +30,9 @@ final class RawSocketPeer: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = 0
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0, Glibc.listen(fd, 4) == 0 else { throw SocketError(description: "bind/listen: \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -57,7 +59,9 @@ final class RawSocketPeer: Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         address.sin_port = UInt16(port).bigEndian
         let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard connected == 0 else { throw SocketError(description: "connect: \(errno)") }
         return RawSocketPeer(fd: fd)
@@ -71,7 +75,8 @@ final class RawSocketPeer: Sendable {
 
     /// Sends our hello, reads the transceiver's, then starts the reading thread.
     func handshake(service: String) throws {
-        let hello = #"{"metadata":{},"name":"raw","peerID":"\#(UUID().uuidString)","protocol":1,"service":"\#(service)"}"#
+        let hello =
+            #"{"metadata":{},"name":"raw","peerID":"\#(UUID().uuidString)","protocol":1,"service":"\#(service)"}"#
         try write(Self.frame(kind: 1, Array(hello.utf8)))
         var header = [UInt8](repeating: 0, count: 4)
         try readExactly(&header)
@@ -142,7 +147,8 @@ final class RawSocketPeer: Sendable {
     /// A frame: big-endian length of kind + body, the kind byte, the body.
     static func frame(kind: UInt8, _ body: [UInt8]) -> [UInt8] {
         let length = UInt32(body.count + 1)
-        return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), kind] + body
+        return [UInt8(length >> 24), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF), kind]
+            + body
     }
 
     /// A message frame of `typeName` with a JSON payload.

@@ -58,7 +58,9 @@ final class AvahiDaemonClient: @unchecked Sendable {
         avahi_threaded_poll_lock(poll)
         defer { avahi_threaded_poll_unlock(poll) }
         try ensureClientLocked(operation: operation)
-        guard let client, state == AVAHI_CLIENT_S_RUNNING else { throw DNSSDError(avahiCode: Int32(AVAHI_ERR_NO_DAEMON), operation: operation) }
+        guard let client, state == AVAHI_CLIENT_S_RUNNING else {
+            throw DNSSDError(avahiCode: Int32(AVAHI_ERR_NO_DAEMON), operation: operation)
+        }
         return try body(client)
     }
 
@@ -72,10 +74,13 @@ final class AvahiDaemonClient: @unchecked Sendable {
             state = AVAHI_CLIENT_CONNECTING
             var error: Int32 = 0
             let userdata = Unmanaged.passUnretained(self).toOpaque()
-            client = avahi_client_new(avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL, { client, state, userdata in
-                guard let userdata else { return }
-                Unmanaged<AvahiDaemonClient>.fromOpaque(userdata).takeUnretainedValue().stateChanged(state, client: client)
-            }, userdata, &error)
+            client = avahi_client_new(
+                avahi_threaded_poll_get(poll), AVAHI_CLIENT_NO_FAIL,
+                { client, state, userdata in
+                    guard let userdata else { return }
+                    Unmanaged<AvahiDaemonClient>.fromOpaque(userdata).takeUnretainedValue().stateChanged(
+                        state, client: client)
+                }, userdata, &error)
             if client == nil { throw DNSSDError(avahiCode: error, operation: operation) }
         }
     }
@@ -132,7 +137,8 @@ extension DNSSDError {
     /// retries), anything else as a refusal that carries Avahi's own text.
     init(avahiCode: Int32, operation: String) {
         switch avahiCode {
-        case Int32(AVAHI_ERR_NO_DAEMON), Int32(AVAHI_ERR_DISCONNECTED), Int32(AVAHI_ERR_BAD_STATE), Int32(AVAHI_ERR_DBUS_ERROR):
+        case Int32(AVAHI_ERR_NO_DAEMON), Int32(AVAHI_ERR_DISCONNECTED), Int32(AVAHI_ERR_BAD_STATE),
+            Int32(AVAHI_ERR_DBUS_ERROR):
             self.init(code: Int32(kDNSServiceErr_Unknown), operation: operation)
         default:
             let text = avahi_strerror(avahiCode).map { String(cString: $0) } ?? "Avahi error"

@@ -25,10 +25,15 @@ struct AvahiDiscovery: Discovery {
             name: name, type: type, domain: domain, interface: Self.avahiInterface(interfaceIndex), port: port,
             txt: txt.bytes, daemon: daemon, queue: queue, deliver: handler)
         try sink.start(operation: "avahi_entry_group_new", releases: releases) { client, userdata in
-            guard let group = avahi_entry_group_new(client, { group, state, userdata in
-                guard let group, let userdata else { return }
-                Unmanaged<AvahiRegistration>.fromOpaque(userdata).takeUnretainedValue().stateChanged(state, group: group)
-            }, userdata) else { return nil }
+            guard
+                let group = avahi_entry_group_new(
+                    client,
+                    { group, state, userdata in
+                        guard let group, let userdata else { return }
+                        Unmanaged<AvahiRegistration>.fromOpaque(userdata).takeUnretainedValue().stateChanged(
+                            state, group: group)
+                    }, userdata)
+            else { return nil }
             let status = sink.addService(to: group)
             guard status == 0 else {
                 avahi_entry_group_free(group)
@@ -45,25 +50,31 @@ struct AvahiDiscovery: Discovery {
     ) throws -> any DiscoveryOperation {
         let interface = Self.avahiInterface(interfaceIndex)
         if type == ServiceTypeEnumeration.metaQueryType {
-            let sink = AvahiTypeBrowse(daemon: daemon, queue: queue, deliver: handler, free: { avahi_service_type_browser_free($0) })
+            let sink = AvahiTypeBrowse(
+                daemon: daemon, queue: queue, deliver: handler, free: { avahi_service_type_browser_free($0) })
             try sink.start(operation: "avahi_service_type_browser_new", releases: releases) { client, userdata in
-                avahi_service_type_browser_new(client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), domain, AvahiLookupFlags(0), {
-                    _, interface, protocolFamily, event, type, domain, _, userdata in
-                    guard let userdata else { return }
-                    Unmanaged<AvahiTypeBrowse>.fromOpaque(userdata).takeUnretainedValue().browsed(
-                        event, interface: interface, protocolFamily: protocolFamily, type: type, domain: domain)
-                }, userdata)
+                avahi_service_type_browser_new(
+                    client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), domain, AvahiLookupFlags(0),
+                    {
+                        _, interface, protocolFamily, event, type, domain, _, userdata in
+                        guard let userdata else { return }
+                        Unmanaged<AvahiTypeBrowse>.fromOpaque(userdata).takeUnretainedValue().browsed(
+                            event, interface: interface, protocolFamily: protocolFamily, type: type, domain: domain)
+                    }, userdata)
             }
             return sink
         }
         let sink = AvahiBrowse(daemon: daemon, queue: queue, deliver: handler, free: { avahi_service_browser_free($0) })
         try sink.start(operation: "avahi_service_browser_new", releases: releases) { client, userdata in
-            avahi_service_browser_new(client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), type, domain, AvahiLookupFlags(0), {
-                _, interface, protocolFamily, event, name, type, domain, _, userdata in
-                guard let userdata else { return }
-                Unmanaged<AvahiBrowse>.fromOpaque(userdata).takeUnretainedValue().browsed(
-                    event, interface: interface, protocolFamily: protocolFamily, name: name, type: type, domain: domain)
-            }, userdata)
+            avahi_service_browser_new(
+                client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), type, domain, AvahiLookupFlags(0),
+                {
+                    _, interface, protocolFamily, event, name, type, domain, _, userdata in
+                    guard let userdata else { return }
+                    Unmanaged<AvahiBrowse>.fromOpaque(userdata).takeUnretainedValue().browsed(
+                        event, interface: interface, protocolFamily: protocolFamily, name: name, type: type,
+                        domain: domain)
+                }, userdata)
         }
         return sink
     }
@@ -85,11 +96,13 @@ struct AvahiDiscovery: Discovery {
         host: String, ipv6: Bool, interfaceIndex: UInt32, queue: DispatchQueue, releases: DispatchGroup?,
         handler: @escaping (AddressEvent) -> Void
     ) throws -> any DiscoveryOperation {
-        let sink = AvahiSink<AddressEvent>(daemon: daemon, queue: queue, deliver: handler, free: { avahi_host_name_resolver_free($0) })
+        let sink = AvahiSink<AddressEvent>(
+            daemon: daemon, queue: queue, deliver: handler, free: { avahi_host_name_resolver_free($0) })
         let interface = Self.avahiInterface(interfaceIndex)
         try sink.start(operation: "avahi_host_name_resolver_new", releases: releases) { client, userdata in
             avahi_host_name_resolver_new(
-                client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), host, ipv6 ? AvahiProtocol(AVAHI_PROTO_INET6) : AvahiProtocol(AVAHI_PROTO_INET), AvahiLookupFlags(0),
+                client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), host,
+                ipv6 ? AvahiProtocol(AVAHI_PROTO_INET6) : AvahiProtocol(AVAHI_PROTO_INET), AvahiLookupFlags(0),
                 { _, interface, _, event, _, address, _, userdata in
                     guard let userdata else { return }
                     let sink = Unmanaged<AvahiSink<AddressEvent>>.fromOpaque(userdata).takeUnretainedValue()
@@ -146,7 +159,10 @@ class AvahiSink<Event: DNSSDFailureRepresentable & Sendable>: DiscoveryOperation
     private var releases: DispatchGroup?
     private var retained: Unmanaged<AvahiSink<Event>>?
 
-    init(daemon: AvahiDaemonClient, queue: DispatchQueue, deliver: @escaping (Event) -> Void, free: @escaping (OpaquePointer) -> Void) {
+    init(
+        daemon: AvahiDaemonClient, queue: DispatchQueue, deliver: @escaping (Event) -> Void,
+        free: @escaping (OpaquePointer) -> Void
+    ) {
         self.daemon = daemon
         self.queue = queue
         self.deliver = deliver
@@ -155,13 +171,16 @@ class AvahiSink<Event: DNSSDFailureRepresentable & Sendable>: DiscoveryOperation
 
     /// Creates the object with `create` (given the client and this sink as `userdata`), on `queue`.
     func start(
-        operation: String, releases: DispatchGroup?, _ create: (OpaquePointer, UnsafeMutableRawPointer) -> OpaquePointer?
+        operation: String, releases: DispatchGroup?,
+        _ create: (OpaquePointer, UnsafeMutableRawPointer) -> OpaquePointer?
     ) throws {
         dispatchPrecondition(condition: .onQueue(queue))
         let retained = Unmanaged.passRetained(self)
         do {
             try daemon.withClient(operation: operation) { client in
-                guard let object = create(client, retained.toOpaque()) else { throw daemon.lastErrorLocked(operation: operation) }
+                guard let object = create(client, retained.toOpaque()) else {
+                    throw daemon.lastErrorLocked(operation: operation)
+                }
                 self.object = object
                 generation = daemon.generationLocked
                 watcher = daemon.watchLocked { [self] error in send(.failure(error)) }
@@ -233,7 +252,8 @@ final class AvahiRegistration: AvahiSink<RegisterEvent>, @unchecked Sendable {
         }
         defer { avahi_string_list_free(list) }
         let added = avahi_entry_group_add_service_strlst(
-            group, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiPublishFlags(0), name, type, domain, nil, port, list)
+            group, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), AvahiPublishFlags(0), name, type, domain, nil, port,
+            list)
         if added != 0 { return added }
         return avahi_entry_group_commit(group)
     }
@@ -338,9 +358,12 @@ final class AvahiResolve: AvahiSink<ResolveEvent>, @unchecked Sendable {
     }
 
     /// Creates the resolver (with the poll's lock held).
-    func makeResolver(client: OpaquePointer, userdata: UnsafeMutableRawPointer, addressFamily: AvahiProtocol) -> OpaquePointer? {
+    func makeResolver(client: OpaquePointer, userdata: UnsafeMutableRawPointer, addressFamily: AvahiProtocol)
+        -> OpaquePointer?
+    {
         avahi_service_resolver_new(
-            client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), name, type, domain, addressFamily, AvahiLookupFlags(0),
+            client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), name, type, domain, addressFamily,
+            AvahiLookupFlags(0),
             { _, interface, _, event, _, _, _, host, address, port, txt, _, userdata in
                 guard let userdata else { return }
                 Unmanaged<AvahiResolve>.fromOpaque(userdata).takeUnretainedValue().resolved(
@@ -349,16 +372,19 @@ final class AvahiResolve: AvahiSink<ResolveEvent>, @unchecked Sendable {
     }
 
     private func resolved(
-        _ event: AvahiResolverEvent, interface: AvahiIfIndex, host: UnsafePointer<CChar>?, address: UnsafePointer<AvahiAddress>?,
+        _ event: AvahiResolverEvent, interface: AvahiIfIndex, host: UnsafePointer<CChar>?,
+        address: UnsafePointer<AvahiAddress>?,
         port: UInt16, txt: UnsafeMutablePointer<AvahiStringList>?, userdata: UnsafeMutableRawPointer
     ) {
         if event == AVAHI_RESOLVER_FOUND {
             let record = TXTRecord(bytes: AvahiDiscovery.wireBytes(of: txt))
             // A fully qualified name, as `dns_sd` reports it (`host.local.`).
             let hostName = host.map { String(cString: $0) } ?? ""
-            send(.resolved(
-                host: hostName.isEmpty || hostName.hasSuffix(".") ? hostName : hostName + ".", port: port, txt: record, interfaceIndex: UInt32(max(interface, 0)),
-                addresses: address.map { [AvahiDiscovery.text(of: $0)] } ?? []))
+            send(
+                .resolved(
+                    host: hostName.isEmpty || hostName.hasSuffix(".") ? hostName : hostName + ".", port: port,
+                    txt: record, interfaceIndex: UInt32(max(interface, 0)),
+                    addresses: address.map { [AvahiDiscovery.text(of: $0)] } ?? []))
             return
         }
         let error = daemon.lastErrorLocked(operation: "avahi_service_resolver")
