@@ -8,6 +8,7 @@ import NIOConcurrencyHelpers
 /// (except `join`, `noop` and `log-ref`, which exit by themselves) runs until its standard input closes.
 enum PeerRoles {
     static func run(role: String, arguments: [String]) throws {
+        _ = started
         func option(_ name: String) throws -> String {
             guard let value = Options.value(of: name, in: arguments) else {
                 throw BenchError("--role \(role) needs \(name)")
@@ -40,14 +41,36 @@ enum PeerRoles {
     }
 
     /// Logging off: the figures are about messages, not about the logs Chirp writes while connecting.
+    /// `CHIRP_BENCH_LOG=1` shows them on standard error, each with the milliseconds since the role started (where a
+    /// start-up's time goes: `chirp-bench --role join-cli --service TYPE` against a running peer).
     static let quietLogger: Logger = {
         guard ProcessInfo.processInfo.environment["CHIRP_BENCH_LOG"] != nil else {
             return Logger(label: "chirp-bench") { _ in SwiftLogNoOpLogHandler() }
         }
-        var logger = Logger(label: "chirp-bench") { StreamLogHandler.standardError(label: $0) }
-        logger.logLevel = .debug
+        var logger = Logger(label: "chirp-bench") { _ in ElapsedLogHandler() }
+        logger.logLevel = .trace
         return logger
     }()
+
+    /// When the role started (first read at the start of ``run(role:arguments:)``), for ``ElapsedLogHandler``.
+    static let started = nowNanos()
+
+    /// Writes `+12.345 ms level message metadata` lines to standard error.
+    struct ElapsedLogHandler: LogHandler {
+        var logLevel: Logger.Level = .trace
+        var metadata: Logger.Metadata = [:]
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+        func log(event: LogEvent) {
+            let all = metadata.merging(event.metadata ?? [:]) { $1 }
+            let pairs = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            let millis = Double(nowNanos() &- PeerRoles.started) / 1e6
+            FileHandle.standardError.write(
+                Data("+\(String(format: "%.3f", millis)) ms \(event.level) \(event.message) \(pairs)\n".utf8))
+        }
+    }
 
     /// Blocks until standard input closes (the harness is done with us, or died).
     static func waitForStdinEOF() {
