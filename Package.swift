@@ -209,6 +209,7 @@ let package = Package(
                 "Chirp",
                 "ChirpLogs",
                 "ChirpConsole",
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -21,6 +21,13 @@ extension Harness {
             defer { secure.close() }
             figures += try secretFigures(secure, plain: figures)
         }
+        if options.wants("oneway") {
+            // The same with a metrics backend that counts every update: what swift-metrics costs (Docs/Metrics.md).
+            let backend = CountingMetrics()
+            let measured = try ChirpSession(executable: executable, sinks: 1, metricsFactory: backend)
+            defer { measured.close() }
+            figures += try metricsFigures(measured, backend: backend, plain: figures)
+        }
         return figures
     }
 

@@ -1,5 +1,6 @@
 import Chirp
 import Foundation
+import Metrics
 
 #if os(Linux)
 /// The harness's transceiver and `sinks` peer processes connected to it, on a fresh service type over loopback.
@@ -15,10 +16,12 @@ final class ChirpSession {
     /// Times a send found the peer's outbound queue full and was retried.
     private(set) var retries = 0
 
-    /// Starts `sinks` sink processes; with `secure`, every peer holds the same shared secret.
-    init(executable: String, sinks: Int, secure: Bool = false) throws {
+    /// Starts `sinks` sink processes; with `secure`, every peer holds the same shared secret. `metricsFactory` is
+    /// this process's metrics backend (none by default, as in an app that bootstraps none).
+    init(executable: String, sinks: Int, secure: Bool = false, metricsFactory: (any MetricsFactory)? = nil) throws {
         serviceType = freshServiceType()
-        let configuration = try Configuration.bench(serviceType: serviceType, name: "bench-main", secure: secure)
+        var configuration = try Configuration.bench(serviceType: serviceType, name: "bench-main", secure: secure)
+        configuration.metricsFactory = metricsFactory
         let transceiver = Transceiver(configuration: configuration)
         self.transceiver = transceiver
         transceiver.receive(Ack.self) { [acks] ack, _ in acks.update { $0.append(ack) } }
