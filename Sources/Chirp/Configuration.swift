@@ -77,7 +77,7 @@ public struct Configuration: Sendable {
     /// connection before anything is allocated for them. Default: 64 MiB.
     public var maximumMessageSize: Int = 64 * 1024 * 1024
     /// Bytes that may wait in Chirp's queue for one peer that reads slower than we write. A message that would go
-    /// over it is not queued: `send` throws ``ChirpError/outboundLimitExceeded(peer:limit:)`` and `broadcast` skips that
+    /// over it is not queued: `send` throws ``ChirpError/Code/outboundLimitExceeded`` and `broadcast` skips that
     /// peer and reports it as an ``TransceiverEvent/error(_:)`` event. Default: 64 MiB.
     public var outboundLimit: Int = 64 * 1024 * 1024
     /// How many received messages may wait for a slow consumer of ``Transceiver/messages(of:)`` or

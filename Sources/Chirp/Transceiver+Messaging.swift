@@ -121,7 +121,7 @@ extension Transceiver {
     ///
     /// One responder per request type; a new one replaces the previous. It runs on the connection's event loop, so
     /// keep it short or use the `async` overload. A thrown error reaches the requester as
-    /// ``ChirpError/remoteFailure(type:peer:message:)`` with the error's description.
+    /// ``ChirpError/Code/remoteFailure`` with the error's description.
     public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) throws -> Response
     ) {
@@ -180,9 +180,9 @@ extension Transceiver {
     /// Sends `value` to every connected peer. It is encoded once, whatever the number of peers.
     ///
     /// A peer whose outbound queue is full is skipped and reported as an
-    /// ``ChirpError/outboundLimitExceeded(peer:limit:)`` event.
-    /// - Throws: ``ChirpError/notRunning``, ``ChirpError/encodingFailed(type:reason:)`` or
-    ///   ``ChirpError/messageTooLarge(type:size:limit:)``.
+    /// ``ChirpError/Code/outboundLimitExceeded`` event.
+    /// - Throws: ``ChirpError/Code/notRunning``, ``ChirpError/Code/encodingFailed`` or
+    ///   ``ChirpError/Code/messageTooLarge``.
     public func broadcast<T: Encodable>(_ value: T) throws {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
         let connections = engine.connections
@@ -230,7 +230,7 @@ extension Transceiver {
     }
 
     /// Sends `value` to one peer.
-    /// - Throws: ``ChirpError/peerNotConnected(_:)``, ``ChirpError/outboundLimitExceeded(peer:limit:)``, or an
+    /// - Throws: ``ChirpError/Code/peerNotConnected``, ``ChirpError/Code/outboundLimitExceeded``, or an
     ///   encoding error.
     public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
         // The connection this thread sent on last, when it was to this peer: no lock to find it. One that closed or
@@ -308,13 +308,13 @@ extension Transceiver {
     ///
     /// A peer that reads slower than we send (its app consumes ``messages(of:)`` slowly, or its handler blocks)
     /// fills its queue up to ``Configuration/outboundLimit``: ``send(_:to:)-(T,Peer)`` then throws
-    /// ``ChirpError/outboundLimitExceeded(peer:limit:)``, and this form waits until the queue is half empty again.
+    /// ``ChirpError/Code/outboundLimitExceeded``, and this form waits until the queue is half empty again.
     /// Messages are sent in the order of the calls that returned.
     ///
     /// ```swift
     /// for line in lines { try await transceiver.sendWhenReady(ChatLine(text: line), to: peer) }
     /// ```
-    /// - Throws: ``ChirpError/peerNotConnected(_:)`` (the connection closed while waiting), an encoding error, or
+    /// - Throws: ``ChirpError/Code/peerNotConnected`` (the connection closed while waiting), an encoding error, or
     ///   `CancellationError` when the task is cancelled while waiting (the message was not sent).
     public func sendWhenReady<T: Encodable>(_ value: T, to peer: Peer) async throws {
         let connection = try connection(to: peer)
@@ -327,7 +327,7 @@ extension Transceiver {
     /// Sends `value` to every connected peer, waiting for room in each full queue in turn instead of skipping that
     /// peer (see ``sendWhenReady(_:to:)``). Encoded once. A peer that disconnects meanwhile is skipped.
     ///
-    /// - Throws: ``ChirpError/notRunning``, an encoding error, or `CancellationError` when the task is cancelled
+    /// - Throws: ``ChirpError/Code/notRunning``, an encoding error, or `CancellationError` when the task is cancelled
     ///   while waiting (the peers not reached yet were not sent to).
     public func broadcastWhenReady<T: Encodable>(_ value: T) async throws {
         guard let engine = currentEngine else { throw ChirpError.notRunning }
@@ -399,9 +399,9 @@ extension Transceiver {
     ///   - peer: a connected peer.
     ///   - responseType: the type of the reply (inferred when the result's type is known).
     ///   - timeout: how long to wait; ``Configuration/requestTimeout`` when `nil`.
-    /// - Throws: ``ChirpError/requestTimedOut(type:peer:seconds:)``, ``ChirpError/peerDisconnected(_:)`` (at once, when
-    ///   the connection drops), ``ChirpError/noResponder(type:peer:)``, ``ChirpError/remoteFailure(type:peer:message:)``,
-    ///   ``ChirpError/decodingFailed(type:peer:reason:)``.
+    /// - Throws: ``ChirpError/Code/requestTimedOut``, ``ChirpError/Code/peerDisconnected`` (at once, when
+    ///   the connection drops), ``ChirpError/Code/noResponder``, ``ChirpError/Code/remoteFailure``,
+    ///   ``ChirpError/Code/decodingFailed``.
     public func request<Request: Encodable, Response: Decodable>(
         _ request: Request, to peer: Peer, as responseType: Response.Type = Response.self, timeout: Duration? = nil
     ) async throws -> Response {

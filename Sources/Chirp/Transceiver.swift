@@ -56,7 +56,7 @@ public final class Transceiver: Sendable {
     /// This is MultipeerKit's `resume()`. To wait until the listener is open (and learn if it could not be), use
     /// ``start()`` instead.
     ///
-    /// - Throws: ``ChirpError/invalidServiceType(_:reason:)`` or ``ChirpError/invalidConfiguration(_:)`` when the
+    /// - Throws: ``ChirpError/Code/invalidServiceType`` or ``ChirpError/Code/invalidConfiguration`` when the
     ///   configuration is not valid. Problems found later (no DNS-SD daemon, a port in use) are logged and reported
     ///   as events; discovery retries by itself until the daemon answers.
     public func resume() throws {
@@ -77,7 +77,7 @@ public final class Transceiver: Sendable {
     /// which return at once): top-level code in `main.swift` would otherwise pick the synchronous overload of a name
     /// shared by both, and `try await transceiver.start()` would not wait.
     ///
-    /// - Throws: a configuration error, or ``ChirpError/listenFailed(_:)`` when the port cannot be opened.
+    /// - Throws: a configuration error, or ``ChirpError/Code/listenFailed`` when the port cannot be opened.
     public func start() async throws {
         if let started = try startEngine() {
             do {
@@ -207,7 +207,7 @@ public final class Transceiver: Sendable {
     /// Connects to a peer at a known address, without discovery (for hosts where multicast does not reach).
     ///
     /// - Returns: the peer, once the handshake completed.
-    /// - Throws: ``ChirpError/notRunning``, or the connection or handshake error.
+    /// - Throws: ``ChirpError/Code/notRunning``, or the connection or handshake error.
     @discardableResult
     public func connect(host: String, port: Int) async throws -> Peer {
         guard let engine = currentEngine else { throw ChirpError.notRunning }

@@ -64,7 +64,7 @@ public struct ServiceBrowser: Sendable {
     /// A browser for the peers of `serviceType` in `domain` on `interface`, through `backend`; `logger` gets its
     /// problems (default: nothing is logged).
     ///
-    /// - Throws: ``ChirpError/invalidServiceType(_:reason:)``.
+    /// - Throws: ``ChirpError/Code/invalidServiceType``.
     public init(
         serviceType: String, domain: String = "local.", interface: Configuration.Interface = .any,
         backend: Configuration.DiscoveryBackend = .automatic, logger: Logger = .chirpSilent

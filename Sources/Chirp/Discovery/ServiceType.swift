@@ -13,7 +13,7 @@ public struct ServiceType: Sendable, Hashable, CustomStringConvertible {
     public let name: String
 
     /// Validates `name`.
-    /// - Throws: ``ChirpError/invalidServiceType(_:reason:)`` with the rule that was broken.
+    /// - Throws: ``ChirpError/Code/invalidServiceType`` with the rule that was broken.
     public init(_ name: String) throws {
         var bare = Substring(name)
         if bare.hasSuffix("._tcp.") {
