@@ -83,25 +83,34 @@ import Testing
     @Test func aConnectionWithWaitingRequestsIsNotRead() async throws {
         let pool = ResponderPool(limit: 1)
         let jobs = Gates()
-        let channel = EmbeddedChannel()
-        let gate = ReadGate()
-        try channel.pipeline.syncOperations.addHandler(gate)
-        let bound = LoopBoundGate(gate, eventLoop: channel.eventLoop)
-        let connection = ObjectIdentifier(gate)
+        // The pool's tasks close and open the gate from their own threads: the channel's loop must be one that other
+        // threads may use (NIOAsyncTestingChannel's, unlike EmbeddedChannel's), and the gate is read on it.
+        let channel = NIOAsyncTestingChannel()
+        let loop = channel.testingEventLoop
+        let (bound, connection) = try await loop.executeInContext {
+            let gate = ReadGate()
+            try channel.pipeline.syncOperations.addHandler(gate)
+            return (LoopBoundGate(gate, eventLoop: channel.eventLoop), ObjectIdentifier(gate))
+        }
+        @Sendable func gateIsClosed() throws -> Bool {
+            try channel.pipeline.syncOperations.handler(type: ReadGate.self).isClosed
+        }
         pool.submit(jobs.job(1, connection: connection, gate: bound))
         try await jobs.waitForStarted(1)
-        #expect(!gate.isClosed)  // the positive control: a request that runs at once leaves the gate open
+        await loop.run()
+        // The positive control: a request that runs at once leaves the gate open.
+        #expect(try await loop.executeInContext(gateIsClosed) == false)
 
         pool.submit(jobs.job(2, connection: connection, gate: bound))  // waits: the limit is 1
-        channel.embeddedEventLoop.run()
-        #expect(gate.isClosed)
+        await loop.run()
+        #expect(try await loop.executeInContext(gateIsClosed) == true)
 
         try await jobs.release(1)
         try await jobs.waitForStarted(2)
-        channel.embeddedEventLoop.run()
-        #expect(!gate.isClosed)
+        await loop.run()
+        #expect(try await loop.executeInContext(gateIsClosed) == false)
         try await jobs.release(2)
-        _ = try channel.finish()
+        _ = try await channel.finish()
     }
 
     @Test func cancelAllCancelsTheRunningTasksAndDropsTheWaitingOnes() async throws {
