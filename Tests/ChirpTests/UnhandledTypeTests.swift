@@ -1,5 +1,4 @@
 import Chirp
-import ChirpTestSupport
 import Foundation
 import Testing
 

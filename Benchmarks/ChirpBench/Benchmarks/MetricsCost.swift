@@ -15,19 +15,12 @@ extension Harness {
                 .init(name: "oneway.small (no metrics backend, same run)", value: $0, spread: figure.spread)
             }
         }
-        let warm = try burst(session, count: options.quick ? 5000 : 20_000, Small.sample)
-        let count = itemsPerRun(
-            rate: Double(options.quick ? 5000 : 20_000) / warm.seconds, minimum: 5000, maximum: 400_000)
-        var rates: [Double] = []
-        var senderCPU: [Double] = []
-        var updates: [Double] = []
-        for _ in 0..<plan.runs {
-            let before = backend.updates
-            let run = try burst(session, count: count, Small.sample)
-            rates.append(Double(count) / run.seconds)
-            senderCPU.append(run.senderCPU / Double(count) / 1000)
-            updates.append(Double(backend.updates - before) / Double(count))
-        }
+        var counted: [Int] = []
+        let (count, runs) = try smallBursts(session) { counted.append(backend.updates) }
+        counted.append(backend.updates)
+        let rates = runs.map { Double(count) / $0.seconds }
+        let senderCPU = runs.map { $0.senderCPU / Double(count) / 1000 }
+        let updates = zip(counted, counted.dropFirst()).map { Double($1 - $0) / Double(count) }
         return [
             Figure(
                 name: "oneway.small-metrics",

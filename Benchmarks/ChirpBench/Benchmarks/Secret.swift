@@ -12,18 +12,10 @@ extension Harness {
         }
         var figures: [Figure] = []
         if options.wants("oneway") {
-            let warm = try burst(session, count: options.quick ? 5000 : 20_000, Small.sample)
-            let count = itemsPerRun(
-                rate: Double(options.quick ? 5000 : 20_000) / warm.seconds, minimum: 5000, maximum: 400_000)
-            var rates: [Double] = []
-            var senderCPU: [Double] = []
-            var receiverCPU: [Double] = []
-            for _ in 0..<plan.runs {
-                let run = try burst(session, count: count, Small.sample)
-                rates.append(Double(count) / run.seconds)
-                senderCPU.append(run.senderCPU / Double(count) / 1000)
-                receiverCPU.append(Double(run.ack.cpuNanos) / Double(count) / 1000)
-            }
+            let (count, runs) = try smallBursts(session)
+            let rates = runs.map { Double(count) / $0.seconds }
+            let senderCPU = runs.map { $0.senderCPU / Double(count) / 1000 }
+            let receiverCPU = runs.map { Double($0.ack.cpuNanos) / Double(count) / 1000 }
             figures.append(
                 Figure(
                     name: "oneway.small-secret",
@@ -66,6 +58,19 @@ extension Harness {
                     ]))
         }
         return figures
+    }
+
+    /// `plan.runs` bursts of small messages, after a warm-up burst that sizes them; `body` runs before each.
+    func smallBursts(_ session: ChirpSession, before body: () -> Void = {}) throws -> (count: Int, runs: [Burst]) {
+        let warm = try burst(session, count: options.quick ? 5000 : 20_000, Small.sample)
+        let count = itemsPerRun(
+            rate: Double(options.quick ? 5000 : 20_000) / warm.seconds, minimum: 5000, maximum: 400_000)
+        var runs: [Burst] = []
+        for _ in 0..<plan.runs {
+            body()
+            runs.append(try burst(session, count: count, Small.sample))
+        }
+        return (count, runs)
     }
 }
 #endif
