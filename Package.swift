@@ -34,7 +34,10 @@ let package = Package(
         // Chirp Console (Sources/ChirpConsole): its web server and its store.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
-        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0")
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        // The tests' child processes (ChirpTestSupport's TestProcess); swift-system for its FilePath.
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1")
     ],
     targets: [
         // The system's DNS-SD API: Avahi's Bonjour compatibility library on Linux, dns_sd.h on macOS.
@@ -254,15 +257,18 @@ let package = Package(
                 "ChirpCommands",
                 "ListrCommands",
                 "Chirp",
+                "ChirpTestSupport",
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log")
             ]
         ),
-        // What the test targets share: a child process with its output collected, unique service types, a log capture
-        // (swift-log's InMemoryLogging), paths.
+        // What the test targets share: a child process with its output collected (swift-subprocess), unique service
+        // types, a log capture (swift-log's InMemoryLogging), timeouts, paths.
         .target(
             name: "ChirpTestSupport",
             dependencies: [
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "InMemoryLogging", package: "swift-log")

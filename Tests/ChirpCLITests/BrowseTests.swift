@@ -7,29 +7,29 @@ extension ChirpCLITests {
         @Test func onceShowsPeersWithTheirMetadata() async throws {
             let type = uniqueServiceType()
             let peer = try await startPeer(type, name: "browse-me", metadata: ["room": "lobby", "role": "tester"])
-            let chat = try startChat(type, name: "alice")
+            let chat = try await startChat(type, name: "alice")
             defer { peer.stop() }
             try await waitUntilAdvertised(type, name: "alice")
 
             let (status, browse) = try await runChirp(["browse", type, "--once", "--interface", "lo", "--timeout", "2"])
             await chat.stop()
             #expect(status == 0, "\(browse.transcript)")
-            let lines = browse.stdoutLines
+            let lines = browse.lines
             #expect(lines.first?.hasPrefix("NAME") == true, "\(browse.transcript)")
             let row = try #require(lines.first { $0.hasPrefix("browse-me ") }, "\(browse.transcript)")
             #expect(row.contains("127.0.0.1:\(peer.port ?? -1)"))
             #expect(row.contains(String(peer.configuration.peerID.prefix(8))))
             #expect(row.contains("role=tester room=lobby"))
             #expect(lines.contains { $0.hasPrefix("alice ") }, "\(browse.transcript)")
-            #expect(browse.stderr.isEmpty, "piped output must stay clean: \(browse.stderr)")
+            #expect(browse.standardError.isEmpty, "piped output must stay clean: \(browse.standardError)")
         }
 
         @Test func liveJSONSeesAPeerArriveAndLeave() async throws {
             let type = uniqueServiceType()
-            let browse = try startChirp(["browse", type, "--json", "--interface", "lo"])
+            let browse = try await startChirp(["browse", type, "--json", "--interface", "lo"])
             let peer = try await startPeer(type, name: "comes-and-goes", metadata: ["color": "blue"])
 
-            let foundLine = try #require(await browse.line(containing: "\"found\""), "\(browse.transcript)")
+            let foundLine = try #require(try? await browse.waitForLine(containing: "\"found\""), "\(browse.transcript)")
             let found = try jsonObject(foundLine)
             #expect(found["name"] as? String == "comes-and-goes")
             #expect(found["peerID"] as? String == peer.configuration.peerID)
@@ -39,11 +39,11 @@ extension ChirpCLITests {
             #expect((found["addresses"] as? [String])?.contains("127.0.0.1") == true)
 
             await peer.shutdown()
-            let lostLine = try #require(await browse.line(containing: "\"lost\""), "\(browse.transcript)")
+            let lostLine = try #require(try? await browse.waitForLine(containing: "\"lost\""), "\(browse.transcript)")
             #expect(try jsonObject(lostLine)["instance"] as? String == found["instance"] as? String)
 
             browse.signal(SIGINT)
-            #expect(await browse.exitStatus() == 0, "\(browse.transcript)")
+            #expect(try await browse.waitForExit() == 0, "\(browse.transcript)")
         }
 
         @Test func withoutATypeEnumeratesServiceTypes() async throws {
@@ -54,7 +54,7 @@ extension ChirpCLITests {
                 "browse", "--once", "--json", "--interface", "lo", "--timeout", "2"
             ])
             #expect(status == 0, "\(browse.transcript)")
-            let objects = try browse.stdoutLines.map(jsonObject)
+            let objects = try browse.lines.map(jsonObject)
             let ours = objects.first { $0["type"] as? String == "_\(type)._tcp" }
             #expect(ours?["name"] as? String == "enumerated", "\(browse.transcript)")
         }

@@ -31,8 +31,8 @@ extension ChirpCLITests {
         func badInputIs64(_ arguments: [String]) async throws {
             let (status, process) = try await runChirp(arguments)
             #expect(status == 64, "\(process.transcript)")
-            #expect(process.stdout.isEmpty)
-            #expect(!process.stderr.isEmpty)
+            #expect(process.standardOutput.isEmpty)
+            #expect(!process.standardError.isEmpty)
         }
 
         @Test func invalidJSONOnStandardInputIs64AndNothingIsSent() async throws {
@@ -40,8 +40,8 @@ extension ChirpCLITests {
             let (status, process) = try await runChirp(
                 ["send", type, "x", "-", "--interface", "lo"], stdin: "{\"text\": ")
             #expect(status == 64, "\(process.transcript)")
-            #expect(process.stderr.contains("invalid JSON from standard input"), "\(process.transcript)")
-            #expect(process.stderr.contains("nothing was sent"))
+            #expect(process.standardError.contains("invalid JSON from standard input"), "\(process.transcript)")
+            #expect(process.standardError.contains("nothing was sent"))
         }
 
         @Test(arguments: [
@@ -55,7 +55,7 @@ extension ChirpCLITests {
             let (status, process) = try await runChirp(
                 [arguments[0], type] + arguments.dropFirst() + ["--interface", "lo"])
             #expect(status == 2, "\(process.transcript)")
-            #expect(process.stderr.hasPrefix("chirp: error: "), "\(process.transcript)")
+            #expect(process.standardError.hasPrefix("chirp: error: "), "\(process.transcript)")
         }
 
         @Test func nothingAtConnectIs2() async throws {
@@ -65,7 +65,7 @@ extension ChirpCLITests {
                 "send", type, "x", "{}", "--connect", "127.0.0.1:1", "--timeout", "3", "--interface", "lo"
             ])
             #expect(status == 2, "\(process.transcript)")
-            #expect(process.stderr.contains("127.0.0.1:1"))
+            #expect(process.standardError.contains("127.0.0.1:1"))
         }
 
         @Test func noResponderIsAPeerFailure3() async throws {
@@ -76,7 +76,7 @@ extension ChirpCLITests {
                 "send", type, "test.question", "{}", "--request", "--interface", "lo"
             ])
             #expect(status == 3, "\(process.transcript)")
-            #expect(process.stderr.contains("no responder"), "\(process.transcript)")
+            #expect(process.standardError.contains("no responder"), "\(process.transcript)")
         }
 
         @Test(arguments: [
@@ -88,21 +88,19 @@ extension ChirpCLITests {
             let (status, process) = try await runChirp(
                 arguments.map { $0 == "TYPE" ? type : $0 } + ["--timeout", "10"], environment: Self.noDaemon)
             #expect(status == 69, "\(process.transcript)")
-            #expect(process.stderr.contains("no DNS-SD daemon answers"), "\(process.transcript)")
-            #expect(process.stderr.contains("start it with"), "\(process.transcript)")
+            #expect(process.standardError.contains("no DNS-SD daemon answers"), "\(process.transcript)")
+            #expect(process.standardError.contains("start it with"), "\(process.transcript)")
         }
 
         @Test func interruptWhileWaitingIs130() async throws {
             let type = uniqueServiceType()
-            let process = try startChirp([
+            let process = try await startChirp([
                 "send", type, "x", "{}", "--timeout", "60", "--interface", "lo", "--log-level", "info"
             ])
             // The library logs "listening" once the command is waiting for a peer (signal handling is set up by then).
-            #expect(
-                await ChildProcess.eventually(timeout: .seconds(20)) { process.stderr.contains("listening") },
-                "\(process.transcript)")
+            #expect(await process.waitForError(containing: "listening"), "\(process.transcript)")
             process.signal(SIGINT)
-            #expect(await process.exitStatus() == 130, "\(process.transcript)")
+            #expect(try await process.waitForExit() == 130, "\(process.transcript)")
         }
     }
 }

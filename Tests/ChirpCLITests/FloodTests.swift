@@ -16,9 +16,8 @@ extension ChirpCLITests {
     @Suite struct Flood {
         @Test func listenIntoAStalledPipeHoldsTheSenderBackInBoundedMemory() async throws {
             let type = uniqueServiceType()
-            try Binaries.require(Binaries.chirp)
             let listen = Process()
-            listen.executableURL = Binaries.chirp
+            listen.executableURL = try requireBinary("chirp")
             listen.arguments = ["listen", type, "--interface", "lo", "--name", "listener"]
             let stalled = Pipe()  // never read: chirp's writes block once its 64 KiB are full
             listen.standardOutput = stalled

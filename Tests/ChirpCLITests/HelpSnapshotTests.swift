@@ -17,7 +17,7 @@ extension ChirpCLITests {
             #expect(status == 0, "\(process.transcript)")
             let name = (["chirp"] + arguments.filter { $0 != "--help" }).joined(separator: "-") + ".txt"
             let file = Self.snapshots.appendingPathComponent(name)
-            let actual = process.stdout
+            let actual = process.standardOutput
             if ProcessInfo.processInfo.environment["UPDATE_SNAPSHOTS"] == "1" {
                 try FileManager.default.createDirectory(at: Self.snapshots, withIntermediateDirectories: true)
                 try actual.write(to: file, atomically: true, encoding: .utf8)
@@ -37,13 +37,13 @@ extension ChirpCLITests {
             // chirp-console's own validation answers: the arguments reached it.
             let (status, process) = try await runChirp(["console", "--listen", "not-an-address"])
             #expect(status == 64)
-            #expect(process.stderr.contains("--listen: expected HOST:PORT"), "\(process.stderr)")
-            #expect(process.stderr.contains("chirp-console"))
+            #expect(process.standardError.contains("--listen: expected HOST:PORT"), "\(process.standardError)")
+            #expect(process.standardError.contains("chirp-console"))
         }
 
         @Test func everyExampleUsesAnExistingSubcommand() async throws {
             let (_, process) = try await runChirp(["--help"])
-            let examples = process.stdout.split(separator: "\n").filter {
+            let examples = process.standardOutput.split(separator: "\n").filter {
                 $0.trimmingCharacters(in: .whitespaces).hasPrefix("chirp ")
             }
             #expect(!examples.isEmpty)

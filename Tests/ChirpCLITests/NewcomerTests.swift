@@ -32,9 +32,8 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let sender = try await startPeer(type, name: "sender")
             defer { Task { await sender.shutdown() } }
-            try Binaries.require(Binaries.chirp)
             let process = Process()
-            process.executableURL = Binaries.chirp
+            process.executableURL = try requireBinary("chirp")
             process.arguments = ["listen", type, "--interface", "lo", "--name", "listener"]
             let output = Pipe()
             let errors = Pipe()
@@ -58,7 +57,7 @@ extension ChirpCLITests {
             #expect(String(decoding: firstBytes ?? Data(), as: UTF8.self).contains("chat.text"))  // it was printing
             try reader.close()  // `head -1` exits
 
-            let ended = await ChildProcess.eventually(timeout: .seconds(30)) { !process.isRunning }
+            let ended = await eventually(timeout: .seconds(30)) { !process.isRunning }
             #expect(ended, "chirp listen kept running with nobody reading its output")
             if ended {
                 #expect(process.terminationReason == .exit && process.terminationStatus == 0)
@@ -69,17 +68,15 @@ extension ChirpCLITests {
 
         @Test func logsJSONEndsQuietlyWhenItsReaderGoesAway() async throws {
             let type = uniqueServiceType()
-            try Binaries.require(Binaries.logdemo)
             let app = Process()
-            app.executableURL = Binaries.logdemo
+            app.executableURL = try requireBinary("logdemo")
             app.arguments = ["--name", "shop", "--service", type, "--interface", "lo", "--plain", "--rate", "500"]
             app.standardOutput = FileHandle.nullDevice
             app.standardError = FileHandle.nullDevice
             try app.run()
             defer { if app.isRunning { kill(app.processIdentifier, SIGKILL) } }
-            try Binaries.require(Binaries.chirp)
             let process = Process()
-            process.executableURL = Binaries.chirp
+            process.executableURL = try requireBinary("chirp")
             process.arguments = ["logs", "--service", type, "--interface", "lo", "--follow", "--json"]
             let output = Pipe()
             let errors = Pipe()
@@ -94,7 +91,7 @@ extension ChirpCLITests {
             #expect(String(decoding: firstBytes ?? Data(), as: UTF8.self).contains("\"event\""))  // it was printing
             try reader.close()
 
-            let ended = await ChildProcess.eventually(timeout: .seconds(30)) { !process.isRunning }
+            let ended = await eventually(timeout: .seconds(30)) { !process.isRunning }
             #expect(ended, "chirp logs kept running with nobody reading its output")
             if ended {
                 #expect(process.terminationReason == .exit && process.terminationStatus == 0)
@@ -111,7 +108,7 @@ extension ChirpCLITests {
             let watcher = try await startPeer(type, name: "watcher")
             defer { Task { await watcher.shutdown() } }
             let events = watcher.makeEvents()
-            let logs = try startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
+            let logs = try await startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
             // Once the viewer has joined the service, its interrupt handling is in place.
             let joined = await first(of: events, timeout: .seconds(30)) { event in
                 if case .peerConnected(let peer) = event { return peer.name == "chirp-logs" }
@@ -119,7 +116,7 @@ extension ChirpCLITests {
             }
             try #require(joined != nil, "chirp logs never joined \(type)\n\(logs.transcript)")
             logs.signal(signal)
-            let status = await logs.exitStatus(timeout: .seconds(30))
+            let status = try? await logs.waitForExit(timeout: .seconds(30))
             #expect(status == 0, "chirp logs after signal \(signal)\n\(logs.transcript)")
             // The goodbye reached the peer: it reports the viewer gone (not a heartbeat timeout much later).
             let left = await first(of: events, timeout: .seconds(20)) { event in
@@ -133,7 +130,7 @@ extension ChirpCLITests {
 
         @Test func aForgedTypeNameShowsEscapedInListen() async throws {
             let type = uniqueServiceType()
-            let listen = try startChirp([
+            let listen = try await startChirp([
                 "listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60"
             ])
             let sender = try await startPeer(type, name: "mallory\u{1B}]0;TITLE\u{07}")
@@ -141,19 +138,20 @@ extension ChirpCLITests {
             let peer = try #require(await waitForPeer(named: "listener", on: sender))
             let forged = "x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{07}"
             try sender.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: peer)
-            let status = await listen.exitStatus(timeout: .seconds(60))
+            let status = try? await listen.waitForExit(timeout: .seconds(60))
             #expect(status == 0, "\(listen.transcript)")
             // The positive control: the message was printed, forged text and all, but on one line and without ESC.
-            #expect(listen.stdoutLines.count == 1, "\(listen.transcript)")
+            #expect(listen.lines.count == 1, "\(listen.transcript)")
             #expect(
-                listen.stdout.contains(#"x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{7}"#))
-            #expect(listen.stdout.contains(#"mallory\u{1B}]0;TITLE\u{7}"#))
-            #expect(!listen.stdout.contains("\u{1B}") && !listen.stderr.contains("\u{1B}"))
+                listen.standardOutput.contains(
+                    #"x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{7}"#))
+            #expect(listen.standardOutput.contains(#"mallory\u{1B}]0;TITLE\u{7}"#))
+            #expect(!listen.standardOutput.contains("\u{1B}") && !listen.standardError.contains("\u{1B}"))
         }
 
         @Test func jsonLinesEscapeWhatPeersSendAndStayValidJSON() async throws {
             let type = uniqueServiceType()
-            let listen = try startChirp([
+            let listen = try await startChirp([
                 "listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60", "--json"
             ])
             let sender = try await startPeer(type, name: "mallory\u{7F}\u{9B}")
@@ -161,9 +159,9 @@ extension ChirpCLITests {
             let peer = try #require(await waitForPeer(named: "listener", on: sender))
             let typeName = "x\u{7F}\u{9B}31m\u{2028}\u{202E}y"
             try sender.send(RawMessage(typeName: typeName, payload: Data("{}".utf8)), to: peer)
-            let status = await listen.exitStatus(timeout: .seconds(60))
+            let status = try? await listen.waitForExit(timeout: .seconds(60))
             #expect(status == 0, "\(listen.transcript)")
-            let line = try #require(listen.stdoutLines.first)
+            let line = try #require(listen.lines.first)
             // Valid JSON, every such character a \uXXXX escape, and the value exactly what the peer sent.
             let object = try #require(
                 try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
@@ -190,33 +188,34 @@ extension ChirpCLITests {
         func usageErrorsAreOneSentenceAndAHint(arguments: [String], expected: String) async throws {
             let (status, process) = try await runChirp(arguments)
             #expect(status == 64, "\(process.transcript)")
-            let lines = process.stderr.split(separator: "\n").map(String.init)
+            let lines = process.standardError.split(separator: "\n").map(String.init)
             #expect(lines.first?.hasPrefix(expected) == true, "\(process.transcript)")
             #expect(lines.count == 2 && lines[1].hasPrefix("chirp: hint: see 'chirp"), "\(process.transcript)")
-            #expect(!process.stderr.contains("Error:") && !process.stderr.contains("Usage:"))
-            #expect(process.stdout.isEmpty)
+            #expect(!process.standardError.contains("Error:") && !process.standardError.contains("Usage:"))
+            #expect(process.standardOutput.isEmpty)
         }
 
         @Test func listrctlSpeaksTheSameStyleAndTakesOptionsBeforeTheSubcommand() async throws {
-            let listrctl = Binaries.directory.appendingPathComponent("listrctl")
-            try Binaries.require(listrctl)
+            let listrctl = binaryPath("listrctl")
             let type = uniqueServiceType()
             // Options before the subcommand: parsed (the error names the service), not "unknown option".
-            let before = try ChildProcess(listrctl, ["--service", type, "--loopback", "--timeout", "1", "item", "list"])
-            before.closeStdin()
-            let status = await before.exitStatus(timeout: .seconds(60))
+            let before = try await TestProcess(
+                listrctl, ["--service", type, "--loopback", "--timeout", "1", "item", "list"])
+            before.closeInput()
+            let status = try? await before.waitForExit(timeout: .seconds(60))
             #expect(status == 3, "\(before.transcript)")  // no app found
             #expect(
-                before.stderr.hasPrefix("listrctl: error: no app found on service '\(type)'"), "\(before.transcript)")
+                before.standardError.hasPrefix("listrctl: error: no app found on service '\(type)'"),
+                "\(before.transcript)")
             #expect(
-                before.stderr.split(separator: "\n").count == 1,
+                before.standardError.split(separator: "\n").count == 1,
                 "no raw log line before the error: \(before.transcript)")
 
-            let bad = try ChildProcess(listrctl, ["item", "frobnicate"])
-            bad.closeStdin()
-            #expect(await bad.exitStatus(timeout: .seconds(30)) == 64)
-            #expect(bad.stderr.hasPrefix("listrctl: error: "), "\(bad.transcript)")
-            #expect(bad.stderr.contains("listrctl: hint: see 'listrctl item --help'"), "\(bad.transcript)")
+            let bad = try await TestProcess(listrctl, ["item", "frobnicate"])
+            bad.closeInput()
+            #expect(try await bad.waitForExit(timeout: .seconds(30)) == 64)
+            #expect(bad.standardError.hasPrefix("listrctl: error: "), "\(bad.transcript)")
+            #expect(bad.standardError.contains("listrctl: hint: see 'listrctl item --help'"), "\(bad.transcript)")
         }
 
         @Test func chirpTakesItsOptionsBeforeTheSubcommandToo() async throws {
@@ -224,7 +223,7 @@ extension ChirpCLITests {
                 "--interface", "lo", "--timeout", "1", "send", uniqueServiceType(), "x", "{}"
             ])
             #expect(status == 2, "\(process.transcript)")  // parsed and run: nobody there
-            #expect(process.stderr.hasPrefix("chirp: error: "), "\(process.transcript)")
+            #expect(process.standardError.hasPrefix("chirp: error: "), "\(process.transcript)")
         }
 
         // MARK: - Errors in words
@@ -234,9 +233,9 @@ extension ChirpCLITests {
                 "send", uniqueServiceType(), "x", "{}", "--connect", "127.0.0.1:1"
             ])
             #expect(status == 2, "\(process.transcript)")
-            #expect(process.stderr.contains("connection refused"), "\(process.transcript)")
+            #expect(process.standardError.contains("connection refused"), "\(process.transcript)")
             #expect(
-                !process.stderr.contains("SingleConnectionFailure") && !process.stderr.contains("errno"),
+                !process.standardError.contains("SingleConnectionFailure") && !process.standardError.contains("errno"),
                 "\(process.transcript)")
         }
 
@@ -244,8 +243,8 @@ extension ChirpCLITests {
             let (status, process) = try await runChirp(
                 ["logs", "--service", uniqueServiceType()], environment: ExitStatuses.noDaemon, timeout: .seconds(60))
             #expect(status == 69, "\(process.transcript)")
-            #expect(process.stderr.hasPrefix("chirp: error: no DNS-SD daemon answers"), "\(process.transcript)")
-            #expect(process.stderr.contains("chirp: hint: "))
+            #expect(process.standardError.hasPrefix("chirp: error: no DNS-SD daemon answers"), "\(process.transcript)")
+            #expect(process.standardError.contains("chirp: hint: "))
         }
 
         // MARK: - A command reply shown as its text
@@ -263,19 +262,18 @@ extension ChirpCLITests {
                 "send", type, "listr.item.list", "{}", "--request", "--interface", "lo"
             ])
             #expect(status == 0, "\(process.transcript)")
-            #expect(process.stdoutLines == ["#1 [x] buy milk", #"#2 [ ] \u{1B}[2Jeggs"#], "\(process.transcript)")
+            #expect(process.lines == ["#1 [x] buy milk", #"#2 [ ] \u{1B}[2Jeggs"#], "\(process.transcript)")
         }
 
         // MARK: - chat's help
 
         @Test func chatHelpFitsEightyColumnsAndHasItsExitStatuses() async throws {
-            try Binaries.require(Binaries.chat)
-            let chat = try ChildProcess(Binaries.chat, ["--help"], environment: ["COLUMNS": "80"])
-            chat.closeStdin()
-            #expect(await chat.exitStatus(timeout: .seconds(30)) == 0)
-            let discussion = chat.stdoutLines.filter { !$0.hasPrefix("USAGE:") }
+            let chat = try await TestProcess(binaryPath("chat"), ["--help"], environment: ["COLUMNS": "80"])
+            chat.closeInput()
+            #expect(try await chat.waitForExit(timeout: .seconds(30)) == 0)
+            let discussion = chat.lines.filter { !$0.hasPrefix("USAGE:") }
             #expect(discussion.allSatisfy { $0.count <= 80 }, "\(discussion.filter { $0.count > 80 })")
-            #expect(chat.stdout.contains("EXIT STATUS"))
+            #expect(chat.standardOutput.contains("EXIT STATUS"))
         }
     }
 }

@@ -12,7 +12,7 @@ extension ChirpCLITests {
                 "ping", type, "--peer", "target", "-c", "3", "-i", "0.1", "--interface", "lo"
             ])
             #expect(status == 0, "\(ping.transcript)")
-            let lines = ping.stdoutLines
+            let lines = ping.lines
             #expect(
                 lines.first?.hasPrefix("PING target (127.0.0.1:\(peer.port ?? -1)) on _\(type)._tcp") == true,
                 "\(ping.transcript)")
@@ -36,7 +36,7 @@ extension ChirpCLITests {
             ])
             #expect(status == 0, "\(ping.transcript)")
             #expect(
-                ping.stdoutLines.contains { $0.hasPrefix("2 pings transmitted, 2 pongs received") },
+                ping.lines.contains { $0.hasPrefix("2 pings transmitted, 2 pongs received") },
                 "\(ping.transcript)")
         }
     }

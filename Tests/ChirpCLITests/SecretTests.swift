@@ -31,7 +31,7 @@ extension ChirpCLITests {
 
             let (status, browse) = try await runChirp(["browse", type, "--once", "--interface", "lo", "--timeout", "2"])
             #expect(status == 0, "\(browse.transcript)")
-            let lines = browse.stdoutLines
+            let lines = browse.lines
             #expect(lines.first?.contains("SECRET") == true, "\(browse.transcript)")
             let lockedRow = try #require(lines.first { $0.hasPrefix("locked ") }, "\(browse.transcript)")
             let openRow = try #require(lines.first { $0.hasPrefix("open ") }, "\(browse.transcript)")
@@ -42,14 +42,16 @@ extension ChirpCLITests {
                 "browse", type, "--once", "--json", "--interface", "lo", "--timeout", "2"
             ])
             #expect(jsonStatus == 0, "\(json.transcript)")
-            let objects = try json.stdoutLines.map(jsonObject)
+            let objects = try json.lines.map(jsonObject)
             #expect(
                 objects.first { $0["name"] as? String == "locked" }?["requiresSecret"] as? Bool == true,
                 "\(json.transcript)")
             #expect(
                 objects.first { $0["name"] as? String == "open" }?["requiresSecret"] as? Bool == false,
                 "\(json.transcript)")
-            for output in [browse.stdout, browse.stderr, json.stdout] { #expect(!output.contains(secret)) }
+            for output in [browse.standardOutput, browse.standardError, json.standardOutput] {
+                #expect(!output.contains(secret))
+            }
         }
 
         @Test func sendWithTheRightSecretFromTheEnvironmentOrAFile() async throws {
@@ -76,10 +78,10 @@ extension ChirpCLITests {
                 environment: ["CHIRP_SECRET": ""])
             #expect(viaFile == 0, "\(second.transcript)")
             #expect(
-                await ChildProcess.eventually(timeout: .seconds(20)) { received.values.count == 2 },
+                await eventually(timeout: .seconds(20)) { received.values.count == 2 },
                 "\(received.values)")
             #expect(Set(received.values) == [#"{"n":1}"#, #"{"n":2}"#])
-            for output in [first.stdout, first.stderr, second.stdout, second.stderr] {
+            for output in [first.standardOutput, first.standardError, second.standardOutput, second.standardError] {
                 #expect(!output.contains(secret))
             }
         }
@@ -97,16 +99,21 @@ extension ChirpCLITests {
             let (missing, withoutSecret) = try await runChirp(
                 ["send", type, "note", "{}", "--interface", "lo", "--timeout", "60"], environment: ["CHIRP_SECRET": ""])
             #expect(missing == 4, "\(withoutSecret.transcript)")
-            #expect(withoutSecret.stderr.contains("vault requires a shared secret"), "\(withoutSecret.transcript)")
-            #expect(withoutSecret.stderr.contains("CHIRP_SECRET"), "\(withoutSecret.transcript)")
+            #expect(
+                withoutSecret.standardError.contains("vault requires a shared secret"), "\(withoutSecret.transcript)")
+            #expect(withoutSecret.standardError.contains("CHIRP_SECRET"), "\(withoutSecret.transcript)")
 
             let (mismatch, withWrongSecret) = try await runChirp(
                 ["ping", type, "--peer", "vault", "-c", "1", "--interface", "lo", "--timeout", "60"],
                 environment: ["CHIRP_SECRET": wrong])
             #expect(mismatch == 4, "\(withWrongSecret.transcript)")
-            #expect(withWrongSecret.stderr.contains("shared secret does not match"), "\(withWrongSecret.transcript)")
+            #expect(
+                withWrongSecret.standardError.contains("shared secret does not match"), "\(withWrongSecret.transcript)")
             #expect(received.values.isEmpty)
-            for output in [withoutSecret.stdout, withoutSecret.stderr, withWrongSecret.stdout, withWrongSecret.stderr] {
+            for output in [
+                withoutSecret.standardOutput, withoutSecret.standardError, withWrongSecret.standardOutput,
+                withWrongSecret.standardError
+            ] {
                 #expect(!output.contains(secret))
                 #expect(!output.contains(wrong))
             }
@@ -120,16 +127,18 @@ extension ChirpCLITests {
                 + form.map { $0.replacingOccurrences(of: "VALUE", with: secret) }
             let (status, process) = try await runChirp(arguments)
             #expect(status == 64, "\(process.transcript)")
-            #expect(process.stderr.contains("process list"), "\(process.transcript)")
-            #expect(!process.stdout.contains(secret) && !process.stderr.contains(secret), "\(process.transcript)")
+            #expect(process.standardError.contains("process list"), "\(process.transcript)")
+            #expect(
+                !process.standardOutput.contains(secret) && !process.standardError.contains(secret),
+                "\(process.transcript)")
 
-            let chat = try startChat(
+            let chat = try await startChat(
                 uniqueServiceType(), name: "carol",
                 arguments: form.map { $0.replacingOccurrences(of: "VALUE", with: secret) })
-            chat.closeStdin()
-            #expect(await chat.exitStatus() == 64, "\(chat.transcript)")
-            #expect(chat.stderr.contains("process list"), "\(chat.transcript)")
-            #expect(!chat.stderr.contains(secret), "\(chat.transcript)")
+            chat.closeInput()
+            #expect(try await chat.waitForExit() == 64, "\(chat.transcript)")
+            #expect(chat.standardError.contains("process list"), "\(chat.transcript)")
+            #expect(!chat.standardError.contains(secret), "\(chat.transcript)")
         }
 
         @Test func chatWithASecretTalksOnlyToPeersThatShareIt() async throws {
@@ -137,31 +146,33 @@ extension ChirpCLITests {
             let secret = Self.randomSecret()
             let file = try Self.secretFile(secret)
             defer { try? FileManager.default.removeItem(at: file) }
-            let alice = try startChat(type, name: "alice", environment: ["CHIRP_SECRET": secret])
-            let bob = try startChat(
+            let alice = try await startChat(type, name: "alice", environment: ["CHIRP_SECRET": secret])
+            let bob = try await startChat(
                 type, name: "bob", arguments: ["--secret-file", file.path], environment: ["CHIRP_SECRET": ""])
-            let eve = try startChat(type, name: "eve", environment: ["CHIRP_SECRET": ""])
-            #expect(await alice.line(containing: "* connected to bob") != nil, "\(alice.transcript)\n\(bob.transcript)")
-            #expect(await bob.line(containing: "* connected to alice") != nil, "\(bob.transcript)")
+            let eve = try await startChat(type, name: "eve", environment: ["CHIRP_SECRET": ""])
+            try await alice.waitForLine(containing: "* connected to bob")
+            try await bob.waitForLine(containing: "* connected to alice")
 
             alice.write("meet at noon\n")
-            #expect(await bob.line(containing: "[alice] meet at noon") != nil, "\(bob.transcript)")
+            try await bob.waitForLine(containing: "[alice] meet at noon")
             // eve sees why she cannot join, and gets nothing.
             #expect(
-                await ChildProcess.eventually(timeout: .seconds(20)) {
-                    eve.stderr.contains("requires a shared secret")
+                await eventually(timeout: .seconds(20)) {
+                    eve.standardError.contains("requires a shared secret")
                 },
                 "\(eve.transcript)")
             eve.write("let me in\n")
             bob.write("done\n")
-            #expect(await alice.line(containing: "[bob] done") != nil, "\(alice.transcript)")
-            for chat in [alice, bob, eve] { chat.closeStdin() }
+            try await alice.waitForLine(containing: "[bob] done")
+            for chat in [alice, bob, eve] { chat.closeInput() }
             for chat in [alice, bob, eve] { await chat.stop() }
-            #expect(!eve.stdout.contains("meet at noon"), "\(eve.transcript)")
-            #expect(!alice.stdout.contains("let me in") && !bob.stdout.contains("let me in"))
-            #expect(!alice.stdout.contains("connected to eve") && !bob.stdout.contains("connected to eve"))
+            #expect(!eve.standardOutput.contains("meet at noon"), "\(eve.transcript)")
+            #expect(!alice.standardOutput.contains("let me in") && !bob.standardOutput.contains("let me in"))
+            #expect(
+                !alice.standardOutput.contains("connected to eve") && !bob.standardOutput.contains("connected to eve"))
             for chat in [alice, bob, eve] {
-                #expect(!chat.stdout.contains(secret) && !chat.stderr.contains(secret), "\(chat.transcript)")
+                #expect(
+                    !chat.standardOutput.contains(secret) && !chat.standardError.contains(secret), "\(chat.transcript)")
             }
         }
 
@@ -172,10 +183,12 @@ extension ChirpCLITests {
                 let (status, process) = try await runChirp(
                     arguments, environment: ["CHIRP_SECRET": "never-in-help-1234"])
                 #expect(status == 0, "\(process.transcript)")
-                #expect(process.stdout.contains("CHIRP_SECRET"), "\(arguments): \(process.stdout)")
-                #expect(!process.stdout.contains("--secret <"), "\(arguments)")
-                #expect(!process.stdout.contains("never-in-help-1234"))
-                if arguments != ["--help"] { #expect(process.stdout.contains("--secret-file <PATH>"), "\(arguments)") }
+                #expect(process.standardOutput.contains("CHIRP_SECRET"), "\(arguments): \(process.standardOutput)")
+                #expect(!process.standardOutput.contains("--secret <"), "\(arguments)")
+                #expect(!process.standardOutput.contains("never-in-help-1234"))
+                if arguments != ["--help"] {
+                    #expect(process.standardOutput.contains("--secret-file <PATH>"), "\(arguments)")
+                }
             }
         }
     }

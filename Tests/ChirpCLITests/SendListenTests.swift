@@ -17,14 +17,12 @@ extension ChirpCLITests {
     @Suite struct SendAndListen {
         @Test func sendAndListenRoundTripWithTheChatExample() async throws {
             let type = uniqueServiceType()
-            let chat = try startChat(type, name: "alice")
-            defer { chat.closeStdin() }
-            let listen = try startChirp([
+            let chat = try await startChat(type, name: "alice")
+            defer { chat.closeInput() }
+            let listen = try await startChirp([
                 "listen", type, "--json", "--count", "2", "--name", "listener", "--interface", "lo", "--timeout", "60"
             ])
-            #expect(
-                await chat.line(containing: "* connected to listener") != nil,
-                "\(chat.transcript)\n\(listen.transcript)")
+            try await chat.waitForLine(containing: "* connected to listener")
 
             // chirp send -> chirp listen
             let (sent, send) = try await runChirp([
@@ -32,8 +30,11 @@ extension ChirpCLITests {
                 "lo"
             ])
             #expect(sent == 0, "\(send.transcript)")
-            #expect(send.stdout.isEmpty && send.stderr.isEmpty, "piped output must stay clean: \(send.transcript)")
-            let first = try jsonObject(try #require(await listen.line(containing: "\"note\""), "\(listen.transcript)"))
+            #expect(
+                send.standardOutput.isEmpty && send.standardError.isEmpty,
+                "piped output must stay clean: \(send.transcript)")
+            let first = try jsonObject(
+                try #require(try? await listen.waitForLine(containing: "\"note\""), "\(listen.transcript)"))
             #expect(first["sender"] as? String == "sender")
             #expect(first["type"] as? String == "note")
             let payload = try #require(first["payload"] as? [String: Any])
@@ -44,17 +45,17 @@ extension ChirpCLITests {
             // chat (a typed Swift app) -> chirp listen
             chat.write("hello from chat\n")
             let second = try jsonObject(
-                try #require(await listen.line(containing: "chat.line"), "\(listen.transcript)"))
+                try #require(try? await listen.waitForLine(containing: "chat.line"), "\(listen.transcript)"))
             #expect(second["sender"] as? String == "alice")
             #expect((second["payload"] as? [String: Any])?["text"] as? String == "hello from chat")
-            #expect(await listen.exitStatus() == 0, "--count 2 ends listen: \(listen.transcript)")
+            #expect(try await listen.waitForExit() == 0, "--count 2 ends listen: \(listen.transcript)")
 
             // chirp send -> chat, the payload from standard input
             let (piped, pipedSend) = try await runChirp(
                 ["send", type, "chat.line", "-", "--peer", "alice", "--name", "sender", "--interface", "lo"],
                 stdin: #"{"text": "hi alice, from a pipe"}"# + "\n")
             #expect(piped == 0, "\(pipedSend.transcript)")
-            #expect(await chat.line(containing: "[sender] hi alice, from a pipe") != nil, "\(chat.transcript)")
+            try await chat.waitForLine(containing: "[sender] hi alice, from a pipe")
             await chat.stop()
         }
 
@@ -63,7 +64,7 @@ extension ChirpCLITests {
             let peer = try await startPeer(type, name: "talker")
             defer { peer.stop() }
             let events = peer.makeEvents()
-            let listen = try startChirp([
+            let listen = try await startChirp([
                 "listen", type, "--count", "1", "--message-type", "test.question", "--name", "ears", "--interface",
                 "lo", "--timeout", "60"
             ])
@@ -74,10 +75,10 @@ extension ChirpCLITests {
             guard case .peerConnected(let ears) = try #require(connected, "\(listen.transcript)") else { return }
             try peer.send(Answer(text: "filtered out"), to: ears)
             try peer.send(Question(text: "shown"), to: ears)
-            #expect(await listen.exitStatus() == 0, "\(listen.transcript)")
-            let line = try #require(listen.stdoutLines.first, "\(listen.transcript)")
+            #expect(try await listen.waitForExit() == 0, "\(listen.transcript)")
+            let line = try #require(listen.lines.first, "\(listen.transcript)")
             #expect(line.hasSuffix(#"  talker  test.question  {"text":"shown"}"#), "\(line)")
-            #expect(listen.stdoutLines.count == 1)
+            #expect(listen.lines.count == 1)
         }
 
         @Test func requestPrintsTheReply() async throws {
@@ -92,7 +93,7 @@ extension ChirpCLITests {
                 "send", type, "test.question", #"{"text":"why?"}"#, "--request", "--name", "asker", "--interface", "lo"
             ])
             #expect(status == 0, "\(send.transcript)")
-            let reply = try jsonObject(send.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            let reply = try jsonObject(send.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
             #expect(reply["text"] as? String == "asker asked why?")
 
             let (jsonStatus, jsonSend) = try await runChirp([
@@ -100,7 +101,7 @@ extension ChirpCLITests {
                 "--interface", "lo"
             ])
             #expect(jsonStatus == 0, "\(jsonSend.transcript)")
-            let object = try jsonObject(jsonSend.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+            let object = try jsonObject(jsonSend.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
             #expect(object["type"] as? String == "test.answer")
             #expect(object["from"] as? String == "oracle")
             #expect(object["fromID"] as? String == peer.configuration.peerID)

@@ -66,12 +66,12 @@ import Testing
             let app = try await fixture.startApp("doomed", extra: ["--enable-debug-commands"])
 
             // The app holds the command for 60 s and the CLI would wait as long: killing the app must end it at once.
-            let launched = try fixture.launchCtl(["debug", "hold", "60"], timeout: 60)
+            let launched = try await fixture.launchCtl(["debug", "hold", "60"], timeout: 60)
             let holding = await app.waitForError(containing: "holding for")
-            try #require(holding, "the app never received the command: \(app.stderr)")
+            try #require(holding, "the app never received the command: \(app.standardError)")
             let killedAt = ContinuousClock.now
             app.signal(SIGKILL)
-            let result = await fixture.finish(launched)
+            let result = try await fixture.finish(launched)
             let afterKill = ContinuousClock.now - killedAt
             #expect(result.status == 5, "\(result)")
             #expect(result.stderr.contains("lost the connection to doomed"), "\(result)")
@@ -84,9 +84,9 @@ import Testing
         try await ListrFixture.run { fixture in
             _ = try await fixture.startApp("shared")
 
-            let first = try fixture.launchCtl(["item", "add", "first task"])
-            let second = try fixture.launchCtl(["item", "add", "second task"])
-            let results = [await fixture.finish(first), await fixture.finish(second)]
+            let first = try await fixture.launchCtl(["item", "add", "first task"])
+            let second = try await fixture.launchCtl(["item", "add", "second task"])
+            let results = [try await fixture.finish(first), try await fixture.finish(second)]
             for (result, own, other) in [
                 (results[0], "first task", "second task"), (results[1], "second task", "first task")
             ] {

@@ -61,11 +61,11 @@ import Testing
             let garbage = Data("{\"version\": 1, \"items\": [oops".utf8)
             try garbage.write(to: URL(fileURLWithPath: store))
 
-            let app = try fixture.launchApp("broken", store: store)
-            let status = await app.waitForExit()
+            let app = try await fixture.launchApp("broken", store: store)
+            let status = try await app.waitForExit()
             #expect(status == 1)
-            #expect(app.stderr.contains("is not a valid Listr store"), "\(app.stderr)")
-            #expect(app.stderr.contains(store))
+            #expect(app.standardError.contains("is not a valid Listr store"), "\(app.standardError)")
+            #expect(app.standardError.contains(store))
             #expect(try Data(contentsOf: URL(fileURLWithPath: store)) == garbage)
         }
     }

@@ -55,13 +55,13 @@ import Testing
             _ = try await fixture.startApp("alpha")
             // `listrctl store dump - | head -c 1`: listrctl's status and standard error, with the reader gone.
             let command =
-                "\(Binaries.listrctl.path) store dump - --service \(fixture.service) --loopback --timeout 15 "
+                "\(binaryPath("listrctl")) store dump - --service \(fixture.service) --loopback --timeout 15 "
                 + "2>\(fixture.path("stderr.txt")) | head -c 1 >/dev/null; echo ${PIPESTATUS[0]}"
-            let shell = try RunningProcess(URL(fileURLWithPath: "/bin/bash"), ["-c", command], in: fixture.directory)
-            #expect(await shell.waitForExit() == 0)
+            let shell = try await TestProcess("/bin/bash", ["-c", command], input: .closed)
+            #expect(try await shell.waitForExit() == 0)
             #expect(
-                shell.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "0",
-                "listrctl's exit status: \(shell.stdout)")
+                shell.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines) == "0",
+                "listrctl's exit status: \(shell.standardOutput)")
             let errors = try String(contentsOfFile: fixture.path("stderr.txt"), encoding: .utf8)
             #expect(errors.isEmpty, "quietly: \(errors)")
             // Control: with a reader that reads everything, the same dump is the whole store.

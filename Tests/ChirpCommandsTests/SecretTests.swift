@@ -30,7 +30,7 @@ import Testing
         try await ListrFixture.run { fixture in
             let secret = Self.randomSecret()
             let app = try await fixture.startApp("vault", environment: ["CHIRP_SECRET": secret])
-            #expect(app.stderr.contains("requiring a shared secret (from CHIRP_SECRET)"), "\(app.stderr)")
+            #expect(app.standardError.contains("requiring a shared secret (from CHIRP_SECRET)"), "\(app.standardError)")
 
             let added = try await fixture.ctl(["item", "add", "secret plans"], environment: ["CHIRP_SECRET": secret])
             #expect(added.status == 0, "\(added)")
@@ -46,7 +46,8 @@ import Testing
             let everyApp = try await fixture.ctl(["item", "list", "--all", "--secret-file", path])
             #expect(everyApp.status == 0, "\(everyApp)")
             Self.expectNoLeak(
-                secret, in: [added.stdout, added.stderr, listed.stdout, listed.stderr, everyApp.stderr, app.stderr])
+                secret,
+                in: [added.stdout, added.stderr, listed.stdout, listed.stderr, everyApp.stderr, app.standardError])
         }
     }
 
@@ -65,7 +66,7 @@ import Testing
             // (The app logs why too if it discovers the CLI before it exits; the library tests check both sides.)
             let items = try await fixture.ctl(["item", "list"], environment: ["CHIRP_SECRET": secret])
             #expect(items.lines == ["no items"], "\(items)")
-            Self.expectNoLeak(secret, in: [result.stderr, app.stderr, items.stderr])
+            Self.expectNoLeak(secret, in: [result.stderr, app.standardError, items.stderr])
         }
     }
 
@@ -87,11 +88,11 @@ import Testing
                 Self.expectNoLeak(secret, in: [result.stdout, result.stderr])
                 Self.expectNoLeak(wrong, in: [result.stdout, result.stderr])
             }
-            #expect(await app.waitForError(containing: "shared secret does not match"), "\(app.stderr)")
+            #expect(await app.waitForError(containing: "shared secret does not match"), "\(app.standardError)")
             let items = try await fixture.ctl(["item", "list", "--secret-file", path])
             #expect(items.lines == ["no items"], "nothing was added: \(items)")
-            Self.expectNoLeak(secret, in: [app.stderr])
-            Self.expectNoLeak(wrong, in: [app.stderr])
+            Self.expectNoLeak(secret, in: [app.standardError])
+            Self.expectNoLeak(wrong, in: [app.standardError])
         }
     }
 
@@ -115,10 +116,10 @@ import Testing
             #expect(ctl.stderr.contains("process list"), "\(ctl)")
             #expect(ctl.stderr.contains("--secret-file"), "\(ctl)")
 
-            let app = try fixture.launchApp("vault", extra: arguments)
-            #expect(await app.waitForExit() == CommandExitCode.usage, "\(app.stderr)")
-            #expect(app.stderr.contains("process list"), "\(app.stderr)")
-            Self.expectNoLeak(secret, in: [ctl.stdout, ctl.stderr, app.stdout, app.stderr])
+            let app = try await fixture.launchApp("vault", extra: arguments)
+            #expect(try await app.waitForExit() == CommandExitCode.usage, "\(app.standardError)")
+            #expect(app.standardError.contains("process list"), "\(app.standardError)")
+            Self.expectNoLeak(secret, in: [ctl.stdout, ctl.stderr, app.standardOutput, app.standardError])
         }
     }
 
@@ -149,12 +150,12 @@ import Testing
 
     @Test func helpShowsTheSecretFileOptionButNeverTheCommandLineOne() async throws {
         try await ListrFixture.run { fixture in
-            for binary in [Binaries.listrctl, Binaries.listr] {
-                let arguments = binary == Binaries.listr ? ["--help"] : ["item", "list", "--help"]
-                let process = try RunningProcess(
-                    binary, arguments, in: fixture.directory, environment: ["CHIRP_SECRET": "never-shown-in-help"])
-                #expect(await process.waitForExit() == 0)
-                let help = process.stdout
+            for binary in ["listrctl", "listr"] {
+                let arguments = binary == "listr" ? ["--help"] : ["item", "list", "--help"]
+                let process = try await TestProcess(
+                    binaryPath(binary), arguments, environment: ["CHIRP_SECRET": "never-shown-in-help"], input: .closed)
+                #expect(try await process.waitForExit() == 0)
+                let help = process.standardOutput
                 #expect(help.contains("--secret-file <PATH>"), "\(help)")
                 #expect(help.contains("CHIRP_SECRET"), "\(help)")
                 #expect(!help.contains("--secret <"), "\(help)")

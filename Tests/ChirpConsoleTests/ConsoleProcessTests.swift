@@ -11,11 +11,11 @@ import Glibc
 /// `chirp-console` and `logdemo` as real processes: what a user runs.
 @Suite(.serialized) struct ConsoleProcessTests {
     /// Starts chirp-console on a free port; returns the process and its port (from its "Chirp Console: URL" line).
-    static func startConsole(service: String, data: String, extra: [String] = [], environment: [String: String] = [:])
+    static func startConsole(service: String, data: String, extra: [String] = [], environment: [String: String?] = [:])
         async throws -> (TestProcess, Int)
     {
-        let console = try TestProcess(
-            TestSupport.binary("chirp-console"),
+        let console = try await TestProcess(
+            binaryPath("chirp-console"),
             ["--listen", "127.0.0.1:0", "--data", data, "--service", service, "--interface", "lo"] + extra,
             environment: environment)
         guard await console.waitFor({ lines in lines.contains { $0.hasPrefix("Chirp Console: http://127.0.0.1:") } }),
@@ -23,7 +23,7 @@ import Glibc
             let port = Int(line.dropFirst("Chirp Console: http://127.0.0.1:".count).prefix { $0.isNumber })
         else {
             await console.stop()
-            throw HTTPProbe.ProbeError(description: "chirp-console did not start: \(console.errorText)")
+            throw HTTPProbe.ProbeError(description: "chirp-console did not start: \(console.standardError)")
         }
         return (console, port)
     }
@@ -48,15 +48,15 @@ import Glibc
         let data = TestSupport.temporaryDirectory()
         let spool = TestSupport.temporaryDirectory()
         let total = 20_000
-        func startApp() throws -> TestProcess {
-            try TestProcess(
-                TestSupport.binary("logdemo"),
+        func startApp() async throws -> TestProcess {
+            try await TestProcess(
+                binaryPath("logdemo"),
                 [
                     "--name", "shop", "--plain", "--rate", "4000", "--count", "\(total)", "--spool", spool,
                     "--service", service, "--interface", "lo", "--http-interval", "0"
                 ])
         }
-        var app = try startApp()
+        var app = try await startApp()
         var (console, port) = try await Self.startConsole(service: service, data: data)
         let http = HTTPProbe(port: port)
         func storedCount() async -> Int {
@@ -71,7 +71,7 @@ import Glibc
         #expect(await storedCount() >= 3000)
         // Mid-stream: the console dies without a word, then comes back on the same store.
         console.signal(SIGKILL)
-        _ = await console.waitForExit()
+        _ = try? await console.waitForExit()
         (console, port) = try await Self.startConsole(service: service, data: data)
         let http2 = HTTPProbe(port: port)
         func storedCount2() async -> Int {
@@ -86,8 +86,8 @@ import Glibc
         // Then the app dies too, and starts again on the same spool: it continues its stream after what the console
         // acknowledged, and logs its 20,000 again after that.
         app.signal(SIGKILL)
-        _ = await app.waitForExit()
-        app = try startApp()
+        _ = try? await app.waitForExit()
+        app = try await startApp()
         // Until the second run's records are all in, and nothing more arrives for a second.
         waited = 0
         var last = -1

@@ -10,18 +10,18 @@ import ChirpTestSupport
 /// Serialized: each test starts several processes, and the machine has two cores.
 @Suite(.serialized)
 struct EndToEndTests {
-    let chirp = TestSupport.binary("chirp")
-    let logdemo = TestSupport.binary("logdemo")
+    let chirp = binaryPath("chirp")
+    let logdemo = binaryPath("logdemo")
 
     private func startDemo(_ service: String, _ extra: [String]) async throws -> TestProcess {
-        let demo = try TestProcess(logdemo, ["--service", service, "--interface", "lo"] + extra)
+        let demo = try await TestProcess(logdemo, ["--service", service, "--interface", "lo"] + extra)
         let ready = await demo.waitFor { $0.contains { $0.contains("streaming logs on port") } }
-        #expect(ready, "logdemo did not start: \(demo.errorText)")
+        #expect(ready, "logdemo did not start: \(demo.standardError)")
         return demo
     }
 
-    private func viewer(_ service: String, _ extra: [String]) throws -> TestProcess {
-        try TestProcess(chirp, ["logs", "--service", service, "--interface", "lo"] + extra)
+    private func viewer(_ service: String, _ extra: [String]) async throws -> TestProcess {
+        try await TestProcess(chirp, ["logs", "--service", service, "--interface", "lo"] + extra)
     }
 
     @Test("a late viewer gets the history, then live records, with no gap and no duplicate at the seam")
@@ -30,13 +30,13 @@ struct EndToEndTests {
         let demo = try await startDemo(service, ["--name", "seam", "--plain", "--rate", "1000", "--history", "500"])
         // Let the app log well past its history before the viewer arrives.
         try await Task.sleep(for: .seconds(1.5))
-        let view = try viewer(service, ["--json"])
-        let crossed = await view.waitFor(seconds: 30) { lines in
+        let view = try await viewer(service, ["--json"])
+        let crossed = await view.waitFor(timeout: .seconds(30)) { lines in
             let seqs = TestSupport.sequences(lines)
             guard let first = seqs.first, let last = seqs.last else { return false }
             return last >= first + 2000
         }
-        #expect(crossed, "viewer stderr: \(view.errorText)")
+        #expect(crossed, "viewer stderr: \(view.standardError)")
         let seqs = TestSupport.sequences(view.lines)
         let first = try #require(seqs.first)
         #expect(first > 1, "a late viewer starts with the recent history, not the first record")
@@ -50,8 +50,8 @@ struct EndToEndTests {
     func stalledViewer() async throws {
         let service = uniqueServiceType()
         let demo = try await startDemo(service, ["--name", "busy", "--plain", "--rate", "20000", "--buffer", "4096"])
-        let view = try viewer(service, ["--json"])
-        #expect(await view.waitFor { TestSupport.sequences($0).count > 1000 }, "viewer stderr: \(view.errorText)")
+        let view = try await viewer(service, ["--json"])
+        #expect(await view.waitFor { TestSupport.sequences($0).count > 1000 }, "viewer stderr: \(view.standardError)")
         let baseline = try #require(demo.residentKiB)
         view.signal(SIGSTOP)
         var peak = baseline
@@ -65,7 +65,7 @@ struct EndToEndTests {
         #expect(
             peak - baseline < 64 * 1024,
             "app memory grew from \(baseline) KiB to \(peak) KiB while the viewer was frozen")
-        let told = await view.waitFor(seconds: 20) { lines in
+        let told = await view.waitFor(timeout: .seconds(20)) { lines in
             lines.dropFirst(linesBeforeResume).contains { line in
                 guard line.contains(#""event":"lost""#),
                     let object = TestSupport.objects([line]).first, let count = object["count"] as? NSNumber
@@ -74,7 +74,8 @@ struct EndToEndTests {
             }
         }
         let notices = view.lines.dropFirst(linesBeforeResume).filter { !$0.contains(#""event":"record""#) }.prefix(5)
-        #expect(told, "the viewer was told how many records were lost; notices: \(notices); stderr: \(view.errorText)")
+        #expect(
+            told, "the viewer was told how many records were lost; notices: \(notices); stderr: \(view.standardError)")
         // And it goes on with live records after the loss.
         let lostThrough =
             TestSupport.objects(view.lines).last { $0["event"] as? String == "lost" }?["through"] as? NSNumber
@@ -93,17 +94,18 @@ struct EndToEndTests {
         defer { try? FileManager.default.removeItem(atPath: spool) }
         let arguments = ["--name", "durable", "--plain", "--rate", "500", "--spool", spool]
         let first = try await startDemo(service, arguments)
-        let view = try viewer(service, ["--json"])
-        #expect(await view.waitFor { (TestSupport.sequences($0).last ?? 0) >= 300 }, "viewer stderr: \(view.errorText)")
+        let view = try await viewer(service, ["--json"])
+        #expect(
+            await view.waitFor { (TestSupport.sequences($0).last ?? 0) >= 300 }, "viewer stderr: \(view.standardError)")
         first.signal(SIGKILL)
-        _ = await first.waitForExit()
+        _ = try? await first.waitForExit()
         #expect(await view.waitFor { $0.contains { $0.contains(#""event":"source-lost""#) } })
         let beforeRestart = TestSupport.sequences(view.lines).last ?? 0
 
         let second = try await startDemo(service, arguments)
         #expect(
-            await view.waitFor(seconds: 30) { (TestSupport.sequences($0).last ?? 0) >= beforeRestart + 300 },
-            "viewer stderr: \(view.errorText)")
+            await view.waitFor(timeout: .seconds(30)) { (TestSupport.sequences($0).last ?? 0) >= beforeRestart + 300 },
+            "viewer stderr: \(view.standardError)")
         let seqs = TestSupport.sequences(view.lines)
         let last = try #require(seqs.last)
         #expect(seqs == Array(1...last), "every sequence number from 1 to \(last) exactly once, in order")
@@ -128,9 +130,10 @@ struct EndToEndTests {
         try await Task.sleep(for: .seconds(2))
 
         func run(_ arguments: [String]) async throws -> TestProcess {
-            let process = try viewer(service, ["--no-follow", "--wait", "2"] + arguments)
-            let status = await process.waitForExit(seconds: 30)
-            #expect(status == 0, "chirp logs \(arguments) exited \(String(describing: status)): \(process.errorText)")
+            let process = try await viewer(service, ["--no-follow", "--wait", "2"] + arguments)
+            let status = try? await process.waitForExit(timeout: .seconds(30))
+            #expect(
+                status == 0, "chirp logs \(arguments) exited \(String(describing: status)): \(process.standardError)")
             return process
         }
 
@@ -139,7 +142,7 @@ struct EndToEndTests {
         #expect(text.lines.count > 50)
         #expect(text.lines.allSatisfy { $0.contains("shop[") })
         #expect(!text.lines.joined().contains("\u{1B}["))
-        #expect(text.errorText.contains("following shop["))
+        #expect(text.standardError.contains("following shop["))
 
         // The API view in full: redacted credentials, pretty-printed JSON with non-ASCII text as text.
         let detail = try await run(["shop", "--http", "--detail"])
@@ -186,13 +189,13 @@ struct EndToEndTests {
         let grep = try await run(["shop", "--grep", "declin(ed)?", "--color", "always"])
         #expect(!grep.lines.isEmpty)
         #expect(grep.lines.allSatisfy { $0.contains("\u{1B}[7m") && $0.contains("declin") })
-        let noColor = try TestProcess(
+        let noColor = try await TestProcess(
             chirp,
             [
                 "logs", "--service", service, "--interface", "lo", "--no-follow", "--wait", "2", "shop", "--color",
                 "auto"
             ], environment: ["NO_COLOR": "1"])
-        _ = await noColor.waitForExit(seconds: 30)
+        _ = try? await noColor.waitForExit(timeout: .seconds(30))
         #expect(!noColor.lines.isEmpty && !noColor.lines.joined().contains("\u{1B}["))
 
         await shop.stop()
@@ -205,12 +208,13 @@ struct EndToEndTests {
         let port = TestSupport.freePort()
         let arguments = ["--name", "direct", "--plain", "--rate", "50", "--port", String(port)]
         let first = try await startDemo(service, arguments)
-        let view = try viewer(service, ["--json", "--connect", "127.0.0.1:\(port)"])
-        #expect(await view.waitFor { TestSupport.sequences($0).count >= 10 }, "viewer stderr: \(view.errorText)")
+        let view = try await viewer(service, ["--json", "--connect", "127.0.0.1:\(port)"])
+        #expect(await view.waitFor { TestSupport.sequences($0).count >= 10 }, "viewer stderr: \(view.standardError)")
         first.signal(SIGTERM)
-        _ = await first.waitForExit()
+        _ = try? await first.waitForExit()
         #expect(await view.waitFor { $0.contains { $0.contains(#""event":"source-lost""#) } })
-        #expect(view.errorText.contains("-- lost direct["))
+        // Standard error is a pipe of its own: its line may come after the JSON one.
+        #expect(await view.waitForError(containing: "-- lost direct["), "\(view.transcript)")
 
         let second = try await startDemo(service, arguments)
         let pid = String(second.pid)
@@ -219,7 +223,7 @@ struct EndToEndTests {
                 $0["event"] as? String == "record" && ($0["pid"] as? NSNumber)?.stringValue == pid
             }
         }
-        #expect(again, "records of the restarted source arrive; stderr: \(view.errorText)")
+        #expect(again, "records of the restarted source arrive; stderr: \(view.standardError)")
         await view.stop()
         await second.stop()
     }

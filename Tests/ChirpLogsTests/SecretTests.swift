@@ -12,8 +12,8 @@ import Testing
 /// clear message and exit status 4; the secret never shows in any output or log.
 @Suite(.serialized)
 struct SecretTests {
-    let chirp = TestSupport.binary("chirp")
-    let logdemo = TestSupport.binary("logdemo")
+    let chirp = binaryPath("chirp")
+    let logdemo = binaryPath("logdemo")
 
     static func randomSecret() -> String { "s3cret-" + UUID().uuidString }
 
@@ -41,8 +41,10 @@ struct SecretTests {
     }
 
     /// `chirp logs` on `service` (loopback), with `environment` (CHIRP_SECRET is empty unless given).
-    func viewer(_ service: String, _ arguments: [String], environment: [String: String] = [:]) throws -> TestProcess {
-        try TestProcess(
+    func viewer(_ service: String, _ arguments: [String], environment: [String: String?] = [:]) async throws
+        -> TestProcess
+    {
+        try await TestProcess(
             chirp, ["logs", "--service", service, "--interface", "lo"] + arguments,
             environment: ["CHIRP_SECRET": ""].merging(environment) { $1 })
     }
@@ -53,33 +55,35 @@ struct SecretTests {
         let secret = Self.randomSecret()
         let file = try Self.secretFile(secret)
         defer { try? FileManager.default.removeItem(atPath: file) }
-        let demo = try TestProcess(
+        let demo = try await TestProcess(
             logdemo, ["--service", service, "--interface", "lo", "--name", "vault", "--plain", "--rate", "50"],
             environment: ["CHIRP_SECRET": secret])
         #expect(
-            await demo.waitFor { $0.contains { $0.contains("streaming logs on port") } }, "logdemo: \(demo.errorText)")
+            await demo.waitFor { $0.contains { $0.contains("streaming logs on port") } },
+            "logdemo: \(demo.standardError)")
         #expect(demo.lines.first?.contains("shared secret from CHIRP_SECRET") == true, "\(demo.lines)")
 
         // Following, the secret from a file.
-        let view = try viewer(service, ["--json", "--secret-file", file])
-        #expect(await view.waitFor { TestSupport.sequences($0).count >= 50 }, "viewer stderr: \(view.errorText)")
+        let view = try await viewer(service, ["--json", "--secret-file", file])
+        #expect(await view.waitFor { TestSupport.sequences($0).count >= 50 }, "viewer stderr: \(view.standardError)")
         let seqs = TestSupport.sequences(view.lines)
         let first = try #require(seqs.first)
         #expect(seqs == Array(first..<(first + seqs.count)), "contiguous, each record once")
         #expect(!view.lines.contains { $0.contains(#""event":"refused""#) })
-        #expect(!view.errorText.contains("refused"), "\(view.errorText)")
+        #expect(!view.standardError.contains("refused"), "\(view.standardError)")
 
         // The history, then exit, the secret from the environment.
-        let once = try viewer(service, ["--no-follow", "--wait", "2", "vault"], environment: ["CHIRP_SECRET": secret])
-        let status = await once.waitForExit(seconds: 30)
-        #expect(status == 0, "chirp logs --no-follow exited \(String(describing: status)): \(once.errorText)")
+        let once = try await viewer(
+            service, ["--no-follow", "--wait", "2", "vault"], environment: ["CHIRP_SECRET": secret])
+        let status = try? await once.waitForExit(timeout: .seconds(30))
+        #expect(status == 0, "chirp logs --no-follow exited \(String(describing: status)): \(once.standardError)")
         #expect(once.lines.contains { $0.contains("vault[") && $0.contains("tick ") }, "\(once.lines.prefix(3))")
 
         await view.stop()
         await demo.stop()
         for process in [demo, view, once] {
             #expect(
-                !process.lines.joined().contains(secret) && !process.errorText.contains(secret),
+                !process.lines.joined().contains(secret) && !process.standardError.contains(secret),
                 "\(process.name) showed the secret")
         }
     }
@@ -92,13 +96,14 @@ struct SecretTests {
         let logs = try await startSource(service, secret: secret, capture: capture)
 
         for arguments in [["--json"], ["--no-follow", "--wait", "10"], ["vault", "--http"]] {
-            let view = try viewer(service, arguments)
-            let status = await view.waitForExit(seconds: 30)
-            #expect(status == 4, "chirp logs \(arguments) exited \(String(describing: status)): \(view.errorText)")
-            #expect(view.errorText.contains("this app (vault["), "\(view.errorText)")
-            #expect(view.errorText.contains("requires a shared secret"), "\(view.errorText)")
+            let view = try await viewer(service, arguments)
+            let status = try? await view.waitForExit(timeout: .seconds(30))
+            #expect(status == 4, "chirp logs \(arguments) exited \(String(describing: status)): \(view.standardError)")
+            #expect(view.standardError.contains("this app (vault["), "\(view.standardError)")
+            #expect(view.standardError.contains("requires a shared secret"), "\(view.standardError)")
             #expect(
-                view.errorText.contains("CHIRP_SECRET") && view.errorText.contains("--secret-file"), "\(view.errorText)"
+                view.standardError.contains("CHIRP_SECRET") && view.standardError.contains("--secret-file"),
+                "\(view.standardError)"
             )
             #expect(
                 !view.lines.contains { $0.contains(#""event":"record""#) || $0.contains("confidential") },
@@ -108,7 +113,7 @@ struct SecretTests {
                 #expect(notice?["kind"] as? String == "secret-required", "\(view.lines)")
                 #expect(notice?["app"] as? String == "vault")
             }
-            #expect(!view.lines.joined().contains(secret) && !view.errorText.contains(secret))
+            #expect(!view.lines.joined().contains(secret) && !view.standardError.contains(secret))
         }
         await logs.stop()
         #expect(!capture.text.contains(secret))
@@ -124,15 +129,15 @@ struct SecretTests {
         let port = try #require(logs.port)
 
         for arguments in [["--json"], ["--connect", "127.0.0.1:\(port)"], ["--connect", "[::1]:\(port)"]] {
-            let view = try viewer(service, arguments, environment: ["CHIRP_SECRET": wrong])
-            let status = await view.waitForExit(seconds: 30)
-            #expect(status == 4, "chirp logs \(arguments) exited \(String(describing: status)): \(view.errorText)")
-            #expect(view.errorText.contains("shared secret does not match"), "\(view.errorText)")
-            #expect(view.errorText.contains("CHIRP_SECRET"), "\(view.errorText)")
+            let view = try await viewer(service, arguments, environment: ["CHIRP_SECRET": wrong])
+            let status = try? await view.waitForExit(timeout: .seconds(30))
+            #expect(status == 4, "chirp logs \(arguments) exited \(String(describing: status)): \(view.standardError)")
+            #expect(view.standardError.contains("shared secret does not match"), "\(view.standardError)")
+            #expect(view.standardError.contains("CHIRP_SECRET"), "\(view.standardError)")
             #expect(
                 !view.lines.contains { $0.contains(#""event":"record""#) || $0.contains("confidential") },
                 "\(view.lines)")
-            for text in [view.lines.joined(), view.errorText] {
+            for text in [view.lines.joined(), view.standardError] {
                 #expect(!text.contains(secret) && !text.contains(wrong))
             }
         }
@@ -148,10 +153,10 @@ struct SecretTests {
         let service = uniqueServiceType()
         let capture = LogCapture()
         let logs = try await startSource(service, secret: nil, capture: capture)
-        let view = try viewer(service, [], environment: ["CHIRP_SECRET": Self.randomSecret()])
-        let status = await view.waitForExit(seconds: 30)
-        #expect(status == 4, "exited \(String(describing: status)): \(view.errorText)")
-        #expect(view.errorText.contains("does not use a shared secret"), "\(view.errorText)")
+        let view = try await viewer(service, [], environment: ["CHIRP_SECRET": Self.randomSecret()])
+        let status = try? await view.waitForExit(timeout: .seconds(30))
+        #expect(status == 4, "exited \(String(describing: status)): \(view.standardError)")
+        #expect(view.standardError.contains("does not use a shared secret"), "\(view.standardError)")
         #expect(view.lines.isEmpty, "\(view.lines)")
         await logs.stop()
     }
@@ -212,11 +217,11 @@ struct SecretTests {
     func aSecretOnTheCommandLineIsRefused(_ tool: String) async throws {
         let secret = Self.randomSecret()
         let arguments = tool == "chirp" ? ["logs", "--secret", secret] : ["--secret=\(secret)"]
-        let process = try TestProcess(TestSupport.binary(tool), arguments)
-        let status = await process.waitForExit(seconds: 30)
-        #expect(status == 64, "\(tool) exited \(String(describing: status)): \(process.errorText)")
-        #expect(process.errorText.contains("process list"), "\(process.errorText)")
-        #expect(!process.errorText.contains(secret) && !process.lines.joined().contains(secret))
+        let process = try await TestProcess(binaryPath(tool), arguments)
+        let status = try? await process.waitForExit(timeout: .seconds(30))
+        #expect(status == 64, "\(tool) exited \(String(describing: status)): \(process.standardError)")
+        #expect(process.standardError.contains("process list"), "\(process.standardError)")
+        #expect(!process.standardError.contains(secret) && !process.lines.joined().contains(secret))
     }
 }
 

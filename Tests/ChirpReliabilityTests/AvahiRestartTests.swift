@@ -12,8 +12,8 @@ extension FaultTests {
             let harness = try Harness(hosts: 3)
             defer { harness.tearDown() }
             let type = uniqueServiceType("r")
-            let a = try harness.probe(on: "h1", name: "a", service: type)
-            let b = try harness.probe(on: "h2", name: "b", service: type)
+            let a = try await harness.probe(on: "h1", name: "a", service: type)
+            let b = try await harness.probe(on: "h2", name: "b", service: type)
             try await a.waitConnected(to: ["b"])
             try await b.waitConnected(to: ["a"])
             try await b.waitFor("b advertised") { $0.event == "advertised" }
@@ -41,7 +41,7 @@ extension FaultTests {
 
             // Others see b again: a new peer on a third host finds b through discovery and connects.
             let started = nowMs()
-            let d = try harness.probe(on: "h3", name: "d", service: type)
+            let d = try await harness.probe(on: "h3", name: "d", service: type)
             try await d.waitConnected(to: ["a", "b"], timeout: 30)
             let dConnected = d.events.first { $0.is("peerConnected", name: "b") }?.ms ?? started
             measure("avahi.new-peer-connects", dConnected - started)

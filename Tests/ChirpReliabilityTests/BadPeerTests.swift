@@ -28,10 +28,10 @@ extension FaultTests {
 
         /// Starts a bad server on `host` and advertises it as a Chirp peer of `type` named `name` (at `port`, whether or
         /// not anything listens there).
-        static func advertise(_ harness: Harness, on host: String, name: String, type: String, port: Int) throws
-            -> HostProcess
+        static func advertise(_ harness: Harness, on host: String, name: String, type: String, port: Int) async throws
+            -> TestProcess
         {
-            try harness.start(
+            try await harness.start(
                 on: host,
                 [
                     "avahi-publish", "-s", name, "_\(type)._tcp", String(port),
@@ -39,15 +39,15 @@ extension FaultTests {
                 ], name: "publish \(name)")
         }
 
-        static func server(_ harness: Harness, on host: String, mode: String, port: Int) async throws -> HostProcess {
-            let server = try harness.start(
+        static func server(_ harness: Harness, on host: String, mode: String, port: Int) async throws -> TestProcess {
+            let server = try await harness.start(
                 on: host, ["python3", "-c", badServer, mode, String(port)], name: "\(mode) server")
             try await server.waitForLine("listening") { $0.contains("listening") }
             return server
         }
 
         /// Accept times (ms) printed by a bad server, of connections from `address`.
-        static func accepts(_ server: HostProcess, from address: String) -> [Int] {
+        static func accepts(_ server: TestProcess, from address: String) -> [Int] {
             server.lines.compactMap { line -> Int? in
                 guard line.contains("\"accept\""), let data = line.data(using: .utf8),
                     let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
@@ -67,26 +67,26 @@ extension FaultTests {
             let garbage = try await Self.server(harness, on: "h2", mode: "garbage", port: 7001)
             let silent = try await Self.server(harness, on: "h3", mode: "silent", port: 7003)
             let publishers = [
-                try Self.advertise(harness, on: "h2", name: "garbage", type: type, port: 7001),
-                try Self.advertise(harness, on: "h2", name: "closed", type: type, port: 7002),
-                try Self.advertise(harness, on: "h3", name: "silent", type: type, port: 7003)
+                try await Self.advertise(harness, on: "h2", name: "garbage", type: type, port: 7001),
+                try await Self.advertise(harness, on: "h2", name: "closed", type: type, port: 7002),
+                try await Self.advertise(harness, on: "h3", name: "silent", type: type, port: 7003)
             ]
             defer {
-                publishers.forEach { $0.terminate() }
-                garbage.terminate()
-                silent.terminate()
+                publishers.forEach { $0.kill() }
+                garbage.kill()
+                silent.kill()
             }
 
             // A good peer comes up among them: it is dialed by (and dials) the bad ones.
             let startedA = nowMs()
-            let a = try harness.probe(on: "h1", name: "a", service: type, ["--log-level", "debug"])
+            let a = try await harness.probe(on: "h1", name: "a", service: type, ["--log-level", "debug"])
             try await a.waitReady()
             try await a.waitFor("a sees the garbage peer") { $0.is("peerAdded", name: "garbage") }
             try await a.waitFor("a sees the silent peer") { $0.is("peerAdded", name: "silent") }
 
             // Another good peer: connects as fast as without bad peers (first connection well within 10 s).
             let startedB = nowMs()
-            let b = try harness.probe(on: "h4", name: "b", service: type, ["--log-level", "debug"])
+            let b = try await harness.probe(on: "h4", name: "b", service: type, ["--log-level", "debug"])
             let connected = try await b.waitFor(timeout: 30, "b connected to a") { $0.is("peerConnected", name: "a") }
             measure("bad.good-peer-connects", connected.ms - startedB)
             #expect(

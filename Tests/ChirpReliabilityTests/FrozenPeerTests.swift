@@ -20,9 +20,9 @@ extension FaultTests {
             let options = [
                 "--heartbeat-interval", "1", "--heartbeat-timeout", "60", "--outbound-limit", String(Self.limit)
             ]
-            let a = try harness.probe(on: "h1", name: "a", service: type, options)
-            let b = try harness.probe(on: "h2", name: "b", service: type, options)
-            let c = try harness.probe(on: "h3", name: "c", service: type, options)
+            let a = try await harness.probe(on: "h1", name: "a", service: type, options)
+            let b = try await harness.probe(on: "h2", name: "b", service: type, options)
+            let c = try await harness.probe(on: "h3", name: "c", service: type, options)
             try await a.waitConnected(to: ["b", "c"])
             try await b.waitConnected(to: ["a", "c"])
             try await c.waitConnected(to: ["a", "b"])
@@ -83,8 +83,8 @@ extension FaultTests {
             let options = [
                 "--heartbeat-interval", "0.5", "--heartbeat-timeout", "2.5", "--outbound-limit", String(Self.limit)
             ]
-            let a = try harness.probe(on: "h1", name: "a", service: type, options)
-            let b = try harness.probe(on: "h2", name: "b", service: type, options)
+            let a = try await harness.probe(on: "h1", name: "a", service: type, options)
+            let b = try await harness.probe(on: "h2", name: "b", service: type, options)
             try await a.waitConnected(to: ["b"])
             try await b.waitConnected(to: ["a"])
 

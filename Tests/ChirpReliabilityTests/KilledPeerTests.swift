@@ -12,9 +12,9 @@ extension FaultTests {
             let harness = try Harness(hosts: 3)
             defer { harness.tearDown() }
             let type = uniqueServiceType("k")
-            let a = try harness.probe(on: "h1", name: "a", service: type, Self.heartbeat)
-            let b = try harness.probe(on: "h2", name: "b", service: type, Self.heartbeat)
-            let c = try harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
+            let a = try await harness.probe(on: "h1", name: "a", service: type, Self.heartbeat)
+            let b = try await harness.probe(on: "h2", name: "b", service: type, Self.heartbeat)
+            let c = try await harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
             try await a.waitConnected(to: ["b", "c"])
             try await b.waitConnected(to: ["a", "c"])
             try await c.waitConnected(to: ["a", "b"])
@@ -40,7 +40,7 @@ extension FaultTests {
             // Started again (a new process, so a new peer id): exactly one c, never two.
             let again = (a: a.mark, b: b.mark)
             let restarted = nowMs()
-            let c2 = try harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
+            let c2 = try await harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
             for (observer, mark) in [(a, again.a), (b, again.b)] {
                 let back = try await observer.waitFor(from: mark, "c connected again") {
                     $0.is("peerConnected", name: "c")

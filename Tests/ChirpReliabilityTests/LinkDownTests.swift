@@ -14,9 +14,9 @@ extension FaultTests {
             let harness = try Harness(hosts: 3)
             defer { harness.tearDown() }
             let type = uniqueServiceType("l")
-            let a = try harness.probe(on: "h1", name: "a", service: type, Self.heartbeat)
-            let b = try harness.probe(on: "h2", name: "b", service: type, Self.heartbeat)
-            let c = try harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
+            let a = try await harness.probe(on: "h1", name: "a", service: type, Self.heartbeat)
+            let b = try await harness.probe(on: "h2", name: "b", service: type, Self.heartbeat)
+            let c = try await harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
             try await a.waitConnected(to: ["b", "c"])
             try await b.waitConnected(to: ["a", "c"])
             try await c.waitConnected(to: ["a", "b"])

@@ -15,8 +15,8 @@ extension FaultTests {
                 "\(first) and \(second)")
 
             let type = uniqueServiceType("s")
-            let a = try harness.probe(on: "h1", name: "a", service: type)
-            let b = try harness.probe(on: "h2", name: "b", service: type)
+            let a = try await harness.probe(on: "h1", name: "a", service: type)
+            let b = try await harness.probe(on: "h2", name: "b", service: type)
             try await a.waitConnected(to: ["b"], timeout: 40)
             try await b.waitConnected(to: ["a"], timeout: 40)
 

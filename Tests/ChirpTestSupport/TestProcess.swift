@@ -1,123 +1,182 @@
 import Foundation
 import NIOConcurrencyHelpers
+import Subprocess
+
+#if canImport(System)
+import System
+#else
+import SystemPackage
+#endif
 
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
-/// A real process started by a test: its standard output collected line by line (and standard error as text) by
-/// reader threads, so that a test can wait for lines with a deadline and never blocks on a full pipe.
-public final class TestProcess: @unchecked Sendable {
-    // @unchecked: `process` is only used through its thread-safe API; collected output sits behind locks.
-    public let process = Process()
-    private let out = NIOLockedValueBox<[String]>([])
-    private let partial = NIOLockedValueBox<String>("")
-    private let err = NIOLockedValueBox<String>("")
-    public let name: String
+/// A real process started by a test, run by swift-subprocess: its standard output is collected line by line and its
+/// standard error as text while it runs (so it never blocks on a full pipe), its standard input can be written, and it
+/// can be signalled, waited for and stopped.
+///
+/// Every wait has a deadline and wakes on output or exit, not on a timer. The process is killed when the value is
+/// dropped or the test's task is cancelled, so nothing a test starts outlives it.
+///
+/// ```swift
+/// let chat = try await TestProcess(binaryPath("chat"), ["--name", "alice", "--service", type])
+/// defer { chat.kill() }
+/// try await chat.waitForLine(containing: "* connected to bob")
+/// chat.send("hello")
+/// await chat.stop()
+/// ```
+public final class TestProcess: Sendable {
+    /// What the process reads on its standard input.
+    public enum Input: Sendable {
+        /// A pipe that ``write(_:)`` and ``send(_:)`` feed, open until ``closeInput()`` or the end of the process.
+        case pipe
+        /// End of file at once (as `/dev/null`).
+        case closed
+    }
 
-    public init(_ executable: String, _ arguments: [String], environment extra: [String: String] = [:]) throws {
-        name = (executable as NSString).lastPathComponent
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["AVAHI_COMPAT_NOWARN"] = "1"
-        environment["NO_COLOR"] = nil
-        for (key, value) in extra { environment[key] = value }
-        process.environment = environment
-        let stdout = Pipe()
-        let stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        startReader(stdout.fileHandleForReading.fileDescriptor) { [weak self] chunk in self?.appendOut(chunk) }
-        startReader(stderr.fileHandleForReading.fileDescriptor) { [weak self] chunk in
-            self?.err.withLockedValue { $0 += String(decoding: chunk, as: UTF8.self) }
+    /// The executable's file name, or the name given at start; it prefixes ``transcript``.
+    public let name: String
+    /// The process identifier.
+    public let pid: Int32
+
+    private let state: TestProcessState
+    private let input: AsyncStream<InputCommand>.Continuation
+    private let run: Task<Void, Never>
+
+    /// Starts `executable` with `arguments`. Its environment is this process's with `AVAHI_COMPAT_NOWARN=1`,
+    /// without `NO_COLOR`, and with `environment` applied on top (a `nil` value removes a variable).
+    ///
+    /// Throws ``TestProcessError`` when the executable is missing (run `swift build` first; `make test` does) or
+    /// cannot be started.
+    public init(
+        _ executable: String, _ arguments: [String], name: String? = nil, environment: [String: String?] = [:],
+        input: Input = .pipe
+    ) async throws {
+        guard FileManager.default.isExecutableFile(atPath: executable) else {
+            throw TestProcessError(
+                message: "\(executable) is missing or not executable: run `swift build` before `swift test` "
+                    + "(make test does)")
         }
+        let name = name ?? (executable as NSString).lastPathComponent
+        let state = TestProcessState()
+        let (commands, commandSink) = AsyncStream<InputCommand>.makeStream()
+        if case .closed = input { commandSink.yield(.close) }
+
+        var variables = ProcessInfo.processInfo.environment
+        variables["AVAHI_COMPAT_NOWARN"] = "1"
+        variables["NO_COLOR"] = nil
+        for (key, value) in environment { variables[key] = value }
+        // Subprocess makes the keys of its `Environment` only from literals; a whole block of "KEY=VALUE\0" entries
+        // takes any name.
+        let block = variables.map { Array("\($0.key)=\($0.value)\0".utf8) }
+
+        let (started, start) = AsyncStream<Result<Int32, TestProcessError>>.makeStream()
+        run = Task {
+            do {
+                let result = try await Subprocess.run(
+                    .path(FilePath(executable)), arguments: Arguments(arguments), environment: .custom(block),
+                    input: .inputWriter, output: .sequence, error: .sequence
+                ) { execution in
+                    start.yield(.success(execution.processIdentifier.value))
+                    start.finish()
+                    await Self.serve(execution, commands: commands, input: commandSink, state: state)
+                }
+                state.exited(Self.shellStatus(result.terminationStatus))
+            } catch {
+                start.yield(.failure(TestProcessError(message: "could not start \(name): \(error)")))
+                start.finish()
+                state.exited(-1)
+            }
+        }
+        var first = started.makeAsyncIterator()
+        guard let outcome = await first.next() else {
+            throw TestProcessError(message: "could not start \(name): the test was cancelled")
+        }
+        self.name = name
+        self.pid = try outcome.get()
+        self.state = state
+        self.input = commandSink
     }
 
     deinit {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-        }
+        kill()
+        input.finish()
+        run.cancel()
     }
 
-    public var pid: Int32 { process.processIdentifier }
-    public var isRunning: Bool { process.isRunning }
-    /// Complete lines written to standard output so far.
-    public var lines: [String] { out.withLockedValue { $0 } }
-    /// Everything written to standard error so far.
-    public var errorText: String { err.withLockedValue { $0 } }
-
-    private func startReader(_ fd: Int32, _ deliver: @escaping @Sendable ([UInt8]) -> Void) {
-        let thread = Thread {
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while true {
-                let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-                if count < 0 && errno == EINTR { continue }
-                if count <= 0 { break }
-                deliver(Array(buffer[0..<count]))
+    /// Collects both outputs and feeds the input until the process has ended and its outputs are closed.
+    private static func serve(
+        _ execution: Execution<CustomWriteInput, SequenceOutput, SequenceOutput>,
+        commands: AsyncStream<InputCommand>, input: AsyncStream<InputCommand>.Continuation, state: TestProcessState
+    ) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                do {
+                    for try await chunk in execution.standardOutput {
+                        state.appendOutput(chunk.withUnsafeBytes { Array($0) })
+                    }
+                } catch {}
             }
+            group.addTask {
+                do {
+                    for try await chunk in execution.standardError {
+                        state.appendError(chunk.withUnsafeBytes { Array($0) })
+                    }
+                } catch {}
+            }
+            group.addTask {
+                let writer = execution.standardInputWriter
+                for await command in commands {
+                    guard case .write(let bytes) = command else { break }
+                    // A process that has stopped reading fails the write; the test sees that in its output.
+                    do { _ = try await writer.write(bytes) } catch { break }
+                }
+                try? await writer.finish()
+            }
+            // Both outputs end when the process has exited (Subprocess cancels their reads then): the input has
+            // nobody left to read it.
+            await group.next()
+            await group.next()
+            input.finish()
+            await group.next()
         }
-        thread.start()
     }
 
-    private func appendOut(_ chunk: [UInt8]) {
-        let text = String(decoding: chunk, as: UTF8.self)
-        let complete: [String] = partial.withLockedValue { partial in
-            partial += text
-            var parts = partial.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-            partial = parts.removeLast()
-            return parts
+    /// A shell's convention: the exit code, or 128 plus the signal's number.
+    private static func shellStatus(_ status: TerminationStatus) -> Int32 {
+        switch status {
+        case .exited(let code): return code
+        case .signaled(let signal): return 128 + signal
         }
-        if !complete.isEmpty { out.withLockedValue { $0.append(contentsOf: complete) } }
     }
 
-    /// Waits until `condition` holds for the lines so far; `false` at the deadline.
-    @discardableResult
-    public func waitFor(seconds: Double = 20, _ condition: ([String]) -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition(lines) { return true }
-            try? await Task.sleep(for: .milliseconds(50))
+    // MARK: Output
+
+    /// Complete lines written to standard output so far, without their newlines.
+    public var lines: [String] { state.read { $0.lines } }
+    /// The number of complete standard output lines so far; pass it as `from:` to wait only for what comes next.
+    public var lineCount: Int { state.read { $0.lines.count } }
+    /// Everything written to standard output so far, the unfinished last line included.
+    public var standardOutput: String {
+        state.read { output in
+            (output.lines.isEmpty ? "" : output.lines.joined(separator: "\n") + "\n")
+                + String(decoding: output.partial, as: UTF8.self)
         }
-        return condition(lines)
     }
+    /// Everything written to standard error so far (its last 2 MB once it passes 4 MB).
+    public var standardError: String { state.read { $0.errors } }
+    /// Both outputs, for a failure message.
+    public var transcript: String { "\(name) stdout:\n\(standardOutput)\n\(name) stderr:\n\(standardError)" }
 
-    /// Waits for standard error to contain `text`.
-    @discardableResult
-    public func waitForError(containing text: String, seconds: Double = 20) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if errorText.contains(text) { return true }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        return errorText.contains(text)
-    }
+    /// Whether the process has not ended yet.
+    public var isRunning: Bool { state.read { $0.status == nil } }
+    /// The exit status once the process has ended: its exit code, or 128 plus the number of the signal that ended it.
+    public var exitStatus: Int32? { state.read { $0.status } }
 
-    /// Waits for the process to exit; its status, or `nil` if it is still running at the deadline.
-    public func waitForExit(seconds: Double = 20) async -> Int32? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-        if process.isRunning { return nil }
-        // Let the readers drain what is left in the pipes.
-        try? await Task.sleep(for: .milliseconds(100))
-        return process.terminationStatus
-    }
-
-    public func signal(_ signal: Int32) {
-        kill(pid, signal)
-    }
-
-    /// Ends the process (SIGKILL) and waits for it.
-    public func stop() async {
-        if process.isRunning { kill(pid, SIGKILL) }
-        _ = await waitForExit(seconds: 10)
-    }
-
-    /// Resident memory in KiB, from /proc.
+    /// Resident memory in KiB, from /proc; `nil` once the process has ended.
     public var residentKiB: Int? {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return nil }
         for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
@@ -125,63 +184,196 @@ public final class TestProcess: @unchecked Sendable {
         }
         return nil
     }
+
+    // MARK: Input and signals
+
+    /// Writes `text` to standard input, after what was written before.
+    public func write(_ text: String) {
+        input.yield(.write(Array(text.utf8)))
+    }
+
+    /// Writes `line` and a newline to standard input.
+    public func send(_ line: String) {
+        write(line + "\n")
+    }
+
+    /// Closes standard input (the process reads end of file after what was written).
+    public func closeInput() {
+        input.yield(.close)
+    }
+
+    /// Sends `signal` (`SIGTERM`, `SIGSTOP`, ...) if the process still runs.
+    public func signal(_ signal: Int32) {
+        // The process is reaped only after `isRunning` turns false, so its PID is still its own here.
+        if isRunning { sendSignal(signal, to: pid) }
+    }
+
+    /// Ends the process at once (`SIGKILL`) without waiting; its task reaps it.
+    public func kill() {
+        signal(SIGKILL)
+    }
+
+    /// Asks the process to end (`SIGTERM`), kills it if it still runs after `grace`, and waits for it.
+    public func stop(grace: Duration = .seconds(5)) async {
+        guard isRunning else { return }
+        signal(SIGTERM)
+        if await !state.wait(timeout: grace, until: { $0.status != nil }) {
+            kill()
+            _ = await state.wait(timeout: .seconds(20)) { $0.status != nil }
+        }
+    }
+
+    // MARK: Waiting
+
+    /// Waits until `condition` holds for the complete lines so far; `false` if it does not within `timeout`.
+    @discardableResult
+    public func waitFor(timeout: Duration = .seconds(20), _ condition: @escaping @Sendable ([String]) -> Bool) async
+        -> Bool
+    {
+        await state.wait(timeout: timeout) { condition($0.lines) }
+    }
+
+    /// Waits for a standard output line, from line `start` on, that satisfies `predicate`, and returns it. Throws a
+    /// ``TimeoutError`` that names `what` and shows the output when none comes within `timeout`.
+    @discardableResult
+    public func waitForLine(
+        from start: Int = 0, timeout: Duration = .seconds(20), _ what: String,
+        where predicate: @escaping @Sendable (String) -> Bool
+    ) async throws -> String {
+        let found = NIOLockedValueBox<String?>(nil)
+        let seen = await state.wait(timeout: timeout) { output in
+            guard start < output.lines.count,
+                let line = output.lines[start...].first(where: predicate)
+            else { return false }
+            found.withLockedValue { $0 = line }
+            return true
+        }
+        guard seen, let line = found.withLockedValue({ $0 }) else {
+            throw TimeoutError(what: "\(name) to print \(what)\n\(transcript.suffix(6000))", timeout: timeout)
+        }
+        return line
+    }
+
+    /// Waits for a standard output line, from line `start` on, that contains `text`, and returns it.
+    @discardableResult
+    public func waitForLine(containing text: String, from start: Int = 0, timeout: Duration = .seconds(20))
+        async throws -> String
+    {
+        try await waitForLine(from: start, timeout: timeout, "a line with \"\(text)\"") { $0.contains(text) }
+    }
+
+    /// Waits until standard error contains `text`; `false` if it does not within `timeout` or the process ends
+    /// without writing it.
+    @discardableResult
+    public func waitForError(containing text: String, timeout: Duration = .seconds(20)) async -> Bool {
+        _ = await state.wait(timeout: timeout) { $0.errors.contains(text) || $0.status != nil }
+        return standardError.contains(text)
+    }
+
+    /// Waits for the process to end and its outputs to be read; returns ``exitStatus``. Throws a ``TimeoutError``
+    /// (with the output) if it still runs after `timeout`.
+    @discardableResult
+    public func waitForExit(timeout: Duration = .seconds(30)) async throws -> Int32 {
+        guard await state.wait(timeout: timeout, until: { $0.status != nil }), let status = exitStatus else {
+            throw TimeoutError(what: "\(name) to exit\n\(transcript.suffix(6000))", timeout: timeout)
+        }
+        return status
+    }
 }
 
-/// Paths and names shared by the tests (the test targets depend on this one, ChirpTestSupport, instead of copying it).
-public enum TestSupport {
-    /// The directory with the built executables (`swift build` puts them next to the test bundle).
-    public static let binDirectory: String = {
-        var candidates: [String] = []
-        if let override = ProcessInfo.processInfo.environment["CHIRP_BIN_DIR"] { candidates.append(override) }
-        let argv0 = CommandLine.arguments.first ?? ""
-        var directory = URL(fileURLWithPath: argv0).deletingLastPathComponent()
-        for _ in 0..<4 {
-            candidates.append(directory.path)
-            directory = directory.deletingLastPathComponent()
-        }
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()  // Tests/ChirpTestSupport/TestProcess.swift
-        candidates.append(root.appendingPathComponent(".build/debug").path)
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0 + "/logdemo") } ?? candidates.last
-            ?? "."
-    }()
+/// A test process could not be started.
+public struct TestProcessError: Error, CustomStringConvertible {
+    /// What went wrong, and what to do about it.
+    public var message: String
+    public var description: String { message }
+}
 
-    public static func binary(_ name: String) -> String { binDirectory + "/" + name }
+/// `kill(2)`, out of reach of ``TestProcess/kill()`` inside the class.
+private func sendSignal(_ signal: Int32, to pid: Int32) {
+    _ = kill(pid, signal)
+}
 
-    /// A fresh empty directory under the temporary directory.
-    public static func temporaryDirectory() -> String {
-        let path = NSTemporaryDirectory() + "chirp-logs-test-" + UUID().uuidString.prefix(8)
-        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        return path
+private enum InputCommand: Sendable {
+    case write([UInt8])
+    case close
+}
+
+/// What a ``TestProcess`` has collected, behind one lock, with the waiters that each change wakes.
+private final class TestProcessState: Sendable {
+    struct Output {
+        var lines: [String] = []
+        var partial: [UInt8] = []
+        var errors = ""
+        var status: Int32?
+        var version = 0
+        var waiters: [Int: AsyncStream<Void>.Continuation] = [:]
+        var nextWaiter = 0
     }
 
-    /// A TCP port that was free a moment ago.
-    public static func freePort() -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
-        }
-        _ = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
+    private static let errorLimit = 4_000_000
+    private let box = NIOLockedValueBox(Output())
 
-    /// Parses NDJSON lines into objects (lines that are not JSON objects are skipped).
-    public static func objects(_ lines: [String]) -> [[String: Any]] {
-        lines.compactMap { line in
-            (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any]
+    func read<T>(_ body: (Output) -> T) -> T { box.withLockedValue { body($0) } }
+
+    func appendOutput(_ bytes: [UInt8]) {
+        change { output in
+            output.partial.append(contentsOf: bytes)
+            guard let last = output.partial.lastIndex(of: UInt8(ascii: "\n")) else { return }
+            let complete = output.partial[..<last].split(
+                separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+            output.lines.append(contentsOf: complete.map { String(decoding: $0, as: UTF8.self) })
+            output.partial.removeSubrange(...last)
         }
     }
 
-    /// The `seq` of every record object, in order.
-    public static func sequences(_ lines: [String]) -> [Int] {
-        objects(lines).filter { $0["event"] as? String == "record" }.compactMap { ($0["seq"] as? NSNumber)?.intValue }
+    func appendError(_ bytes: [UInt8]) {
+        change { output in
+            output.errors += String(decoding: bytes, as: UTF8.self)
+            if output.errors.utf8.count > Self.errorLimit {
+                output.errors = String(output.errors.suffix(Self.errorLimit / 2))
+            }
+        }
+    }
+
+    func exited(_ status: Int32) {
+        change { $0.status = status }
+    }
+
+    private func change(_ body: (inout Output) -> Void) {
+        let waiters = box.withLockedValue { output in
+            body(&output)
+            output.version += 1
+            defer { output.waiters = [:] }
+            return Array(output.waiters.values)
+        }
+        for waiter in waiters { waiter.yield() }
+    }
+
+    /// Waits until `condition` holds, checking it again on every change; `false` at the deadline.
+    func wait(timeout: Duration, until condition: @escaping @Sendable (Output) -> Bool) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while true {
+            let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+            let (met, id) = box.withLockedValue { output -> (Bool, Int) in
+                if condition(output) { return (true, 0) }
+                output.nextWaiter += 1
+                output.waiters[output.nextWaiter] = continuation
+                return (false, output.nextWaiter)
+            }
+            if met { return true }
+            if ContinuousClock.now >= deadline {
+                box.withLockedValue { _ = $0.waiters.removeValue(forKey: id) }
+                return false
+            }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await _ in stream { return }
+                }
+                group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+                await group.next()
+                group.cancelAll()
+            }
+            box.withLockedValue { _ = $0.waiters.removeValue(forKey: id) }
+        }
     }
 }

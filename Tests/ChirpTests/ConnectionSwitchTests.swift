@@ -139,7 +139,7 @@ extension LiveTests {
             // 2,000 markers of 1 KiB on the first connection: far more than one read brings in, so alice stops reading.
             let filler = String(repeating: "x", count: 1024)
             try await loser.write((0..<2000).map { bob.message("\($0) \(filler)") })
-            try await withTimeout(20, "alice to stop reading (her consumer is full)") {
+            try await withTimeout(.seconds(20), "alice to stop reading (her consumer is full)") {
                 while received.values.count < 256 { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(received.values.count < 2000)  // the positive control: she stopped before the end
@@ -231,9 +231,9 @@ final class HandWrittenPeer: Sendable {
 
     /// The next connection dialed to bob.
     func nextAcceptedConnection() async throws -> RawConnection {
-        try await withTimeout(20, "a connection to bob") {
+        try await withTimeout(.seconds(20), "a connection to bob") {
             for await connection in self.accepted { return connection }
-            throw TimeoutError(what: "a connection to bob", seconds: 20)
+            throw TimeoutError(what: "a connection to bob", timeout: .seconds(20))
         }
     }
 
@@ -301,7 +301,7 @@ final class RawConnection: Sendable {
     /// Waits until the bytes read so far contain `text`.
     func waitFor(text: String) async throws {
         let needle = Array(text.utf8)
-        try await withTimeout(20, "\"\(text)\" on a raw connection") {
+        try await withTimeout(.seconds(20), "\"\(text)\" on a raw connection") {
             while !self.received.withLockedValue({ $0.bytes.contains(needle) }) {
                 try await Task.sleep(for: .milliseconds(10))
             }
@@ -316,7 +316,7 @@ final class RawConnection: Sendable {
 
     /// Waits until the other side closed the connection.
     func waitForClose() async throws {
-        try await withTimeout(20, "the other side to close a raw connection") {
+        try await withTimeout(.seconds(20), "the other side to close a raw connection") {
             while !self.received.withLockedValue({ $0.closed }) { try await Task.sleep(for: .milliseconds(10)) }
         }
     }

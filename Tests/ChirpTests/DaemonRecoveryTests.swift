@@ -17,14 +17,14 @@ extension LiveTests {
                 .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
                 .appendingPathComponent("scripts/testing/daemon-recovery.sh").path
             let binDirectory = (binaryPath("chat") as NSString).deletingLastPathComponent
-            let run = try ChildProcess(
+            let run = try await TestProcess(
                 "/usr/bin/unshare", ["--mount", "--net", script, binDirectory], name: "daemon-recovery")
-            let verdict = try await run.waitForLine(timeout: 90, "PASS or FAIL") {
+            let verdict = try await run.waitForLine(timeout: .seconds(90), "PASS or FAIL") {
                 $0 == "PASS" || $0.hasPrefix("FAIL")
             }
             // Let the script's exit trap stop what it started (its dbus-daemon and avahi-daemon): killed before that, it
             // would leave them running.
-            _ = try? await run.waitForExit(timeout: 30)
+            _ = try? await run.waitForExit(timeout: .seconds(30))
             #expect(verdict == "PASS", "\(run.lines.joined(separator: "\n"))\n\(run.standardError)")
         }
     }

@@ -114,7 +114,7 @@ extension LiveTests {
             alice.availablePeersDidChange = { peers in continuation.yield(peers) }
             try await alice.start()
             try await bob.start()
-            let seen = try await withTimeout(20, "bob connected in availablePeersDidChange") {
+            let seen = try await withTimeout(.seconds(20), "bob connected in availablePeersDidChange") {
                 for await peers in stream where peers.contains(where: { $0.name == "bob" && $0.isConnected }) {
                     return peers
                 }
@@ -152,7 +152,7 @@ extension LiveTests {
                 await transceiver.shutdown()
             }
             // Let the steady peer notice the last stop, so its own sockets are settled too.
-            try await withTimeout(10, "the cycler to disconnect") {
+            try await withTimeout(.seconds(10), "the cycler to disconnect") {
                 while !peer.connectedPeers.isEmpty { try await Task.sleep(for: .milliseconds(10)) }
             }
             let after = openFileDescriptorCount()

@@ -51,7 +51,7 @@ extension LiveTests {
         /// Runs `peers` mesh peers in one `chirp-load` process until they are all connected, and returns how many
         /// connections that process holds on the system bus.
         private func busConnections(ofPeers peers: Int, backend: Configuration.DiscoveryBackend) async throws -> Int {
-            let load = try ChildProcess(
+            let load = try await TestProcess(
                 binaryPath("chirp-load"),
                 [
                     "mesh", "--service", uniqueServiceType(), "--count", "\(peers)", "--expect", "\(peers - 1)",
@@ -60,14 +60,14 @@ extension LiveTests {
                 ],
                 name: "chirp-load (\(backend))",
                 environment: [Configuration.DiscoveryBackend.environmentVariable: backend.rawValue])
-            defer { load.terminate() }
-            try await load.waitForLine(timeout: 90, "a full mesh") { $0.contains("\"type\":\"full\"") }
-            return try Self.systemBusConnections(of: load.pid)
+            defer { load.kill() }
+            try await load.waitForLine(timeout: .seconds(90), "a full mesh") { $0.contains("\"type\":\"full\"") }
+            return try await Self.systemBusConnections(of: load.pid)
         }
 
         /// The unique names on the system bus whose process is `pid` (the bus's own answer, through `dbus-send`).
-        static func systemBusConnections(of pid: Int32) throws -> Int {
-            let names = try dbusSend(["org.freedesktop.DBus.ListNames"]).split(separator: "\n").compactMap {
+        static func systemBusConnections(of pid: Int32) async throws -> Int {
+            let names = try await dbusSend(["org.freedesktop.DBus.ListNames"]).split(separator: "\n").compactMap {
                 line -> String? in
                 let text = line.trimmingCharacters(in: .whitespaces)
                 guard text.hasPrefix("string \":") else { return nil }
@@ -76,26 +76,23 @@ extension LiveTests {
             var count = 0
             for name in names {
                 // A connection may close between the two calls: it is not ours to count then.
-                guard let reply = try? dbusSend(["org.freedesktop.DBus.GetConnectionUnixProcessID", "string:\(name)"])
+                guard
+                    let reply = try? await dbusSend([
+                        "org.freedesktop.DBus.GetConnectionUnixProcessID", "string:\(name)"
+                    ])
                 else { continue }
                 if reply.contains("uint32 \(pid)\n") || reply.hasSuffix("uint32 \(pid)") { count += 1 }
             }
             return count
         }
 
-        private static func dbusSend(_ arguments: [String]) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/dbus-send")
-            process.arguments =
-                ["--system", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus"] + arguments
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw DBusSendFailed() }
-            return String(decoding: data, as: UTF8.self)
+        private static func dbusSend(_ arguments: [String]) async throws -> String {
+            let process = try await TestProcess(
+                "/usr/bin/dbus-send",
+                ["--system", "--print-reply", "--dest=org.freedesktop.DBus", "/org/freedesktop/DBus"] + arguments,
+                input: .closed)
+            guard try await process.waitForExit() == 0 else { throw DBusSendFailed() }
+            return process.standardOutput
         }
 
         struct DBusSendFailed: Error {}

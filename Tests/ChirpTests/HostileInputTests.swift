@@ -64,7 +64,9 @@ extension LiveTests {
             let survivor = try await rawConnection(port: port, sending: malformedFramesAfterHello)
 
             for (what, channel) in channels {
-                try await withTimeout(10, "the server to drop \(what)") { try await channel.closeFuture.get() }
+                try await withTimeout(.seconds(10), "the server to drop \(what)") {
+                    try await channel.closeFuture.get()
+                }
             }
             try good.send(AddItem(title: "after"), to: serverPeer)
             try await received.waitForCount(hostile.count + 1)
@@ -86,12 +88,12 @@ extension LiveTests {
                 }
                 .bind(host: "127.0.0.1", port: 0).get()
             let liarPort = try #require(liar.localAddress?.port)
-            let publisher = try ChildProcess(
+            let publisher = try await TestProcess(
                 "/usr/bin/avahi-publish",
                 [
                     "-s", "liar", "_\(type)._tcp", "\(liarPort)", "id=LIAR", "name=liar", "pv=1"
                 ], name: "avahi-publish")
-            defer { publisher.terminate() }
+            defer { publisher.kill() }
 
             let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
             let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
@@ -100,7 +102,7 @@ extension LiveTests {
             try await alice.waitForConnectedPeers(1)
             #expect(alice.connectedPeers.map(\.name) == ["bob"])
             // The liar shows up as a discovered but unconnected peer.
-            try await withTimeout(10, "the liar to be discovered") {
+            try await withTimeout(.seconds(10), "the liar to be discovered") {
                 while !alice.availablePeers.contains(where: { $0.name == "liar" }) {
                     try await Task.sleep(for: .milliseconds(50))
                 }

@@ -30,7 +30,7 @@ extension LiveTests {
             // A peer dials [::1]:port at once, before discovery could have connected the two over IPv4.
             let client = Transceiver(configuration: testConfiguration("client", serviceType: type))
             try await client.start()
-            let appPeer = try await withTimeout(20, "a connection to [::1]:\(port)") {
+            let appPeer = try await withTimeout(.seconds(20), "a connection to [::1]:\(port)") {
                 try await client.connect(host: "::1", port: port)
             }
             #expect(appPeer.name == "app")

@@ -48,7 +48,7 @@ final class Collected<T: Sendable>: Sendable {
     var values: [T] { box.withLockedValue { $0 } }
 
     func waitForCount(_ count: Int, timeout: Double = 20) async throws {
-        try await withTimeout(timeout, "\(count) values (have \(self.values.count))") {
+        try await withTimeout(.seconds(timeout), "\(count) values (have \(self.values.count))") {
             while self.values.count < count { try await Task.sleep(for: .milliseconds(10)) }
         }
     }
@@ -133,7 +133,7 @@ extension LiveTests {
             let stream = pair.bob.messages(of: AddItem.self)
             let (bobPeer, _) = try await pair.connect()
             for index in 0..<3 { try pair.alice.send(AddItem(title: "\(index)"), to: bobPeer) }
-            let titles = try await withTimeout(20, "three messages") {
+            let titles = try await withTimeout(.seconds(20), "three messages") {
                 var titles: [String] = []
                 for await message in stream {
                     #expect(message.sender.name == "alice")

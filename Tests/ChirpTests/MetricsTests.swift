@@ -35,7 +35,7 @@ extension LiveTests {
             // Frames read are counted when the read completes, which can come just after the last reply has resumed
             // the request: wait for it.
             let framesIn = try metrics.expectCounter("chirp_frames_total", service + [("direction", "in")])
-            try await withTimeout(20, "the replies to be counted") {
+            try await withTimeout(.seconds(20), "the replies to be counted") {
                 while framesIn.totalValue < 3 { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(
@@ -47,7 +47,7 @@ extension LiveTests {
             // Bob stops: he says goodbye, and alice counts the reason.
             await bob.shutdown()
             let goodbyes = try metrics.expectCounter("chirp_disconnects_total", service + [("reason", "goodbye")])
-            try await withTimeout(20, "the goodbye to be counted") {
+            try await withTimeout(.seconds(20), "the goodbye to be counted") {
                 while goodbyes.totalValue < 1 { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(try metrics.expectGauge("chirp_peers_connected", service).lastValue == 0)

@@ -5,16 +5,16 @@ import Testing
 /// Peers in separate processes: the `chat` example, as a user runs it.
 extension LiveTests {
     @Suite struct ProcessTests {
-        func chat(_ name: String, _ type: String) throws -> ChildProcess {
-            try ChildProcess(
+        func chat(_ name: String, _ type: String) async throws -> TestProcess {
+            try await TestProcess(
                 binaryPath("chat"), ["--name", name, "--service", type, "--loopback", "--log-level", "debug"],
                 name: name)
         }
 
         @Test func twoChatProcessesTalk() async throws {
             let type = uniqueServiceType()
-            let alice = try chat("alice", type)
-            let bob = try chat("bob", type)
+            let alice = try await chat("alice", type)
+            let bob = try await chat("bob", type)
             try await alice.waitForLine("a connection to bob") { $0 == "* connected to bob" }
             try await bob.waitForLine("a connection to alice") { $0 == "* connected to alice" }
             alice.send("hello bob")
@@ -24,7 +24,7 @@ extension LiveTests {
             alice.closeInput()
             #expect(try await alice.waitForExit() == 0)
             try await bob.waitForLine("alice leaving") { $0 == "* alice left" }
-            bob.terminate()
+            bob.kill()
         }
 
         @Test func eightProcessesEachConnectToEveryOtherOnce() async throws {
@@ -33,7 +33,8 @@ extension LiveTests {
             let recorder = EventRecorder(observer)
             try await observer.start()
             let names = (1...7).map { "chat\($0)" }
-            let chats = try names.map { try chat($0, type) }
+            var chats: [TestProcess] = []
+            for name in names { chats.append(try await chat(name, type)) }
             try await observer.waitForConnectedPeers(7, timeout: 40)
             for chat in chats {
                 let others = Set(names + ["observer"]).subtracting([chat.name])
@@ -49,7 +50,7 @@ extension LiveTests {
                 #expect(!chat.lines.contains { $0.hasSuffix(" left") }, "\(chat.name): \(chat.lines)")
             }
             #expect(recorder.connectedNames().count == 7)
-            chats.forEach { $0.terminate() }
+            chats.forEach { $0.kill() }
             await observer.shutdown()
         }
 
@@ -60,7 +61,7 @@ extension LiveTests {
             let observer = Transceiver(configuration: configuration)
             let recorder = EventRecorder(observer)
             try await observer.start()
-            let victim = try chat("victim", type)
+            let victim = try await chat("victim", type)
             try await observer.waitForConnectedPeers(1)
 
             let clock = ContinuousClock()
@@ -74,12 +75,12 @@ extension LiveTests {
             #expect(observer.availablePeers.isEmpty)
 
             // It comes back: one peer again, never two.
-            let again = try chat("victim", type)
+            let again = try await chat("victim", type)
             try await observer.waitForConnectedPeers(1)
             try await Task.sleep(for: .milliseconds(500))
             #expect(observer.availablePeers.map(\.name) == ["victim"])
             #expect(recorder.connectedNames() == ["victim", "victim"])
-            again.terminate()
+            again.kill()
             await observer.shutdown()
         }
 
@@ -91,7 +92,7 @@ extension LiveTests {
             let observer = Transceiver(configuration: configuration)
             let recorder = EventRecorder(observer)
             try await observer.start()
-            let frozen = try chat("frozen", type)
+            let frozen = try await chat("frozen", type)
             try await observer.waitForConnectedPeers(1)
 
             let clock = ContinuousClock()
@@ -107,7 +108,7 @@ extension LiveTests {
             frozen.signal(SIGCONT)
             // Thawed, it answers again and is reconnected.
             try await observer.waitForConnectedPeers(1, timeout: 30)
-            frozen.terminate()
+            frozen.kill()
             await observer.shutdown()
         }
     }

@@ -38,7 +38,7 @@ extension LiveTests {
                 try await peer.send(RawPeer.hello(service: type))
                 let hello = try await peer.waitForFrames(1)[0]
                 #expect(hello.kind == 1)
-                try await withTimeout(20, "the server to report the raw peer connected") {
+                try await withTimeout(.seconds(20), "the server to report the raw peer connected") {
                     while !transceiver.connectedPeers.contains(where: { $0.name == "raw" }) {
                         try await Task.sleep(for: .milliseconds(5))
                     }
@@ -272,7 +272,7 @@ extension LiveTests {
             let server = try await Server()
             let peer = try await server.connectedPeer()
             try await peer.send(RawPeer.frame(kind: 6, [0xDE, 0xAD, 0xBE, 0xEF]))
-            let pong = try await withTimeout(20, "the pong") {
+            let pong = try await withTimeout(.seconds(20), "the pong") {
                 while true {
                     if let pong = peer.frames.first(where: { $0.kind == 7 && !$0.body.isEmpty }) { return pong }
                     try await Task.sleep(for: .milliseconds(5))
@@ -298,7 +298,7 @@ extension LiveTests {
             // The raw peer answers nothing, not even pings: after 2.5 s (and the kernel's word that nothing arrived),
             // the server closes and reports it disconnected.
             try await peer.waitForClose()
-            try await withTimeout(20, "the raw peer reported gone") {
+            try await withTimeout(.seconds(20), "the raw peer reported gone") {
                 while server.transceiver.connectedPeers.contains(where: { $0.name == "raw" }) {
                     try await Task.sleep(for: .milliseconds(5))
                 }

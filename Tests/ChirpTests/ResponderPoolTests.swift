@@ -39,7 +39,7 @@ import Testing
 
         /// Lets job `number` finish, once it is parked.
         func release(_ number: Int) async throws {
-            try await withTimeout(20, "job \(number) parked") {
+            try await withTimeout(.seconds(20), "job \(number) parked") {
                 while true {
                     if let continuation = self.releases.withLockedValue({ $0.removeValue(forKey: number) }) {
                         return continuation.resume()
@@ -50,7 +50,7 @@ import Testing
         }
 
         func waitForStarted(_ count: Int) async throws {
-            try await withTimeout(20, "\(count) jobs started") {
+            try await withTimeout(.seconds(20), "\(count) jobs started") {
                 while self.started.withLockedValue({ $0.count }) < count { try await Task.sleep(for: .milliseconds(5)) }
             }
         }
@@ -75,7 +75,7 @@ import Testing
         #expect(Array(jobs.started.withLockedValue { $0 }.suffix(2)) == [4, 5])
         try await jobs.release(4)
         try await jobs.release(5)
-        try await withTimeout(20, "the pool empties") {
+        try await withTimeout(.seconds(20), "the pool empties") {
             while pool.counts.running > 0 { try await Task.sleep(for: .milliseconds(5)) }
         }
     }
@@ -120,7 +120,7 @@ import Testing
         for number in 1...3 { pool.submit(jobs.job(number, connection: connection)) }
         try await jobs.waitForStarted(2)
         pool.cancelAll()
-        try await withTimeout(20, "both running jobs cancelled") {
+        try await withTimeout(.seconds(20), "both running jobs cancelled") {
             while jobs.cancelled.withLockedValue({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(5)) }
         }
         #expect(Set(jobs.cancelled.withLockedValue { $0 }) == [1, 2])

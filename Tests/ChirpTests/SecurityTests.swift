@@ -44,11 +44,11 @@ extension LiveTests {
 
             // The advertisement says a secret is required, and carries nothing derived from it.
             let browser = try ServiceBrowser(serviceType: type, interface: .loopback)
-            let instance = try await withTimeout(20, "alice's advertisement") { () -> ServiceInstance in
+            let instance = try await withTimeout(.seconds(20), "alice's advertisement") { () -> ServiceInstance in
                 for await event in browser.events() {
                     if case .found(let instance) = event, instance.name == "alice" { return instance }
                 }
-                throw TimeoutError(what: "alice's advertisement", seconds: 20)
+                throw TimeoutError(what: "alice's advertisement", timeout: .seconds(20))
             }
             #expect(instance.requiresSecret)
             #expect(Set(instance.txt.keys) == ["id", "name", "pv", "sec"])
@@ -205,7 +205,9 @@ extension LiveTests {
             let raw = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .connect(host: "127.0.0.1", port: appPort).get()
             try? await raw.writeAndFlush(ByteBuffer(bytes: bytes))
-            try await withTimeout(10, "the app to drop the plaintext connection") { try await raw.closeFuture.get() }
+            try await withTimeout(.seconds(10), "the app to drop the plaintext connection") {
+                try await raw.closeFuture.get()
+            }
             try await appEvents.waitFor("the app to report the plaintext peer") { event in
                 if case .connectionRefused(_, let reason) = event {
                     return reason.contains("shared secret does not match")
@@ -320,7 +322,7 @@ extension LiveTests {
             }
             // A peer that joins during the flood still gets in, once stalled handshakes time out.
             try await late.start()
-            let lateServer = try await withTimeout(30, "late to connect to the server") { () -> Peer in
+            let lateServer = try await withTimeout(.seconds(30), "late to connect to the server") { () -> Peer in
                 while true {
                     if let peer = late.connectedPeers.first(where: { $0.name == "server" }) { return peer }
                     try await Task.sleep(for: .milliseconds(20))
@@ -328,7 +330,7 @@ extension LiveTests {
             }
             try late.send(Marker(text: "joined"), to: lateServer)
             for (index, channel) in stalled.enumerated() {
-                try await withTimeout(15, "the server to drop stalled connection \(index)") {
+                try await withTimeout(.seconds(15), "the server to drop stalled connection \(index)") {
                     try await channel.closeFuture.get()
                 }
             }
@@ -384,7 +386,7 @@ extension LiveTests {
             try await appLogs.waitForLine(containing: notAccepted)
             let alicePeer = try #require(try await app.waitForConnectedPeers(1).first)
             #expect(alicePeer.name == "alice")
-            let appPeer = try await withTimeout(20, "alice to connect to the app") { () -> Peer in
+            let appPeer = try await withTimeout(.seconds(20), "alice to connect to the app") { () -> Peer in
                 while true {
                     if let peer = alice.connectedPeers.first(where: { $0.name == "app" }) { return peer }
                     try await Task.sleep(for: .milliseconds(20))

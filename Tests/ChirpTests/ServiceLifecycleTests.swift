@@ -34,7 +34,7 @@ extension LiveTests {
         @Test func cancellingTheTaskStopsTheTransceiver() async throws {
             let app = Transceiver(configuration: testConfiguration("app", serviceType: uniqueServiceType()))
             let running = Task { try await app.run() }
-            try await withTimeout(20, "the app to listen") {
+            try await withTimeout(.seconds(20), "the app to listen") {
                 while app.port == nil { try await Task.sleep(for: .milliseconds(10)) }
             }
             running.cancel()

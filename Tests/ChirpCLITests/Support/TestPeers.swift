@@ -71,11 +71,11 @@ func waitUntilAdvertised(_ serviceType: String, name: String, timeout: Duration 
 
 /// Starts the `chat` example on `serviceType` (loopback only) as `name`, with `environment` added to its own.
 func startChat(
-    _ serviceType: String, name: String, arguments: [String] = [], environment: [String: String] = [:]
-) throws -> ChildProcess {
-    try Binaries.require(Binaries.chat)
-    return try ChildProcess(
-        Binaries.chat, ["--name", name, "--service", serviceType, "--loopback"] + arguments, environment: environment)
+    _ serviceType: String, name: String, arguments: [String] = [], environment: [String: String?] = [:]
+) async throws -> TestProcess {
+    try await TestProcess(
+        binaryPath("chat"), ["--name", name, "--service", serviceType, "--loopback"] + arguments,
+        environment: environment)
 }
 
 /// Parses one JSON line into a dictionary.

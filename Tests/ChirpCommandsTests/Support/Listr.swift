@@ -1,3 +1,5 @@
+// What every test target shares (child processes, paths, timeouts), visible in every file here.
+@_exported import ChirpTestSupport
 import Foundation
 import NIOConcurrencyHelpers
 import Testing
@@ -6,7 +8,7 @@ import Testing
 final class ListrFixture: Sendable {
     let service: String
     let directory: URL
-    private let launched = NIOLockedValueBox<[RunningProcess]>([])
+    private let launched = NIOLockedValueBox<[TestProcess]>([])
 
     /// Runs `body` with a fresh fixture, then stops every app it started and removes its directory, whether
     /// `body` succeeded or not.
@@ -31,59 +33,61 @@ final class ListrFixture: Sendable {
 
     /// Starts `listr --name NAME` with a store in the test directory (or `store`); does not wait.
     func launchApp(
-        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String] = [:]
-    ) throws -> RunningProcess {
-        let app = try RunningProcess(
-            Binaries.listr,
+        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String?] = [:]
+    ) async throws -> TestProcess {
+        let app = try await TestProcess(
+            binaryPath("listr"),
             [
                 "--name", name, "--store", store ?? path("\(name).json"), "--service", service, "--loopback"
-            ] + extra, in: directory, environment: environment)
+            ] + extra, environment: environment, input: .closed)
         launched.withLockedValue { $0.append(app) }
         return app
     }
 
     /// Starts listr and waits until it serves commands (it is advertised).
     func startApp(
-        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String] = [:]
-    ) async throws -> RunningProcess {
-        let app = try launchApp(name, store: store, extra: extra, environment: environment)
+        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String?] = [:]
+    ) async throws -> TestProcess {
+        let app = try await launchApp(name, store: store, extra: extra, environment: environment)
         let ready = await app.waitForError(containing: "ready:")
-        try #require(ready, "listr \(name) did not start: \(app.stderr)")
+        try #require(ready, "listr \(name) did not start: \(app.standardError)")
         return app
     }
 
     /// Starts several apps at once and waits until all serve.
-    func startApps(_ names: [String]) async throws -> [RunningProcess] {
-        let apps = try names.map { try launchApp($0) }
+    func startApps(_ names: [String]) async throws -> [TestProcess] {
+        var apps: [TestProcess] = []
+        for name in names { apps.append(try await launchApp(name)) }
         for (name, app) in zip(names, apps) {
             let ready = await app.waitForError(containing: "ready:")
-            try #require(ready, "listr \(name) did not start: \(app.stderr)")
+            try #require(ready, "listr \(name) did not start: \(app.standardError)")
         }
         return apps
     }
 
     /// Runs listrctl with `arguments` plus this fixture's service, loopback and `timeout`, to completion.
-    func ctl(_ arguments: [String], timeout: Double = 15, environment: [String: String] = [:]) async throws -> CtlResult
+    func ctl(_ arguments: [String], timeout: Double = 15, environment: [String: String?] = [:]) async throws
+        -> CtlResult
     {
-        let process = try launchCtl(arguments, timeout: timeout, environment: environment)
-        return await finish(process)
+        let process = try await launchCtl(arguments, timeout: timeout, environment: environment)
+        return try await finish(process)
     }
 
     func launchCtl(
-        _ arguments: [String], timeout: Double = 15, environment: [String: String] = [:]
-    ) throws -> (RunningProcess, ContinuousClock.Instant) {
+        _ arguments: [String], timeout: Double = 15, environment: [String: String?] = [:]
+    ) async throws -> (TestProcess, ContinuousClock.Instant) {
         let started = ContinuousClock.now
-        let process = try RunningProcess(
-            Binaries.listrctl, arguments + ["--service", service, "--loopback", "--timeout", String(timeout)],
-            in: directory,
-            environment: environment)
+        let process = try await TestProcess(
+            binaryPath("listrctl"), arguments + ["--service", service, "--loopback", "--timeout", String(timeout)],
+            environment: environment, input: .closed)
         return (process, started)
     }
 
-    func finish(_ launched: (RunningProcess, ContinuousClock.Instant)) async -> CtlResult {
-        let status = await launched.0.waitForExit()
+    /// Waits for a listrctl run to end (a generous minute: its own `--timeout` ends it long before).
+    func finish(_ launched: (TestProcess, ContinuousClock.Instant)) async throws -> CtlResult {
+        let status = try await launched.0.waitForExit(timeout: .seconds(60))
         return CtlResult(
-            status: status, stdout: launched.0.stdout, stderr: launched.0.stderr,
+            status: status, stdout: launched.0.standardOutput, stderr: launched.0.standardError,
             elapsed: ContinuousClock.now - launched.1)
     }
 
@@ -91,10 +95,7 @@ final class ListrFixture: Sendable {
     private func tearDown() async {
         let apps = launched.withLockedValue { $0 }
         for app in apps { app.signal(SIGTERM) }
-        for app in apps {
-            if await !app.waitForExit(timeout: .seconds(10)) { app.signal(SIGKILL) }
-            _ = await app.waitForExit()
-        }
+        for app in apps { await app.stop(grace: .seconds(10)) }
         try? FileManager.default.removeItem(at: directory)
     }
 }

@@ -58,14 +58,15 @@ final class Harness: Sendable {
     }
 
     /// Starts `chirp-probe` on `host`.
-    func probe(on host: String, name: String, service: String, _ options: [String] = []) throws -> ProbeProcess {
-        try ProbeProcess(
+    func probe(on host: String, name: String, service: String, _ options: [String] = []) async throws -> ProbeProcess {
+        try await ProbeProcess(
             harness: self, host: host, name: name, arguments: ["--service", service, "--name", name] + options)
     }
 
     /// Starts any command on `host` (through `netns.sh exec`); the process's PID is the command's own.
-    func start(on host: String, _ command: [String], name: String) throws -> HostProcess {
-        try HostProcess(Harness.scriptPath, ["exec", host] + command, name: name, environment: ["NETNS_PREFIX": prefix])
+    func start(on host: String, _ command: [String], name: String) async throws -> TestProcess {
+        try await TestProcess(
+            Harness.scriptPath, ["exec", host] + command, name: name, environment: ["NETNS_PREFIX": prefix])
     }
 
     // MARK: - The script
@@ -77,7 +78,9 @@ final class Harness: Sendable {
         return url.appendingPathComponent("scripts/netns/netns.sh").path
     }()
 
-    /// Runs the script synchronously; its stdout and stderr together.
+    /// Runs the script synchronously; its stdout and stderr together. Foundation's `Process` rather than
+    /// ``TestProcess``: it runs where nothing can await (the static ``skipReason``, and ``tearDown()`` in `defer`
+    /// blocks).
     static func script(_ arguments: [String], prefix: String? = nil) -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
@@ -119,42 +122,8 @@ struct HarnessError: Error, CustomStringConvertible {
     var description: String { message }
 }
 
-/// Where `swift build` put the executables: next to the test bundle (`make netns-test` builds them first).
-func binaryPath(_ name: String) -> String {
-    var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent(name).path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory.deleteLastPathComponent()
-    }
-    return FileManager.default.currentDirectoryPath + "/.build/debug/\(name)"
-}
-
 /// Milliseconds since 1970, the clock of the probes' "ms" field.
 func nowMs() -> Int { Int((Date().timeIntervalSince1970 * 1000).rounded()) }
-
-struct TimeoutError: Error, CustomStringConvertible {
-    var what: String
-    var seconds: Double
-    var description: String { "timed out after \(seconds) s waiting for \(what)" }
-}
-
-/// Runs `body`, failing with `TimeoutError` after `seconds`.
-func withTimeout<T: Sendable>(
-    _ seconds: Double, _ what: @autoclosure @escaping @Sendable () -> String,
-    _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimeoutError(what: what(), seconds: seconds)
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw TimeoutError(what: what(), seconds: seconds) }
-        return first
-    }
-}
 
 /// The multi-host fault tests run one at a time: each builds its own hosts, and the machine has few cores.
 @Suite(.serialized) enum FaultTests {}

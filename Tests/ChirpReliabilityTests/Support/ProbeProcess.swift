@@ -40,12 +40,12 @@ struct ProbeEvent: Decodable, Sendable {
 final class ProbeProcess: Sendable {
     let host: String
     let name: String
-    let process: HostProcess
+    let process: TestProcess
 
-    init(harness: Harness, host: String, name: String, arguments: [String]) throws {
+    init(harness: Harness, host: String, name: String, arguments: [String]) async throws {
         self.host = host
         self.name = name
-        process = try harness.start(
+        process = try await harness.start(
             on: host, [binaryPath("chirp-probe"), "--log-level", "info"] + arguments, name: "\(name)@\(host)")
     }
 
@@ -57,7 +57,7 @@ final class ProbeProcess: Sendable {
 
     func command(_ line: String) { process.send(line) }
     func signal(_ signal: Int32) { process.signal(signal) }
-    func terminate() { process.terminate() }
+    func kill() { process.kill() }
 
     /// Waits for an event from line `from` on that satisfies `predicate`.
     @discardableResult
@@ -65,7 +65,7 @@ final class ProbeProcess: Sendable {
         from start: Int = 0, timeout: Double = 30, _ what: String,
         where predicate: @escaping @Sendable (ProbeEvent) -> Bool
     ) async throws -> ProbeEvent {
-        let (line, _) = try await process.waitForLine(from: start, timeout: timeout, what) { line in
+        let line = try await process.waitForLine(from: start, timeout: .seconds(timeout), what) { line in
             ProbeEvent.parse(line).map(predicate) ?? false
         }
         guard let event = ProbeEvent.parse(line) else { throw HarnessError(message: "unparsable line \(line)") }

@@ -78,7 +78,7 @@ final class RawPeer: Sendable {
     /// Waits until `count` frames have arrived; returns them all.
     @discardableResult
     func waitForFrames(_ count: Int, timeout: Double = 20) async throws -> [ReceivedFrame] {
-        try await withTimeout(timeout, "\(count) frames (have \(self.frames.map(\.kind)))") {
+        try await withTimeout(.seconds(timeout), "\(count) frames (have \(self.frames.map(\.kind)))") {
             while self.frames.count < count { try await Task.sleep(for: .milliseconds(5)) }
             return self.frames
         }
@@ -86,7 +86,7 @@ final class RawPeer: Sendable {
 
     /// Waits until a frame of `kind` has arrived; returns it.
     func waitForFrame(kind: UInt8, timeout: Double = 20) async throws -> ReceivedFrame {
-        try await withTimeout(timeout, "a frame of kind \(kind) (have \(self.frames.map(\.kind)))") {
+        try await withTimeout(.seconds(timeout), "a frame of kind \(kind) (have \(self.frames.map(\.kind)))") {
             while true {
                 if let frame = self.frames.first(where: { $0.kind == kind }) { return frame }
                 try await Task.sleep(for: .milliseconds(5))
@@ -96,7 +96,7 @@ final class RawPeer: Sendable {
 
     /// Waits until the other side closed the connection.
     func waitForClose(timeout: Double = 20) async throws {
-        try await withTimeout(timeout, "the connection to close (frames: \(self.frames.map(\.kind)))") {
+        try await withTimeout(.seconds(timeout), "the connection to close (frames: \(self.frames.map(\.kind)))") {
             try await self.channel.closeFuture.get()
         }
     }

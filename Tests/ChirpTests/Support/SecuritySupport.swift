@@ -83,7 +83,7 @@ final class Relay: Sendable {
                     }
             }
             .bind(host: "127.0.0.1", port: 0).get()
-        guard let port = channel.localAddress?.port else { throw TimeoutError(what: "a relay port", seconds: 0) }
+        guard let port = channel.localAddress?.port else { throw RelayError(message: "the relay's socket has no port") }
         return Relay(port: port, channel: channel, bytes: bytes, ports: ports)
     }
 
@@ -131,4 +131,10 @@ final class Relay: Sendable {
 /// The port of an `address:port` text (as ``ConnectionCandidate/address`` gives it).
 func port(of address: String) -> Int? {
     address.split(separator: ":").last.flatMap { Int($0) }
+}
+
+/// The relay could not be set up.
+struct RelayError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }

@@ -28,29 +28,6 @@ func testConfiguration(_ name: String, serviceType: String) -> Configuration {
     return configuration
 }
 
-struct TimeoutError: Error, CustomStringConvertible {
-    var what: String
-    var seconds: Double
-    var description: String { "timed out after \(seconds) s waiting for \(what)" }
-}
-
-/// Runs `body`, failing with `TimeoutError` after `seconds`.
-func withTimeout<T: Sendable>(
-    _ seconds: Double, _ what: @autoclosure @escaping @Sendable () -> String,
-    _ body: @escaping @Sendable () async throws -> T
-) async throws -> T {
-    try await withThrowingTaskGroup(of: T.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            throw TimeoutError(what: what(), seconds: seconds)
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next() else { throw TimeoutError(what: what(), seconds: seconds) }
-        return first
-    }
-}
-
 /// Collects every event of a transceiver from the moment it is created.
 final class EventRecorder: Sendable {
     private let stream: AsyncStream<TransceiverEvent>
@@ -79,7 +56,7 @@ final class EventRecorder: Sendable {
     func waitFor(timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool)
         async throws -> TransceiverEvent
     {
-        try await withTimeout(timeout, what) {
+        try await withTimeout(.seconds(timeout), what) {
             while true {
                 if let event = self.events.first(where: predicate) { return event }
                 try await Task.sleep(for: .milliseconds(10))
@@ -96,7 +73,9 @@ extension Transceiver {
     func waitForConnectedPeers(_ count: Int, timeout: Double = 20) async throws -> [Peer] {
         let events = self.makeEvents()
         if connectedPeers.count >= count { return connectedPeers }
-        return try await withTimeout(timeout, "\(count) connected peers (have \(self.connectedPeers.map(\.name)))") {
+        return try await withTimeout(
+            .seconds(timeout), "\(count) connected peers (have \(self.connectedPeers.map(\.name)))"
+        ) {
             for await event in events {
                 if case .availablePeersChanged = event, self.connectedPeers.count >= count {
                     return self.connectedPeers
@@ -112,9 +91,9 @@ extension Transceiver {
         timeout: Double = 20, _ what: String, where predicate: @escaping @Sendable (TransceiverEvent) -> Bool
     ) async throws -> TransceiverEvent {
         let events = self.makeEvents()
-        return try await withTimeout(timeout, what) {
+        return try await withTimeout(.seconds(timeout), what) {
             for await event in events where predicate(event) { return event }
-            throw TimeoutError(what: what, seconds: timeout)
+            throw TimeoutError(what: what, timeout: .seconds(timeout))
         }
     }
 }
@@ -122,17 +101,6 @@ extension Transceiver {
 /// Open file descriptors of this process.
 func openFileDescriptorCount() -> Int {
     (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count) ?? -1
-}
-
-/// Where `swift build` put the executables: next to the test bundle (`make test` builds them first).
-func binaryPath(_ name: String) -> String {
-    var directory = URL(fileURLWithPath: CommandLine.arguments.first ?? ".").deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent(name).path
-        if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
-        directory.deleteLastPathComponent()
-    }
-    return ".build/debug/\(name)"
 }
 
 /// Tests that start real transceivers, daemons' registrations and processes. They run one at a time (the suites
