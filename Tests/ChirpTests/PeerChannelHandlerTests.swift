@@ -96,6 +96,34 @@ import Testing
         #expect(session.reports.closed.withLockedValue { $0.map(\.peerStopping) } == [false])
     }
 
+    @Test func theWinnerOfATieBreakWritesNothingUntilThePeerHasFinishedOnTheLoser() throws {
+        let winner = try Session()
+        let loser = try Session()
+        winner.connection.holdOutbound(until: loser.connection)
+        loser.connection.retire()
+        #expect(try loser.written().map(\.kind) == [Self.goodbye])
+        for value in 0..<3 {
+            winner.connection.enqueue(
+                FrameWriter.frame(.ping, body: ByteBuffer(bytes: [UInt8(value)]), allocator: .init()))
+        }
+        #expect(try winner.written().isEmpty, "held while the peer may not know of the loser yet")
+        // The peer's goodbye on the loser: its table knows both connections and holds the winner's frames for us.
+        try loser.receive(.goodbye, Array("duplicate".utf8))
+        // The control: what waited is written, in order.
+        #expect(try winner.written().map(\.body) == [[0], [1], [2]])
+    }
+
+    @Test func anOutboundHoldEndsWhenTheLoserCloses() throws {
+        let winner = try Session()
+        let loser = try Session()
+        winner.connection.holdOutbound(until: loser.connection)
+        winner.connection.enqueue(FrameWriter.frame(.ping, body: ByteBuffer(bytes: [7]), allocator: .init()))
+        #expect(try winner.written().isEmpty)
+        try loser.channel.close().wait()
+        loser.channel.embeddedEventLoop.run()
+        #expect(try winner.written().map(\.body) == [[7]])
+    }
+
     @Test func aRequestInFlightKeepsARetiredConnectionOpenUntilItsResponse() throws {
         let session = try Session()
         let id = session.connection.makeRequestID()

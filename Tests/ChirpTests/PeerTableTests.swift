@@ -45,6 +45,7 @@ import Testing
             case .emit(.connectionRefused(let peer, _)): return "refused \(peer)"
             case .emit(let other): return "event \(other)"
             case .retire(let loser, let holding): return "retire #\(loser)" + (holding.map { " holding #\($0)" } ?? "")
+            case .holdOutbound(let winner, let loser): return "hold-out #\(winner) until #\(loser)"
             case .close(let connection): return "close #\(connection)"
             case .closeWithGoodbye(let connection): return "goodbye #\(connection)"
             case .instanceConnected(let name): return "resolved-by-connection \(name)"
@@ -189,12 +190,27 @@ import Testing
         _ = session.on(.found(Self.advert("Z")))
         #expect(session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now)).contains("connected Z"))
         // Our own dial completes second, and wins (M < Z): the first is retired, and what Z sent on it comes first.
+        // What we send moves to the winner, which writes nothing until Z has finished on the loser: Z's table may learn
+        // of the loser after ours, and holds the winner only from then.
         #expect(
-            session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: session.now)) == ["retire #1 holding #2"])
+            session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: session.now)) == [
+                "hold-out #2 until #1", "retire #1 holding #2"
+            ])
         #expect(session.table.connection(to: "Z") == 2)
         // The retired connection closing does not disconnect the peer.
         #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).isEmpty)
         #expect(session.table.availablePeers.map(\.isConnected) == [true])
+    }
+
+    @Test func bothDialedAtOnceAndTheFirstConnectionWinsOurMessagesStayWhereTheyAre() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        // Our own dial completes first; Z's arrives second and loses (M < Z keeps M's dial). Our messages never moved,
+        // so nothing we send waits; what Z sent on the loser still comes first.
+        #expect(session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now)).contains("connected Z"))
+        #expect(
+            session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == ["retire #2 holding #1"])
+        #expect(session.table.connection(to: "Z") == 1)
     }
 
     @Test func aReconnectionFromTheSameDialerReplacesTheStaleConnectionWithoutAHold() {

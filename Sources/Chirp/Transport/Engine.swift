@@ -126,6 +126,8 @@ final class Engine: ConnectionDelegate {
             stale?.cancel()
         case .dial(let id, let address, let peer):
             dial(id, address: address, peer: peer)
+        case .holdOutbound(let winner, let loser):
+            winner.holdOutbound(until: loser)
         case .retire(let loser, let holding):
             holding?.holdInbound(until: loser)
             loser.retire()

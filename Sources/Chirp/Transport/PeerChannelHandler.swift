@@ -40,6 +40,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// Set while what the peer sends here waits for its other connection to deliver first
     /// (``PeerConnection/holdInbound(until:)``).
     private var holdsInbound = false
+    /// Whether what we queue waits before it is written: the connection won a tie-break that moved our messages to it
+    /// from the one that lost (``PeerConnection/holdOutbound(until:)``).
+    private var holdsOutbound = false
     /// Frames and bytes read since the last read completed, counted into the metrics once per read.
     private var framesRead = 0
     private var bytesRead = 0
@@ -240,8 +243,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// Writes everything queued while the channel is writable, then flushes once.
     func drain() {
         guard let connection else { return }
-        guard let context else {
-            _ = connection.nextChunk(isWritable: false)  // ends the scheduled drain: nothing can be written
+        guard let context, !holdsOutbound else {
+            // Ends the scheduled drain: nothing can be written (yet). What is queued stays queued.
+            _ = connection.nextChunk(isWritable: false)
             return
         }
         var wrote = false
@@ -281,6 +285,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// This connection lost the tie-break.
     func retire() {
+        holdsOutbound = false  // what is queued goes before the goodbye
         perform(lifecycle.retire(exchangesInFlight: exchangesInFlight))
     }
 
@@ -291,6 +296,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
+        holdsOutbound = false  // what is queued goes before the goodbye
         drain()
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.goodbye, text: reason, allocator: channel.allocator)))
@@ -375,6 +381,20 @@ final class PeerChannelHandler: ChannelInboundHandler {
         holdsInbound = false
         moveHeldToInbox()
         if !delivering { deliverInbox(context: context) }
+    }
+
+    /// Starts holding what we queue; `false` when already holding, or closed.
+    func startOutboundHold() -> Bool {
+        guard !holdsOutbound, context != nil, connection != nil else { return false }
+        holdsOutbound = true
+        return true
+    }
+
+    /// Ends an outbound hold: writes what was queued meanwhile.
+    func releaseOutboundHold() {
+        guard holdsOutbound else { return }
+        holdsOutbound = false
+        drain()
     }
 
     /// Runs `callback` once the peer can send nothing more on this connection.

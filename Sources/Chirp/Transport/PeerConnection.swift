@@ -208,6 +208,21 @@ final class PeerConnection: Sendable {
         }
     }
 
+    /// Holds what we send on this connection until the peer has finished sending on `predecessor`.
+    ///
+    /// Our messages move to this connection from `predecessor`, which lost the tie-break. The peer holds what arrives
+    /// here until it has read everything we sent there (``holdInbound(until:)``), but only from the moment its own
+    /// table knows both connections, and a handshake may complete on its side later than on ours. Its
+    /// `goodbye(duplicate)` on `predecessor` says it does: until then what we queue here waits (the queue's limit
+    /// applies), and at the latest until `predecessor` closes (5 s after it was retired).
+    func holdOutbound(until predecessor: PeerConnection) {
+        onLoop { handler in
+            guard handler.startOutboundHold() else { return }
+            let successor = self
+            predecessor.onLoop { $0.whenInboundFinished { successor.onLoop { $0.releaseOutboundHold() } } }
+        }
+    }
+
     /// Runs `body` with the channel handler on the event loop: at once when already there, else in a task.
     func onLoop(_ body: @escaping @Sendable (PeerChannelHandler) -> Void) {
         let handler = self.handler

@@ -83,6 +83,9 @@ extension PeerTable {
         /// Retire the connection that lost the tie-break (a `goodbye(duplicate)`, then a close once nothing is in
         /// flight); with `holding`, the kept connection holds what arrives until the retired one has delivered all.
         case retire(Connection, holding: Connection?)
+        /// Write nothing on the first connection until the peer has finished sending on the second: our messages
+        /// moved from the second (which lost the tie-break) to the first, and the peer may not know it yet.
+        case holdOutbound(Connection, until: Connection)
         /// Close a connection without a goodbye (it belongs to a run of the peer that has stopped).
         case close(Connection)
         /// Say goodbye (`stopping`) on the connection and close it.

@@ -272,6 +272,11 @@ where Instant.Duration == Duration {
             let winner = loser == existing.connection ? new.connection : existing.connection
             let holding = existing.dialerID != new.dialerID ? winner : nil
             actions.append(.log(.debug, "two connections to one peer; keeping one", ["peer": "\(new.peer)"]))
+            if let holding, holding == new.connection {
+                // Our messages move to the new connection. The peer holds what arrives on it only once its table
+                // knows both, which may be later than ours: we wait for its goodbye on the loser.
+                actions.append(.holdOutbound(holding, until: loser))
+            }
             actions.append(.retire(loser, holding: holding))
             return
         }
