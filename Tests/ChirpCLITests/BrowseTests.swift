@@ -29,7 +29,7 @@ extension ChirpCLITests {
             let browse = try await startChirp(["browse", type, "--json", "--interface", "lo"])
             let peer = try await startPeer(type, name: "comes-and-goes", metadata: ["color": "blue"])
 
-            let foundLine = try #require(try? await browse.waitForLine(containing: "\"found\""), "\(browse.transcript)")
+            let foundLine = try await browse.waitForLine(containing: "\"found\"")
             let found = try jsonObject(foundLine)
             #expect(found["name"] as? String == "comes-and-goes")
             #expect(found["peerID"] as? String == peer.configuration.peerID)
@@ -39,7 +39,7 @@ extension ChirpCLITests {
             #expect((found["addresses"] as? [String])?.contains("127.0.0.1") == true)
 
             await peer.shutdown()
-            let lostLine = try #require(try? await browse.waitForLine(containing: "\"lost\""), "\(browse.transcript)")
+            let lostLine = try await browse.waitForLine(containing: "\"lost\"")
             #expect(try jsonObject(lostLine)["instance"] as? String == found["instance"] as? String)
 
             browse.signal(SIGINT)

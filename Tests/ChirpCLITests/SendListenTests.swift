@@ -34,7 +34,7 @@ extension ChirpCLITests {
                 send.standardOutput.isEmpty && send.standardError.isEmpty,
                 "piped output must stay clean: \(send.transcript)")
             let first = try jsonObject(
-                try #require(try? await listen.waitForLine(containing: "\"note\""), "\(listen.transcript)"))
+                try await listen.waitForLine(containing: "\"note\""))
             #expect(first["sender"] as? String == "sender")
             #expect(first["type"] as? String == "note")
             let payload = try #require(first["payload"] as? [String: Any])
@@ -45,7 +45,7 @@ extension ChirpCLITests {
             // chat (a typed Swift app) -> chirp listen
             chat.write("hello from chat\n")
             let second = try jsonObject(
-                try #require(try? await listen.waitForLine(containing: "chat.line"), "\(listen.transcript)"))
+                try await listen.waitForLine(containing: "chat.line"))
             #expect(second["sender"] as? String == "alice")
             #expect((second["payload"] as? [String: Any])?["text"] as? String == "hello from chat")
             #expect(try await listen.waitForExit() == 0, "--count 2 ends listen: \(listen.transcript)")

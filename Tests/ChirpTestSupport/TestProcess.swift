@@ -60,6 +60,7 @@ public final class TestProcess: Sendable {
                 message: "\(executable) is missing or not executable: run `swift build` before `swift test` "
                     + "(make test does)")
         }
+        _ = Self.ignoreBrokenPipes
         let name = name ?? (executable as NSString).lastPathComponent
         let state = TestProcessState()
         let (commands, commandSink) = AsyncStream<InputCommand>.makeStream()
@@ -100,6 +101,10 @@ public final class TestProcess: Sendable {
         self.state = state
         self.input = commandSink
     }
+
+    /// A write to a process that has exited (or closed its input) fails with EPIPE instead of killing the test run
+    /// with SIGPIPE. Once per test process.
+    private static let ignoreBrokenPipes: Void = ignoreSIGPIPE()
 
     deinit {
         kill()
@@ -225,33 +230,38 @@ public final class TestProcess: Sendable {
 
     // MARK: Waiting
 
-    /// Waits until `condition` holds for the complete lines so far; `false` if it does not within `timeout`.
+    /// Waits until `condition` holds for the complete lines so far; `false` if it does not within `timeout`, or the
+    /// process ends without it holding.
     @discardableResult
     public func waitFor(timeout: Duration = .seconds(20), _ condition: @escaping @Sendable ([String]) -> Bool) async
         -> Bool
     {
-        await state.wait(timeout: timeout) { condition($0.lines) }
+        _ = await state.wait(timeout: timeout) { condition($0.lines) || $0.status != nil }
+        return condition(lines)
     }
 
     /// Waits for a standard output line, from line `start` on, that satisfies `predicate`, and returns it. Throws a
-    /// ``TimeoutError`` that names `what` and shows the output when none comes within `timeout`.
+    /// ``TimeoutError`` that names `what` and shows the output when none comes within `timeout`, or a
+    /// ``TestProcessError`` as soon as the process ends without printing one.
     @discardableResult
     public func waitForLine(
         from start: Int = 0, timeout: Duration = .seconds(20), _ what: String,
         where predicate: @escaping @Sendable (String) -> Bool
     ) async throws -> String {
         let found = NIOLockedValueBox<String?>(nil)
-        let seen = await state.wait(timeout: timeout) { output in
+        _ = await state.wait(timeout: timeout) { output in
             guard start < output.lines.count,
                 let line = output.lines[start...].first(where: predicate)
-            else { return false }
+            else { return output.status != nil }
             found.withLockedValue { $0 = line }
             return true
         }
-        guard seen, let line = found.withLockedValue({ $0 }) else {
-            throw TimeoutError(what: "\(name) to print \(what)\n\(transcript.suffix(6000))", timeout: timeout)
+        if let line = found.withLockedValue({ $0 }) { return line }
+        if let status = exitStatus {
+            throw TestProcessError(
+                message: "\(name) exited with status \(status) without printing \(what)\n\(transcript.suffix(6000))")
         }
-        return line
+        throw TimeoutError(what: "\(name) to print \(what)\n\(transcript.suffix(6000))", timeout: timeout)
     }
 
     /// Waits for a standard output line, from line `start` on, that contains `text`, and returns it.
@@ -286,6 +296,11 @@ public struct TestProcessError: Error, CustomStringConvertible {
     /// What went wrong, and what to do about it.
     public var message: String
     public var description: String { message }
+}
+
+/// `signal(SIGPIPE, SIG_IGN)`, out of reach of ``TestProcess/signal(_:)`` inside the class.
+private func ignoreSIGPIPE() {
+    _ = signal(SIGPIPE, SIG_IGN)
 }
 
 /// `kill(2)`, out of reach of ``TestProcess/kill()`` inside the class.
