@@ -35,7 +35,8 @@ tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	@set -e; for target in $(TEST_TARGETS); do \
 		echo "==> swift test (thread sanitizer): $$target"; \
-		AVAHI_COMPAT_NOWARN=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "^$$target\." $(TEST_FLAGS); \
+		TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/testing/tsan.supp $$TSAN_OPTIONS" AVAHI_COMPAT_NOWARN=1 \
+			$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "^$$target\." $(TEST_FLAGS); \
 	done
 
 demo: deps
