@@ -20,7 +20,7 @@ extension LiveTests {
             /// The texts of the markers alice received, in the order her handler saw them.
             let received = Collected<String>()
             let bob: HandWrittenPeer
-            let loser: RawConnection
+            let loser: RawPeer
 
             init() async throws {
                 let type = uniqueServiceType()
@@ -54,7 +54,7 @@ extension LiveTests {
 
             // Bob dials alice too and at once sends messages 50-99 on that connection. On the wire, messages 0-49 are
             // still on their way over the first connection (bob writes them below, once alice retired it).
-            let winner = try await RawConnection.dial(port: scene.alicePort)
+            let winner = try await RawPeer(port: scene.alicePort)
             try await winner.write(bob.hello() + (50..<100).map { bob.message("message \($0)") })
             try await loser.waitFor(text: GoodbyeReason.duplicate)
             try await loser.write(
@@ -70,7 +70,7 @@ extension LiveTests {
             try await loser.waitForClose()
             #expect(alice.connectedPeers.map(\.id) == [bob.id])
 
-            winner.close()
+            await winner.close()
             await alice.shutdown()
         }
 
@@ -84,7 +84,7 @@ extension LiveTests {
             let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
             defer { bob.stop() }
 
-            let winner = try await RawConnection.dial(port: scene.alicePort)
+            let winner = try await RawPeer(port: scene.alicePort)
             try await winner.write(bob.hello())
             try await loser.waitFor(text: GoodbyeReason.duplicate)  // alice's table switched to the winner
             try alice.broadcast(Marker(text: "after the switch"))
@@ -96,7 +96,7 @@ extension LiveTests {
             try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
             try await winner.waitFor(text: "after the switch")
 
-            winner.close()
+            await winner.close()
             await alice.shutdown()
         }
 
@@ -112,7 +112,7 @@ extension LiveTests {
             let taken = engine.connections  // what a broadcast took just before the switch
             #expect(taken.count == 1)
 
-            let winner = try await RawConnection.dial(port: scene.alicePort)
+            let winner = try await RawPeer(port: scene.alicePort)
             try await winner.write(bob.hello())
             try await loser.waitFor(text: GoodbyeReason.duplicate)
             try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
@@ -132,7 +132,7 @@ extension LiveTests {
                     request, id: 1, typeName: Marker.chirpTypeName, on: taken[0], timeout: .seconds(5))
             }
 
-            winner.close()
+            await winner.close()
             await alice.shutdown()
         }
 
@@ -141,16 +141,16 @@ extension LiveTests {
             let (bob, loser, received) = (scene.bob, scene.loser, scene.received)
             defer { bob.stop() }
 
-            let winner = try await RawConnection.dial(port: scene.alicePort)
+            let winner = try await RawPeer(port: scene.alicePort)
             try await winner.write(bob.hello() + [bob.message("after the switch")])
             try await loser.waitFor(text: GoodbyeReason.duplicate)
             // The first connection breaks instead of ending with a goodbye: what waited on the other is delivered.
             try await loser.write([bob.message("last on the first connection")])
-            loser.close()
+            await loser.close()
             try await received.waitForCount(2)
             #expect(received.values == ["last on the first connection", "after the switch"])
 
-            winner.close()
+            await winner.close()
             await scene.alice.shutdown()
         }
 
@@ -171,7 +171,7 @@ extension LiveTests {
             #expect(received.values.count < 2000)  // the positive control: she stopped before the end
 
             // Bob dials too: his connection wins, alice retires the first one and must read it to its end.
-            let winner = try await RawConnection.dial(port: scene.alicePort)
+            let winner = try await RawPeer(port: scene.alicePort)
             try await winner.write(bob.hello() + [bob.message("2000 after the switch")])
             try await loser.waitFor(text: GoodbyeReason.duplicate)
             try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
@@ -185,7 +185,7 @@ extension LiveTests {
                 expected += 1
                 if expected == 2001 { break }
             }
-            winner.close()
+            await winner.close()
             await alice.shutdown()
         }
 
@@ -197,7 +197,7 @@ extension LiveTests {
             defer { bob.stop() }
             let events = EventRecorder(alice)
 
-            let second = try await RawConnection.dial(port: scene.alicePort)
+            let second = try await RawPeer(port: scene.alicePort)
             try await second.waitFor(text: "alice")  // alice accepted it and sent her hello
             try await loser.write([bob.goodbye(GoodbyeReason.stopping)])
             let bobID = bob.id
@@ -210,7 +210,7 @@ extension LiveTests {
             #expect(events.connectedNames().isEmpty)
             #expect(alice.connectedPeers.isEmpty)
 
-            loser.close()
+            await loser.close()
             await alice.shutdown()
         }
     }
@@ -222,19 +222,19 @@ final class HandWrittenPeer: Sendable {
     let id: String
     let serviceType: String
     private let server: any Channel
-    private let accepted: AsyncStream<RawConnection>
+    private let accepted: AsyncStream<RawPeer>
     private let advertisement: DNSServiceOperation<RegisterEvent>
     private let queue: DispatchQueue
 
     init(id: String, serviceType: String) async throws {
         self.id = id
         self.serviceType = serviceType
-        let (accepted, acceptedContinuation) = AsyncStream<RawConnection>.makeStream()
+        let (accepted, acceptedContinuation) = AsyncStream<RawPeer>.makeStream()
         self.accepted = accepted
         server = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    let connection = try RawConnection(channel: channel)
+                    let connection = try RawPeer(accepted: channel)
                     acceptedContinuation.yield(connection)
                 }
             }
@@ -256,7 +256,7 @@ final class HandWrittenPeer: Sendable {
     }
 
     /// The next connection dialed to bob.
-    func nextAcceptedConnection() async throws -> RawConnection {
+    func nextAcceptedConnection() async throws -> RawPeer {
         try await withTimeout(.seconds(20), "a connection to bob") {
             for await connection in self.accepted { return connection }
             throw TimeoutError(what: "a connection to bob", timeout: .seconds(20))
@@ -284,82 +284,5 @@ final class HandWrittenPeer: Sendable {
     func stop() {
         queue.sync { advertisement.cancel() }
         server.close(promise: nil)
-    }
-}
-
-/// One TCP connection written to by hand, keeping everything it reads.
-final class RawConnection: Sendable {
-    let channel: any Channel
-    private let received: NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>
-
-    /// Dials `127.0.0.1:port`. What the other side sends is recorded from the first byte: the recorder is in the
-    /// pipeline before the connection is active (added after, it could miss a hello sent at once).
-    static func dial(port: Int) async throws -> RawConnection {
-        let received = NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>(([], false))
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(Recorder(received: received))
-                }
-            }
-            .connect(host: "127.0.0.1", port: port).get()
-        return RawConnection(channel: channel, received: received)
-    }
-
-    private init(channel: any Channel, received: NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>) {
-        self.channel = channel
-        self.received = received
-    }
-
-    /// Wraps a channel whose initializer is running (an accepted one); call on its event loop.
-    init(channel: any Channel) throws {
-        self.channel = channel
-        self.received = NIOLockedValueBox(([], false))
-        try channel.pipeline.syncOperations.addHandler(Recorder(received: received))
-    }
-
-    func write(_ frames: [ByteBuffer]) async throws {
-        var all = ByteBuffer()
-        for var frame in frames { all.writeBuffer(&frame) }
-        try await channel.writeAndFlush(all)
-    }
-
-    /// Waits until the bytes read so far contain `text`.
-    func waitFor(text: String) async throws {
-        let needle = Array(text.utf8)
-        try await withTimeout(.seconds(20), "\"\(text)\" on a raw connection") {
-            while !self.received.withLockedValue({ $0.bytes.contains(needle) }) {
-                try await Task.sleep(for: .milliseconds(10))
-            }
-        }
-    }
-
-    /// Whether the bytes read so far contain `text`.
-    func hasReceived(text: String) -> Bool {
-        let needle = Array(text.utf8)
-        return received.withLockedValue { $0.bytes.contains(needle) }
-    }
-
-    /// Waits until the other side closed the connection.
-    func waitForClose() async throws {
-        try await withTimeout(.seconds(20), "the other side to close a raw connection") {
-            while !self.received.withLockedValue({ $0.closed }) { try await Task.sleep(for: .milliseconds(10)) }
-        }
-    }
-
-    func close() { channel.close(promise: nil) }
-
-    private final class Recorder: ChannelInboundHandler, Sendable {
-        typealias InboundIn = ByteBuffer
-        let received: NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>
-        init(received: NIOLockedValueBox<(bytes: [UInt8], closed: Bool)>) { self.received = received }
-        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            let bytes = Array(buffer: unwrapInboundIn(data))
-            received.withLockedValue { $0.bytes += bytes }
-        }
-        func channelInactive(context: ChannelHandlerContext) {
-            received.withLockedValue { $0.closed = true }
-            context.fireChannelInactive()
-        }
     }
 }

@@ -236,7 +236,7 @@ extension LiveTests {
             let serverPeer = try #require(try await client.waitForConnectedPeers(1).first)
             // A bystander connected to the server too, written by hand so that it keeps every byte the server sends it
             // (reply frames reach no handler, so a transceiver could not tell).
-            let bystander = try await RawConnection.dial(port: try #require(server.port))
+            let bystander = try await RawPeer(port: try #require(server.port))
             let bystanderHello = Hello(peerID: UUID().uuidString, name: "bystander", service: type, metadata: [:])
             try await bystander.write([try bystanderHello.frame(allocator: ByteBufferAllocator())])
             _ = try await server.waitForConnectedPeers(2)
@@ -274,7 +274,7 @@ extension LiveTests {
             try server.broadcast(Echo(text: "for everyone"))
             try await bystander.waitFor(text: "for everyone")
             #expect(!bystander.hasReceived(text: "to client"), "a reply to the client reached the bystander")
-            bystander.close()
+            await bystander.close()
             for transceiver in [server, client] { await transceiver.shutdown() }
         }
 

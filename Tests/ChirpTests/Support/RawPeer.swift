@@ -4,8 +4,9 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// A peer played byte by byte over a plain TCP connection: it writes exactly the bytes a test gives, and records
-/// every byte it receives and when the other side closed. For the tests of Docs/Protocol.md.
+/// A peer played byte by byte over a plain TCP connection (dialed, or accepted by a test's server): it writes exactly
+/// the bytes a test gives, and records every byte it receives and when the other side closed. For the tests of
+/// Docs/Protocol.md and of the tie-break's switch.
 final class RawPeer: Sendable {
     /// One frame as received: its kind and body.
     struct ReceivedFrame: Equatable, Sendable {
@@ -36,7 +37,8 @@ final class RawPeer: Sendable {
         }
     }
 
-    /// Connects to `port` on 127.0.0.1.
+    /// Connects to `port` on 127.0.0.1. What the other side sends is recorded from the first byte: the recorder is in
+    /// the pipeline before the connection is active (added after, it could miss a hello sent at once).
     init(port: Int) async throws {
         let received = NIOLockedValueBox<[UInt8]>([])
         let closed = NIOLockedValueBox(false)
@@ -49,6 +51,16 @@ final class RawPeer: Sendable {
                 }
             }
             .connect(host: "127.0.0.1", port: port).get()
+    }
+
+    /// Wraps a connection a test's server accepted; call in its child channel initializer (on its event loop).
+    init(accepted channel: any Channel) throws {
+        let received = NIOLockedValueBox<[UInt8]>([])
+        let closed = NIOLockedValueBox(false)
+        self.received = received
+        self.closedBox = closed
+        self.channel = channel
+        try channel.pipeline.syncOperations.addHandler(Recorder(received: received, closed: closed))
     }
 
     /// Whether the other side closed the connection.
@@ -73,6 +85,25 @@ final class RawPeer: Sendable {
 
     func send(_ bytes: [UInt8]) async throws {
         try await channel.writeAndFlush(ByteBuffer(bytes: bytes))
+    }
+
+    /// Writes `frames` in one write.
+    func write(_ frames: [ByteBuffer]) async throws {
+        var all = ByteBuffer()
+        for var frame in frames { all.writeBuffer(&frame) }
+        try await channel.writeAndFlush(all)
+    }
+
+    /// Whether the bytes received so far contain `text`.
+    func hasReceived(text: String) -> Bool {
+        bytes.contains(Array(text.utf8))
+    }
+
+    /// Waits until the bytes received contain `text`.
+    func waitFor(text: String, timeout: Double = 20) async throws {
+        try await withTimeout(.seconds(timeout), "\"\(text)\" on a raw connection") {
+            while !self.hasReceived(text: text) { try await Task.sleep(for: .milliseconds(5)) }
+        }
     }
 
     /// Waits until `count` frames have arrived; returns them all.
