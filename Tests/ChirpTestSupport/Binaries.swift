@@ -22,3 +22,11 @@ public let binaryDirectory: String = {
 public func binaryPath(_ name: String) -> String {
     binaryDirectory + "/" + name
 }
+
+/// Throws ``TestProcessError`` when `path` is not an executable file, saying what to do about it.
+public func requireExecutable(_ path: String) throws {
+    guard FileManager.default.isExecutableFile(atPath: path) else {
+        throw TestProcessError(
+            message: "\(path) is missing or not executable: run `swift build` before `swift test` (make test does)")
+    }
+}

@@ -55,11 +55,7 @@ public final class TestProcess: Sendable {
         _ executable: String, _ arguments: [String], name: String? = nil, environment: [String: String?] = [:],
         input: Input = .pipe
     ) async throws {
-        guard FileManager.default.isExecutableFile(atPath: executable) else {
-            throw TestProcessError(
-                message: "\(executable) is missing or not executable: run `swift build` before `swift test` "
-                    + "(make test does)")
-        }
+        try requireExecutable(executable)
         _ = Self.ignoreBrokenPipes
         let name = name ?? (executable as NSString).lastPathComponent
         let state = TestProcessState()
@@ -117,21 +113,17 @@ public final class TestProcess: Sendable {
         _ execution: Execution<CustomWriteInput, SequenceOutput, SequenceOutput>,
         commands: AsyncStream<InputCommand>, input: AsyncStream<InputCommand>.Continuation, state: TestProcessState
     ) async {
+        /// Hands each chunk of `output` to `collect` until it ends (a read error ends it too).
+        @Sendable func read(_ output: SubprocessOutputSequence, into collect: @escaping @Sendable ([UInt8]) -> Void)
+            async
+        {
+            do {
+                for try await chunk in output { collect(chunk.withUnsafeBytes { Array($0) }) }
+            } catch {}
+        }
         await withTaskGroup(of: Void.self) { group in
-            group.addTask {
-                do {
-                    for try await chunk in execution.standardOutput {
-                        state.appendOutput(chunk.withUnsafeBytes { Array($0) })
-                    }
-                } catch {}
-            }
-            group.addTask {
-                do {
-                    for try await chunk in execution.standardError {
-                        state.appendError(chunk.withUnsafeBytes { Array($0) })
-                    }
-                } catch {}
-            }
+            group.addTask { await read(execution.standardOutput, into: state.appendOutput) }
+            group.addTask { await read(execution.standardError, into: state.appendError) }
             group.addTask {
                 let writer = execution.standardInputWriter
                 for await command in commands {

@@ -1,5 +1,4 @@
 import Foundation
-import Testing
 
 /// Runs `chirp` with `arguments` (plus COLUMNS=100 for stable help text) as a ``TestProcess``.
 func startChirp(_ arguments: [String], environment: [String: String?] = [:]) async throws -> TestProcess {
@@ -17,8 +16,8 @@ func runChirp(
         return (try await process.waitForExit(timeout: timeout), process)
     } catch {
         await process.stop()
-        Issue.record("chirp \(arguments.joined(separator: " ")) did not end within \(timeout)\n\(process.transcript)")
-        throw error
+        throw TimeoutError(
+            what: "chirp \(arguments.joined(separator: " ")) to end\n\(process.transcript)", timeout: timeout)
     }
 }
 
@@ -26,8 +25,6 @@ func runChirp(
 /// ``TestProcess`` never does on purpose: an output pipe that nobody reads, or whose reader goes away.
 func requireBinary(_ name: String) throws -> URL {
     let path = binaryPath(name)
-    try #require(
-        FileManager.default.isExecutableFile(atPath: path),
-        "\(path) is missing: run `swift build` before `swift test` (make test does)")
+    try requireExecutable(path)
     return URL(fileURLWithPath: path)
 }
