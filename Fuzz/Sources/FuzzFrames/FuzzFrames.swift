@@ -15,7 +15,9 @@
 //   - re-encoding the frames gives back exactly the bytes they were decoded from, a prefix of the stream;
 //   - never more frames than stream bytes / 5; every frame within the limit that applied to it;
 //   - message, request and response bodies parse (FrameParser) or throw MalformedFrameError; a parsed body
-//     re-encodes (FrameWriter) to the same bytes, and its type name is 1...maxTypeNameLength bytes of UTF-8.
+//     re-encodes (FrameWriter) to the same bytes, and its type name is 1...maxTypeNameLength bytes of UTF-8;
+//   - the bodies of one stream are parsed through one TypeNameCache, as a connection parses them, and give exactly
+//     what a parse without the cache gives.
 import NIOCore
 import NIOEmbedded
 
@@ -94,24 +96,32 @@ func pipelineDecode(_ chunks: [ArraySlice<UInt8>], maxFrameSize: Int, maxHelloSi
     return (frames, firstError)
 }
 
-func checkBody(of frame: Frame) {
+func checkBody(of frame: Frame, names: inout TypeNameCache) {
     guard let kind = frame.knownKind, [.message, .request, .response].contains(kind) else { return }
+    let uncached = Result { () throws -> MessageBody in
+        switch kind {
+        case .request: return try FrameParser.request(frame.body).message
+        case .response: return try FrameParser.response(frame.body).message
+        default: return try FrameParser.message(frame.body)
+        }
+    }
     do {
         var reencoded = ByteBuffer()
         let message: MessageBody
         switch kind {
         case .request:
-            let request = try FrameParser.request(frame.body)
+            let request = try FrameParser.request(frame.body, names: &names)
             reencoded.writeInteger(request.requestID)
             message = request.message
         case .response:
-            let response = try FrameParser.response(frame.body)
+            let response = try FrameParser.response(frame.body, names: &names)
             reencoded.writeInteger(response.requestID)
             reencoded.writeInteger(response.status.rawValue)
             message = response.message
         default:
-            message = try FrameParser.message(frame.body)
+            message = try FrameParser.message(frame.body, names: &names)
         }
+        require((try? uncached.get()) == message, "\(kind) body parses differently through the type-name cache")
         let nameBytes = message.typeName.utf8.count
         require(nameBytes >= 1 && nameBytes <= WireFormat.maxTypeNameLength, "type name of \(nameBytes) bytes accepted")
         FrameWriter.writeMessageHeader(typeName: message.typeName, flags: message.flags, into: &reencoded)
@@ -122,6 +132,8 @@ func checkBody(of frame: Frame) {
             "\(kind) body re-encodes to \(reencoded.readableBytesView) not \(frame.body.readableBytesView)")
     } catch let error as MalformedFrameError {
         require(error.kind == kind, "\(kind) body reported as malformed \(error.kind)")
+        require(
+            (try? uncached.get()) == nil, "\(kind) body refused through the type-name cache, parsed without it")
         _ = error.description
     } catch {
         require(false, "\(kind) body threw \(type(of: error)): \(error)")
@@ -168,13 +180,14 @@ public func fuzzFrames(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
 
     require(actual.frames.count <= stream.count / 5, "\(actual.frames.count) frames from \(stream.count) bytes")
     var reencoded = ByteBuffer()
+    var names = TypeNameCache()
     for (index, frame) in actual.frames.enumerated() {
         let limit = index == 0 ? min(maxHelloSize, maxFrameSize) : maxFrameSize
         require(1 + frame.body.readableBytes <= limit, "frame of \(1 + frame.body.readableBytes) bytes over \(limit)")
         reencoded.writeInteger(UInt32(1 + frame.body.readableBytes))
         reencoded.writeInteger(frame.kind)
         reencoded.writeImmutableBuffer(frame.body)
-        checkBody(of: frame)
+        checkBody(of: frame, names: &names)
     }
     require(
         reencoded.readableBytesView.elementsEqual(stream.prefix(reencoded.readableBytes)),

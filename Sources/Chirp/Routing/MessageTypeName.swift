@@ -26,9 +26,14 @@ enum MessageTypeName {
     static let legacyDataNames: Set<String> = ["FoundationEssentials.Data", "Foundation.Data"]
 
     /// The name a received type name is routed under: ``data`` for the old names of `Data`, else the name itself.
+    ///
+    /// On every message received: a name whose length is not that of an old name is not hashed.
     static func routed(_ typeName: String) -> String {
-        legacyDataNames.contains(typeName) ? data : typeName
+        guard legacyDataNameLengths.contains(typeName.utf8.count) else { return typeName }
+        return legacyDataNames.contains(typeName) ? data : typeName
     }
+
+    private static let legacyDataNameLengths = Set(legacyDataNames.map(\.utf8.count))
 
     /// The name `type` travels under: resolved once per type on each thread and kept in that thread's
     /// ``CodingScratch``, so that sending takes no process-wide lock.

@@ -63,6 +63,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     private var turnStart: NIODeadline?
     private var handledThisTurn = 0
     private var heldBytes = 0
+    /// The type names this connection received lately, matched on their bytes: no string is made for them again.
+    private var typeNames = TypeNameCache()
     /// Past this many held bytes the hold ends early: the connection is never starved of reads, since the
     /// heartbeat would close it, at the price of the order across the switch.
     static let maximumHeldBytes = 8 << 20
@@ -448,11 +450,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
         do {
             switch frame.knownKind {
             case .message:
-                dispatcher.route(try FrameParser.message(frame.body), from: connection)
+                dispatcher.route(try FrameParser.message(frame.body, names: &typeNames), from: connection)
             case .request:
-                dispatcher.handleRequest(try FrameParser.request(frame.body), from: connection)
+                dispatcher.handleRequest(try FrameParser.request(frame.body, names: &typeNames), from: connection)
             case .response:
-                let response = try FrameParser.response(frame.body)
+                let response = try FrameParser.response(frame.body, names: &typeNames)
                 answered(requests.answered(response.requestID)) { $0.succeed(response) }
             case .ping:
                 context.writeAndFlush(

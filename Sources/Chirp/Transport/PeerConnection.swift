@@ -36,6 +36,9 @@ final class PeerConnection: Sendable {
     /// The channel's allocator, kept here: `Channel.allocator` costs a lookup and a retain, and every send needs it.
     let allocator: ByteBufferAllocator
     private let handler: NIOLoopBound<PeerChannelHandler>
+    /// Has the handler write what is queued: made once, so that scheduling a drain from another thread allocates no
+    /// closure (a closure made at each call would be an allocation every few messages a sender sends).
+    private let drainTask: @Sendable () -> Void
 
     init(
         handler: PeerChannelHandler, channel: any Channel, role: ConnectionRole, remote: Hello, localID: String,
@@ -51,7 +54,9 @@ final class PeerConnection: Sendable {
         self.dialerID = role == .dialer ? localID : remote.peerID
         self.outbound = NIOLockedValueBox(OutboundQueue(limit: outboundLimit))
         self.allocator = channel.allocator
-        self.handler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        let boundHandler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
+        self.handler = boundHandler
+        self.drainTask = { boundHandler.value.drain() }
         self.peer = Peer(
             id: remote.peerID, name: remote.name, metadata: remote.metadata, host: host, addresses: addresses,
             isConnected: true)
@@ -101,8 +106,7 @@ final class PeerConnection: Sendable {
                 // arrived in this read are handled, so that what they queue shares one flush.
                 handler.value.drainSoon(on: eventLoop)
             } else {
-                let handler = self.handler
-                eventLoop.execute { handler.value.drain() }
+                eventLoop.execute(drainTask)
             }
         }
         return admission

@@ -92,21 +92,41 @@ struct MalformedFrameError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Parsing of frame bodies; pure functions over `ByteBuffer`, used by the connection handlers and by the fuzzer.
+///
+/// Each takes the connection's ``TypeNameCache``: a type name the connection received lately is matched on its bytes,
+/// with no string made. The forms without it use a cache of their own (tests, one-off parses).
 enum FrameParser {
     static func message(_ body: ByteBuffer, kind: FrameKind = .message) throws -> MessageBody {
+        var names = TypeNameCache()
+        return try message(body, kind: kind, names: &names)
+    }
+
+    static func message(_ body: ByteBuffer, kind: FrameKind = .message, names: inout TypeNameCache) throws
+        -> MessageBody
+    {
         var body = body
-        return try readMessage(&body, kind: kind)
+        return try readMessage(&body, kind: kind, names: &names)
     }
 
     static func request(_ body: ByteBuffer) throws -> RequestBody {
+        var names = TypeNameCache()
+        return try request(body, names: &names)
+    }
+
+    static func request(_ body: ByteBuffer, names: inout TypeNameCache) throws -> RequestBody {
         var body = body
         guard let id = body.readInteger(as: UInt64.self) else {
             throw MalformedFrameError(kind: .request, problem: "shorter than its 8-byte request id")
         }
-        return RequestBody(requestID: id, message: try readMessage(&body, kind: .request))
+        return RequestBody(requestID: id, message: try readMessage(&body, kind: .request, names: &names))
     }
 
     static func response(_ body: ByteBuffer) throws -> ResponseBody {
+        var names = TypeNameCache()
+        return try response(body, names: &names)
+    }
+
+    static func response(_ body: ByteBuffer, names: inout TypeNameCache) throws -> ResponseBody {
         var body = body
         guard let id = body.readInteger(as: UInt64.self), let rawStatus = body.readInteger(as: UInt8.self) else {
             throw MalformedFrameError(kind: .response, problem: "shorter than its request id and status")
@@ -114,10 +134,13 @@ enum FrameParser {
         guard let status = ResponseStatus(rawValue: rawStatus) else {
             throw MalformedFrameError(kind: .response, problem: "unknown status \(rawStatus)")
         }
-        return ResponseBody(requestID: id, status: status, message: try readMessage(&body, kind: .response))
+        return ResponseBody(
+            requestID: id, status: status, message: try readMessage(&body, kind: .response, names: &names))
     }
 
-    private static func readMessage(_ body: inout ByteBuffer, kind: FrameKind) throws -> MessageBody {
+    private static func readMessage(_ body: inout ByteBuffer, kind: FrameKind, names: inout TypeNameCache) throws
+        -> MessageBody
+    {
         guard let rawFlags = body.readInteger(as: UInt8.self), let nameLength = body.readInteger(as: UInt16.self) else {
             throw MalformedFrameError(kind: kind, problem: "shorter than its 3-byte message header")
         }
@@ -128,22 +151,9 @@ enum FrameParser {
         guard let nameBytes = body.readSlice(length: Int(nameLength)) else {
             throw MalformedFrameError(kind: kind, problem: "type name runs past the end of the frame")
         }
-        guard let typeName = validUTF8(nameBytes) else {
+        guard let typeName = names.name(of: nameBytes) else {
             throw MalformedFrameError(kind: kind, problem: "type name is not valid UTF-8")
         }
         return MessageBody(typeName: typeName, flags: PayloadFlags(rawValue: rawFlags), payload: body)
-    }
-
-    /// The readable bytes as a string, or `nil` when they are not valid UTF-8.
-    ///
-    /// Decoding repairs invalid sequences, so the bytes are valid exactly when the string's UTF-8 is the same bytes.
-    /// Compared over both contiguous buffers: a generic comparison with the buffer's view costs about 100 instructions
-    /// a byte, on every message received.
-    private static func validUTF8(_ bytes: ByteBuffer) -> String? {
-        guard var text = bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes) else { return nil }
-        let unchanged = text.withUTF8 { decoded in
-            bytes.withUnsafeReadableBytes { received in decoded.elementsEqual(received) }
-        }
-        return unchanged ? text : nil
     }
 }
