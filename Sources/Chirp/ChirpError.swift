@@ -217,6 +217,14 @@ extension ChirpError {
             peer: peer)
     }
 
+    /// `peer` broke the protocol on an established connection (a malformed frame, an error on its connection);
+    /// `cause` is the underlying error.
+    public static func protocolViolation(peer: Peer, reason: String, cause: (any Error)? = nil) -> ChirpError {
+        ChirpError(
+            code: .protocolViolation, message: "protocol violation by \(shown(peer.name)): \(shown(reason))",
+            peer: peer, reason: reason, cause: cause)
+    }
+
     /// The peer named or addressed `peer` (before its hello there is no ``Peer``) broke the protocol.
     public static func protocolViolation(peer: String, reason: String) -> ChirpError {
         ChirpError(

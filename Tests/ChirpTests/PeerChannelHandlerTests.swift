@@ -34,13 +34,15 @@ import Testing
         let connection: PeerConnection
 
         let gate = ReadGate()
+        /// Where the handler's dispatcher reports errors (``TransceiverEvent/error(_:)``).
+        let hub = EventHub()
 
         init(router: Router = Router()) throws {
             let configuration = Configuration(serviceType: "test")
             let handler = PeerChannelHandler(
                 delegate: reports,
                 dispatcher: MessageDispatcher(
-                    router: router, configuration: configuration, hub: EventHub(),
+                    router: router, configuration: configuration, hub: hub,
                     metrics: TransceiverMetrics(serviceType: "test", factory: configuration.metricsFactory)),
                 role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: 1 << 20,
                 heartbeatTimeout: 2.5, logger: Logger(label: "test"), readGate: gate)
@@ -205,6 +207,30 @@ import Testing
         }
         #expect(handled.withLockedValue { $0 } == 100)  // control for the test above: no turn was cut
         #expect(!session.gate.isClosed)
+    }
+
+    @Test func aMalformedFrameIsReportedWithItsPeerAndTheConnectionGoesOn() async throws {
+        let router = Router()
+        let handled = NIOLockedValueBox(0)
+        router.addHandler(for: "fine") { _, _, _ in handled.withLockedValue { $0 += 1 } }
+        let session = try Session(router: router)
+        let events = session.hub.makeStream()
+        // A type name longer than the frame, then a good message: the first is reported and skipped.
+        try session.receive(.message, [0, 0xFF, 0xFF])
+        try session.receive(.message, [0, 0, 4] + Array("fine".utf8))
+        var reported: ChirpError?
+        for await event in events {
+            if case .error(let error) = event {
+                reported = error
+                break
+            }
+        }
+        let error = try #require(reported)
+        #expect(error.code == .protocolViolation)
+        #expect(error.peer?.id == "remote")
+        #expect(error.cause is MalformedFrameError)
+        #expect(handled.withLockedValue { $0 } == 1)
+        #expect(session.channel.isActive)
     }
 
     @Test func aPingIsAnsweredWithItsBytesAndAPongCompletesOurPing() throws {

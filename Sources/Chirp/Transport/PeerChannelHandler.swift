@@ -483,7 +483,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
         } catch {
             // A malformed frame is skipped; the stream stays in sync thanks to the length prefix.
             dispatcher.metrics.framesRefused.increment()
-            dispatcher.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: .warning)
+            dispatcher.report(
+                .protocolViolation(peer: connection.peer, reason: "\(error)", cause: error), logLevel: .warning)
         }
     }
 
@@ -515,7 +516,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
             handshakeError = error
         } else if let connection {
             let level: Logger.Level = (error as? IOError).map { _ in .debug } ?? .warning
-            dispatcher.report(.protocolViolation(peer: connection.peer.name, reason: "\(error)"), logLevel: level)
+            dispatcher.report(
+                .protocolViolation(peer: connection.peer, reason: "\(error)", cause: error), logLevel: level)
         }
         context.close(promise: nil)
     }
