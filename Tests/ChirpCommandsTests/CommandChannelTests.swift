@@ -34,7 +34,7 @@ import Testing
 
     /// Runs `body` against an app serving the test commands; its replies are at most `limit` bytes.
     func withApp(limit: Int? = nil, _ body: (CommandTransmitter) async throws -> Void) async throws {
-        let service = "t" + String(UInt32.random(in: 0...UInt32.max), radix: 16)
+        let service = uniqueServiceType()
         var appConfiguration = Self.configuration(service)
         appConfiguration.peerName = "app"
         let transceiver = Transceiver(configuration: appConfiguration)

@@ -24,7 +24,7 @@ final class ListrFixture: Sendable {
     }
 
     private init() throws {
-        service = "t" + String(UInt32.random(in: 0...UInt32.max), radix: 16).leftPadded(to: 8)
+        service = uniqueServiceType()
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("listr-tests-\(service)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
     }
@@ -109,10 +109,4 @@ struct CtlResult: CustomStringConvertible {
 
     var lines: [String] { stdout.split(separator: "\n").map(String.init) }
     var description: String { "exit \(status) after \(elapsed)\nstdout: \(stdout)\nstderr: \(stderr)" }
-}
-
-extension String {
-    func leftPadded(to length: Int) -> String {
-        count >= length ? self : String(repeating: "0", count: length - count) + self
-    }
 }
