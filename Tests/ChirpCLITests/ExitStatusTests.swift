@@ -70,13 +70,13 @@ extension ChirpCLITests {
 
         @Test func noResponderIsAPeerFailure3() async throws {
             let type = uniqueServiceType()
-            let peer = try await startPeer(type, name: "mute")
-            defer { peer.stop() }
-            let (status, process) = try await runChirp([
-                "send", type, "test.question", "{}", "--request", "--interface", "lo"
-            ])
-            #expect(status == 3, "\(process.transcript)")
-            #expect(process.standardError.contains("no responder"), "\(process.transcript)")
+            try await withPeer(type, name: "mute") { _ in
+                let (status, process) = try await runChirp([
+                    "send", type, "test.question", "{}", "--request", "--interface", "lo"
+                ])
+                #expect(status == 3, "\(process.transcript)")
+                #expect(process.standardError.contains("no responder"), "\(process.transcript)")
+            }
         }
 
         @Test(arguments: [

@@ -33,39 +33,42 @@ extension ChirpCLITests {
             configuration.advertises = false
             let sender = Transceiver(configuration: configuration)
             try await sender.start()
-            defer { Task { await sender.shutdown() } }
-            let listener = try #require(
-                await waitForPeer(named: "listener", on: sender), "chirp listen never connected")
-            let baseline = try #require(residentBytes(of: listen.processIdentifier))
+            try await withTeardown {
+                let listener = try #require(
+                    await waitForPeer(named: "listener", on: sender), "chirp listen never connected")
+                let baseline = try #require(residentBytes(of: listen.processIdentifier))
 
-            // 1 KiB messages, up to 512 MiB worth: far more than chirp could buffer unnoticed.
-            let total = 512 * 1024
-            let filler = String(repeating: "x", count: 1000)
-            let sent = NIOLockedValueBox(0)
-            let sending = Task {
-                for seq in 0..<total {
-                    try await sender.sendWhenReady(ChatText(text: "\(seq) \(filler)"), to: listener)
-                    sent.withLockedValue { $0 = seq + 1 }
+                // 1 KiB messages, up to 512 MiB worth: far more than chirp could buffer unnoticed.
+                let total = 512 * 1024
+                let filler = String(repeating: "x", count: 1000)
+                let sent = NIOLockedValueBox(0)
+                let sending = Task {
+                    for seq in 0..<total {
+                        try await sender.sendWhenReady(ChatText(text: "\(seq) \(filler)"), to: listener)
+                        sent.withLockedValue { $0 = seq + 1 }
+                    }
                 }
-            }
-            defer { sending.cancel() }
+                defer { sending.cancel() }
 
-            // Until the sender has made no progress for 3 s (held back), watching chirp's memory all along.
-            var peak = baseline
-            var last = -1
-            var since = ContinuousClock.now
-            let deadline = ContinuousClock.now + .seconds(120)
-            while ContinuousClock.now - since < .seconds(3), ContinuousClock.now < deadline {
-                if let rss = residentBytes(of: listen.processIdentifier) { peak = max(peak, rss) }
-                let now = sent.withLockedValue { $0 }
-                if now != last { (last, since) = (now, .now) }
-                if now == total { break }
-                try await Task.sleep(for: .milliseconds(50))
+                // Until the sender has made no progress for 3 s (held back), watching chirp's memory all along.
+                var peak = baseline
+                var last = -1
+                var since = ContinuousClock.now
+                let deadline = ContinuousClock.now + .seconds(120)
+                while ContinuousClock.now - since < .seconds(3), ContinuousClock.now < deadline {
+                    if let rss = residentBytes(of: listen.processIdentifier) { peak = max(peak, rss) }
+                    let now = sent.withLockedValue { $0 }
+                    if now != last { (last, since) = (now, .now) }
+                    if now == total { break }
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+                let grew = peak - baseline
+                #expect(last < total, "the sender was never held back: chirp took all \(total) messages")
+                #expect(grew < 64 << 20, "chirp listen grew by \(grew >> 20) MiB (from \(baseline >> 20) MiB)")
+                #expect(listen.isRunning)
+            } teardown: {
+                await sender.shutdown()
             }
-            let grew = peak - baseline
-            #expect(last < total, "the sender was never held back: chirp took all \(total) messages")
-            #expect(grew < 64 << 20, "chirp listen grew by \(grew >> 20) MiB (from \(baseline >> 20) MiB)")
-            #expect(listen.isRunning)
         }
     }
 }

@@ -30,39 +30,41 @@ extension ChirpCLITests {
 
         @Test func listenEndsQuietlyWhenItsReaderGoesAway() async throws {
             let type = uniqueServiceType()
-            let sender = try await startPeer(type, name: "sender")
-            defer { Task { await sender.shutdown() } }
-            let process = Process()
-            process.executableURL = try requireBinary("chirp")
-            process.arguments = ["listen", type, "--interface", "lo", "--name", "listener"]
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
-            defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+            try await withPeer(type, name: "sender") { sender in
+                let process = Process()
+                process.executableURL = try requireBinary("chirp")
+                process.arguments = ["listen", type, "--interface", "lo", "--name", "listener"]
+                let output = Pipe()
+                let errors = Pipe()
+                process.standardOutput = output
+                process.standardError = errors
+                try process.run()
+                defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
-            // Messages flow until the reader goes away, like `chirp listen TYPE | head -1`.
-            let sending = Task {
-                var count = 0
-                while !Task.isCancelled {
-                    for peer in sender.connectedPeers { try? sender.send(ChatText(text: "line \(count)"), to: peer) }
-                    count += 1
-                    try? await Task.sleep(for: .milliseconds(20))
+                // Messages flow until the reader goes away, like `chirp listen TYPE | head -1`.
+                let sending = Task {
+                    var count = 0
+                    while !Task.isCancelled {
+                        for peer in sender.connectedPeers {
+                            try? sender.send(ChatText(text: "line \(count)"), to: peer)
+                        }
+                        count += 1
+                        try? await Task.sleep(for: .milliseconds(20))
+                    }
                 }
-            }
-            defer { sending.cancel() }
-            let reader = output.fileHandleForReading
-            let firstBytes = await firstChunk(of: reader, timeout: .seconds(30))
-            #expect(String(decoding: firstBytes ?? Data(), as: UTF8.self).contains("chat.text"))  // it was printing
-            try reader.close()  // `head -1` exits
+                defer { sending.cancel() }
+                let reader = output.fileHandleForReading
+                let firstBytes = await firstChunk(of: reader, timeout: .seconds(30))
+                #expect(String(decoding: firstBytes ?? Data(), as: UTF8.self).contains("chat.text"))  // it was printing
+                try reader.close()  // `head -1` exits
 
-            let ended = await eventually(timeout: .seconds(30)) { !process.isRunning }
-            #expect(ended, "chirp listen kept running with nobody reading its output")
-            if ended {
-                #expect(process.terminationReason == .exit && process.terminationStatus == 0)
-                let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-                #expect(stderr.isEmpty, "quietly: \(stderr)")
+                let ended = await eventually(timeout: .seconds(30)) { !process.isRunning }
+                #expect(ended, "chirp listen kept running with nobody reading its output")
+                if ended {
+                    #expect(process.terminationReason == .exit && process.terminationStatus == 0)
+                    let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+                    #expect(stderr.isEmpty, "quietly: \(stderr)")
+                }
             }
         }
 
@@ -105,25 +107,25 @@ extension ChirpCLITests {
         @Test(arguments: [SIGINT, SIGTERM])
         func logsExitsZeroWhenInterruptedWhileFollowing(signal: Int32) async throws {
             let type = uniqueServiceType()
-            let watcher = try await startPeer(type, name: "watcher")
-            defer { Task { await watcher.shutdown() } }
-            let events = watcher.makeEvents()
-            let logs = try await startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
-            // Once the viewer has joined the service, its interrupt handling is in place.
-            let joined = await first(of: events, timeout: .seconds(30)) { event in
-                if case .peerConnected(let peer) = event { return peer.name == "chirp-logs" }
-                return false
+            try await withPeer(type, name: "watcher") { watcher in
+                let events = watcher.makeEvents()
+                let logs = try await startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
+                // Once the viewer has joined the service, its interrupt handling is in place.
+                let joined = await first(of: events, timeout: .seconds(30)) { event in
+                    if case .peerConnected(let peer) = event { return peer.name == "chirp-logs" }
+                    return false
+                }
+                try #require(joined != nil, "chirp logs never joined \(type)\n\(logs.transcript)")
+                logs.signal(signal)
+                let status = try? await logs.waitForExit(timeout: .seconds(30))
+                #expect(status == 0, "chirp logs after signal \(signal)\n\(logs.transcript)")
+                // The goodbye reached the peer: it reports the viewer gone (not a heartbeat timeout much later).
+                let left = await first(of: events, timeout: .seconds(20)) { event in
+                    if case .peerDisconnected(let peer) = event { return peer.name == "chirp-logs" }
+                    return false
+                }
+                #expect(left != nil)
             }
-            try #require(joined != nil, "chirp logs never joined \(type)\n\(logs.transcript)")
-            logs.signal(signal)
-            let status = try? await logs.waitForExit(timeout: .seconds(30))
-            #expect(status == 0, "chirp logs after signal \(signal)\n\(logs.transcript)")
-            // The goodbye reached the peer: it reports the viewer gone (not a heartbeat timeout much later).
-            let left = await first(of: events, timeout: .seconds(20)) { event in
-                if case .peerDisconnected(let peer) = event { return peer.name == "chirp-logs" }
-                return false
-            }
-            #expect(left != nil)
         }
 
         // MARK: - What peers send reaches the terminal escaped
@@ -133,20 +135,20 @@ extension ChirpCLITests {
             let listen = try await startChirp([
                 "listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60"
             ])
-            let sender = try await startPeer(type, name: "mallory\u{1B}]0;TITLE\u{07}")
-            defer { Task { await sender.shutdown() } }
-            let peer = try #require(await waitForPeer(named: "listener", on: sender))
-            let forged = "x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{07}"
-            try sender.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: peer)
-            let status = try? await listen.waitForExit(timeout: .seconds(60))
-            #expect(status == 0, "\(listen.transcript)")
-            // The positive control: the message was printed, forged text and all, but on one line and without ESC.
-            #expect(listen.lines.count == 1, "\(listen.transcript)")
-            #expect(
-                listen.standardOutput.contains(
-                    #"x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{7}"#))
-            #expect(listen.standardOutput.contains(#"mallory\u{1B}]0;TITLE\u{7}"#))
-            #expect(!listen.standardOutput.contains("\u{1B}") && !listen.standardError.contains("\u{1B}"))
+            try await withPeer(type, name: "mallory\u{1B}]0;TITLE\u{07}") { sender in
+                let peer = try #require(await waitForPeer(named: "listener", on: sender))
+                let forged = "x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{07}"
+                try sender.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: peer)
+                let status = try? await listen.waitForExit(timeout: .seconds(60))
+                #expect(status == 0, "\(listen.transcript)")
+                // The positive control: the message was printed, forged text and all, but on one line and without ESC.
+                #expect(listen.lines.count == 1, "\(listen.transcript)")
+                #expect(
+                    listen.standardOutput.contains(
+                        #"x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{7}"#))
+                #expect(listen.standardOutput.contains(#"mallory\u{1B}]0;TITLE\u{7}"#))
+                #expect(!listen.standardOutput.contains("\u{1B}") && !listen.standardError.contains("\u{1B}"))
+            }
         }
 
         @Test func jsonLinesEscapeWhatPeersSendAndStayValidJSON() async throws {
@@ -154,20 +156,20 @@ extension ChirpCLITests {
             let listen = try await startChirp([
                 "listen", type, "--interface", "lo", "--name", "listener", "--count", "1", "--timeout", "60", "--json"
             ])
-            let sender = try await startPeer(type, name: "mallory\u{7F}\u{9B}")
-            defer { Task { await sender.shutdown() } }
-            let peer = try #require(await waitForPeer(named: "listener", on: sender))
-            let typeName = "x\u{7F}\u{9B}31m\u{2028}\u{202E}y"
-            try sender.send(RawMessage(typeName: typeName, payload: Data("{}".utf8)), to: peer)
-            let status = try? await listen.waitForExit(timeout: .seconds(60))
-            #expect(status == 0, "\(listen.transcript)")
-            let line = try #require(listen.lines.first)
-            // Valid JSON, every such character a \uXXXX escape, and the value exactly what the peer sent.
-            let object = try #require(
-                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
-            #expect(object["type"] as? String == typeName, "\(line)")
-            #expect(line.contains(#"x\u007f\u009b31m\u2028\u202ey"#), "\(line)")
-            #expect(!line.unicodeScalars.contains { UntrustedTextProbe.isControl($0) })
+            try await withPeer(type, name: "mallory\u{7F}\u{9B}") { sender in
+                let peer = try #require(await waitForPeer(named: "listener", on: sender))
+                let typeName = "x\u{7F}\u{9B}31m\u{2028}\u{202E}y"
+                try sender.send(RawMessage(typeName: typeName, payload: Data("{}".utf8)), to: peer)
+                let status = try? await listen.waitForExit(timeout: .seconds(60))
+                #expect(status == 0, "\(listen.transcript)")
+                let line = try #require(listen.lines.first)
+                // Valid JSON, every such character a \uXXXX escape, and the value exactly what the peer sent.
+                let object = try #require(
+                    try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "\(line)")
+                #expect(object["type"] as? String == typeName, "\(line)")
+                #expect(line.contains(#"x\u007f\u009b31m\u2028\u202ey"#), "\(line)")
+                #expect(!line.unicodeScalars.contains { UntrustedTextProbe.isControl($0) })
+            }
         }
 
         // MARK: - One error style
@@ -251,18 +253,19 @@ extension ChirpCLITests {
 
         @Test func aCommandReplyIsShownAsItsText() async throws {
             let type = uniqueServiceType()
-            let app = try await startPeer(type, name: "kitchen") { transceiver in
-                // What a ChirpCommands app answers: a binary reply, kind byte `t`, then the text.
+            // What a ChirpCommands app answers: a binary reply, kind byte `t`, then the text.
+            let answer: (Transceiver) -> Void = { transceiver in
                 transceiver.respond(to: ListItemsRequest.self) { _, _ in
                     Data("t#1 [x] buy milk\n#2 [ ] \u{1B}[2Jeggs".utf8)
                 }
             }
-            defer { Task { await app.shutdown() } }
-            let (status, process) = try await runChirp([
-                "send", type, "listr.item.list", "{}", "--request", "--interface", "lo"
-            ])
-            #expect(status == 0, "\(process.transcript)")
-            #expect(process.lines == ["#1 [x] buy milk", #"#2 [ ] \u{1B}[2Jeggs"#], "\(process.transcript)")
+            try await withPeer(type, name: "kitchen", configure: answer) { _ in
+                let (status, process) = try await runChirp([
+                    "send", type, "listr.item.list", "{}", "--request", "--interface", "lo"
+                ])
+                #expect(status == 0, "\(process.transcript)")
+                #expect(process.lines == ["#1 [x] buy milk", #"#2 [ ] \u{1B}[2Jeggs"#], "\(process.transcript)")
+            }
         }
 
         // MARK: - chat's help

@@ -20,37 +20,37 @@ extension ChirpCLITests {
         @Test func browseShowsWhichPeersRequireASecret() async throws {
             let type = uniqueServiceType()
             let secret = Self.randomSecret()
-            let locked = try await startPeer(type, name: "locked", secret: secret)
-            let open = try await startPeer(type, name: "open")
-            defer {
-                locked.stop()
-                open.stop()
-            }
-            try await waitUntilAdvertised(type, name: "locked")
-            try await waitUntilAdvertised(type, name: "open")
+            try await withPeer(type, name: "locked", secret: secret) { _ in
+                try await withPeer(type, name: "open") { _ in
+                    try await waitUntilAdvertised(type, name: "locked")
+                    try await waitUntilAdvertised(type, name: "open")
 
-            let (status, browse) = try await runChirp(["browse", type, "--once", "--interface", "lo", "--timeout", "2"])
-            #expect(status == 0, "\(browse.transcript)")
-            let lines = browse.lines
-            #expect(lines.first?.contains("SECRET") == true, "\(browse.transcript)")
-            let lockedRow = try #require(lines.first { $0.hasPrefix("locked ") }, "\(browse.transcript)")
-            let openRow = try #require(lines.first { $0.hasPrefix("open ") }, "\(browse.transcript)")
-            #expect(lockedRow.contains(" required "), "\(lockedRow)")
-            #expect(!openRow.contains("required"), "\(openRow)")
+                    let (status, browse) = try await runChirp([
+                        "browse", type, "--once", "--interface", "lo", "--timeout", "2"
+                    ])
+                    #expect(status == 0, "\(browse.transcript)")
+                    let lines = browse.lines
+                    #expect(lines.first?.contains("SECRET") == true, "\(browse.transcript)")
+                    let lockedRow = try #require(lines.first { $0.hasPrefix("locked ") }, "\(browse.transcript)")
+                    let openRow = try #require(lines.first { $0.hasPrefix("open ") }, "\(browse.transcript)")
+                    #expect(lockedRow.contains(" required "), "\(lockedRow)")
+                    #expect(!openRow.contains("required"), "\(openRow)")
 
-            let (jsonStatus, json) = try await runChirp([
-                "browse", type, "--once", "--json", "--interface", "lo", "--timeout", "2"
-            ])
-            #expect(jsonStatus == 0, "\(json.transcript)")
-            let objects = try json.lines.map(jsonObject)
-            #expect(
-                objects.first { $0["name"] as? String == "locked" }?["requiresSecret"] as? Bool == true,
-                "\(json.transcript)")
-            #expect(
-                objects.first { $0["name"] as? String == "open" }?["requiresSecret"] as? Bool == false,
-                "\(json.transcript)")
-            for output in [browse.standardOutput, browse.standardError, json.standardOutput] {
-                #expect(!output.contains(secret))
+                    let (jsonStatus, json) = try await runChirp([
+                        "browse", type, "--once", "--json", "--interface", "lo", "--timeout", "2"
+                    ])
+                    #expect(jsonStatus == 0, "\(json.transcript)")
+                    let objects = try json.lines.map(jsonObject)
+                    #expect(
+                        objects.first { $0["name"] as? String == "locked" }?["requiresSecret"] as? Bool == true,
+                        "\(json.transcript)")
+                    #expect(
+                        objects.first { $0["name"] as? String == "open" }?["requiresSecret"] as? Bool == false,
+                        "\(json.transcript)")
+                    for output in [browse.standardOutput, browse.standardError, json.standardOutput] {
+                        #expect(!output.contains(secret))
+                    }
+                }
             }
         }
 
@@ -58,31 +58,32 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let secret = Self.randomSecret()
             let received = ReceivedTexts()
-            let peer = try await startPeer(type, name: "vault", secret: secret) { transceiver in
+            let collect: (Transceiver) -> Void = { transceiver in
                 transceiver.receiveAll { message, _ in received.append(String(decoding: message.payload, as: UTF8.self))
                 }
             }
-            defer { peer.stop() }
+            try await withPeer(type, name: "vault", secret: secret, configure: collect) { _ in
 
-            let (viaEnvironment, first) = try await runChirp(
-                ["send", type, "note", #"{"n":1}"#, "--interface", "lo", "--name", "sender1"],
-                environment: ["CHIRP_SECRET": secret])
-            #expect(viaEnvironment == 0, "\(first.transcript)")
-            let file = try Self.secretFile(secret)
-            defer { try? FileManager.default.removeItem(at: file) }
-            let (viaFile, second) = try await runChirp(
-                [
-                    "send", type, "note", #"{"n":2}"#, "--interface", "lo", "--name", "sender2", "--secret-file",
-                    file.path
-                ],
-                environment: ["CHIRP_SECRET": ""])
-            #expect(viaFile == 0, "\(second.transcript)")
-            #expect(
-                await eventually(timeout: .seconds(20)) { received.values.count == 2 },
-                "\(received.values)")
-            #expect(Set(received.values) == [#"{"n":1}"#, #"{"n":2}"#])
-            for output in [first.standardOutput, first.standardError, second.standardOutput, second.standardError] {
-                #expect(!output.contains(secret))
+                let (viaEnvironment, first) = try await runChirp(
+                    ["send", type, "note", #"{"n":1}"#, "--interface", "lo", "--name", "sender1"],
+                    environment: ["CHIRP_SECRET": secret])
+                #expect(viaEnvironment == 0, "\(first.transcript)")
+                let file = try Self.secretFile(secret)
+                defer { try? FileManager.default.removeItem(at: file) }
+                let (viaFile, second) = try await runChirp(
+                    [
+                        "send", type, "note", #"{"n":2}"#, "--interface", "lo", "--name", "sender2", "--secret-file",
+                        file.path
+                    ],
+                    environment: ["CHIRP_SECRET": ""])
+                #expect(viaFile == 0, "\(second.transcript)")
+                #expect(
+                    await eventually(timeout: .seconds(20)) { received.values.count == 2 },
+                    "\(received.values)")
+                #expect(Set(received.values) == [#"{"n":1}"#, #"{"n":2}"#])
+                for output in [first.standardOutput, first.standardError, second.standardOutput, second.standardError] {
+                    #expect(!output.contains(secret))
+                }
             }
         }
 
@@ -91,31 +92,35 @@ extension ChirpCLITests {
             let secret = Self.randomSecret()
             let wrong = Self.randomSecret()
             let received = ReceivedTexts()
-            let peer = try await startPeer(type, name: "vault", secret: secret) { transceiver in
+            let collect: (Transceiver) -> Void = { transceiver in
                 transceiver.receiveAll { message, _ in received.append(message.typeName) }
             }
-            defer { peer.stop() }
+            try await withPeer(type, name: "vault", secret: secret, configure: collect) { _ in
 
-            let (missing, withoutSecret) = try await runChirp(
-                ["send", type, "note", "{}", "--interface", "lo", "--timeout", "60"], environment: ["CHIRP_SECRET": ""])
-            #expect(missing == 4, "\(withoutSecret.transcript)")
-            #expect(
-                withoutSecret.standardError.contains("vault requires a shared secret"), "\(withoutSecret.transcript)")
-            #expect(withoutSecret.standardError.contains("CHIRP_SECRET"), "\(withoutSecret.transcript)")
+                let (missing, withoutSecret) = try await runChirp(
+                    ["send", type, "note", "{}", "--interface", "lo", "--timeout", "60"],
+                    environment: ["CHIRP_SECRET": ""])
+                #expect(missing == 4, "\(withoutSecret.transcript)")
+                #expect(
+                    withoutSecret.standardError.contains("vault requires a shared secret"),
+                    "\(withoutSecret.transcript)")
+                #expect(withoutSecret.standardError.contains("CHIRP_SECRET"), "\(withoutSecret.transcript)")
 
-            let (mismatch, withWrongSecret) = try await runChirp(
-                ["ping", type, "--peer", "vault", "-c", "1", "--interface", "lo", "--timeout", "60"],
-                environment: ["CHIRP_SECRET": wrong])
-            #expect(mismatch == 4, "\(withWrongSecret.transcript)")
-            #expect(
-                withWrongSecret.standardError.contains("shared secret does not match"), "\(withWrongSecret.transcript)")
-            #expect(received.values.isEmpty)
-            for output in [
-                withoutSecret.standardOutput, withoutSecret.standardError, withWrongSecret.standardOutput,
-                withWrongSecret.standardError
-            ] {
-                #expect(!output.contains(secret))
-                #expect(!output.contains(wrong))
+                let (mismatch, withWrongSecret) = try await runChirp(
+                    ["ping", type, "--peer", "vault", "-c", "1", "--interface", "lo", "--timeout", "60"],
+                    environment: ["CHIRP_SECRET": wrong])
+                #expect(mismatch == 4, "\(withWrongSecret.transcript)")
+                #expect(
+                    withWrongSecret.standardError.contains("shared secret does not match"),
+                    "\(withWrongSecret.transcript)")
+                #expect(received.values.isEmpty)
+                for output in [
+                    withoutSecret.standardOutput, withoutSecret.standardError, withWrongSecret.standardOutput,
+                    withWrongSecret.standardError
+                ] {
+                    #expect(!output.contains(secret))
+                    #expect(!output.contains(wrong))
+                }
             }
         }
 

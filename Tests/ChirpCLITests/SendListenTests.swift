@@ -61,51 +61,53 @@ extension ChirpCLITests {
 
         @Test func listenPrintsTextLines() async throws {
             let type = uniqueServiceType()
-            let peer = try await startPeer(type, name: "talker")
-            defer { peer.stop() }
-            let events = peer.makeEvents()
-            let listen = try await startChirp([
-                "listen", type, "--count", "1", "--message-type", "test.question", "--name", "ears", "--interface",
-                "lo", "--timeout", "60"
-            ])
-            let connected = await first(of: events, timeout: .seconds(20)) { event in
-                if case .peerConnected(let other) = event { return other.name == "ears" }
-                return false
+            try await withPeer(type, name: "talker") { peer in
+                let events = peer.makeEvents()
+                let listen = try await startChirp([
+                    "listen", type, "--count", "1", "--message-type", "test.question", "--name", "ears", "--interface",
+                    "lo", "--timeout", "60"
+                ])
+                let connected = await first(of: events, timeout: .seconds(20)) { event in
+                    if case .peerConnected(let other) = event { return other.name == "ears" }
+                    return false
+                }
+                guard case .peerConnected(let ears) = try #require(connected, "\(listen.transcript)") else { return }
+                try peer.send(Answer(text: "filtered out"), to: ears)
+                try peer.send(Question(text: "shown"), to: ears)
+                #expect(try await listen.waitForExit() == 0, "\(listen.transcript)")
+                let line = try #require(listen.lines.first, "\(listen.transcript)")
+                #expect(line.hasSuffix(#"  talker  test.question  {"text":"shown"}"#), "\(line)")
+                #expect(listen.lines.count == 1)
             }
-            guard case .peerConnected(let ears) = try #require(connected, "\(listen.transcript)") else { return }
-            try peer.send(Answer(text: "filtered out"), to: ears)
-            try peer.send(Question(text: "shown"), to: ears)
-            #expect(try await listen.waitForExit() == 0, "\(listen.transcript)")
-            let line = try #require(listen.lines.first, "\(listen.transcript)")
-            #expect(line.hasSuffix(#"  talker  test.question  {"text":"shown"}"#), "\(line)")
-            #expect(listen.lines.count == 1)
         }
 
         @Test func requestPrintsTheReply() async throws {
             let type = uniqueServiceType()
-            let peer = try await startPeer(type, name: "oracle") { transceiver in
+            let answer: (Transceiver) -> Void = { transceiver in
                 transceiver.respond(to: Question.self) { question, sender in
                     Answer(text: "\(sender.name) asked \(question.text)")
                 }
             }
-            defer { peer.stop() }
-            let (status, send) = try await runChirp([
-                "send", type, "test.question", #"{"text":"why?"}"#, "--request", "--name", "asker", "--interface", "lo"
-            ])
-            #expect(status == 0, "\(send.transcript)")
-            let reply = try jsonObject(send.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
-            #expect(reply["text"] as? String == "asker asked why?")
+            try await withPeer(type, name: "oracle", configure: answer) { peer in
+                let (status, send) = try await runChirp([
+                    "send", type, "test.question", #"{"text":"why?"}"#, "--request", "--name", "asker", "--interface",
+                    "lo"
+                ])
+                #expect(status == 0, "\(send.transcript)")
+                let reply = try jsonObject(send.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
+                #expect(reply["text"] as? String == "asker asked why?")
 
-            let (jsonStatus, jsonSend) = try await runChirp([
-                "send", type, "test.question", #"{"text":"how?"}"#, "--request", "--json", "--peer", "oracle",
-                "--interface", "lo"
-            ])
-            #expect(jsonStatus == 0, "\(jsonSend.transcript)")
-            let object = try jsonObject(jsonSend.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
-            #expect(object["type"] as? String == "test.answer")
-            #expect(object["from"] as? String == "oracle")
-            #expect(object["fromID"] as? String == peer.configuration.peerID)
-            #expect((object["payload"] as? [String: Any])?["text"] as? String != nil)
+                let (jsonStatus, jsonSend) = try await runChirp([
+                    "send", type, "test.question", #"{"text":"how?"}"#, "--request", "--json", "--peer", "oracle",
+                    "--interface", "lo"
+                ])
+                #expect(jsonStatus == 0, "\(jsonSend.transcript)")
+                let object = try jsonObject(jsonSend.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))
+                #expect(object["type"] as? String == "test.answer")
+                #expect(object["from"] as? String == "oracle")
+                #expect(object["fromID"] as? String == peer.configuration.peerID)
+                #expect((object["payload"] as? [String: Any])?["text"] as? String != nil)
+            }
         }
     }
 }

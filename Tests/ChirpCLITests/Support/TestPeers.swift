@@ -23,8 +23,23 @@ func startPeer(
         if case .advertised = event { return true }
         return false
     }
+    if advertised == nil { await transceiver.shutdown() }
     try #require(advertised != nil, "the test peer \(name) was not advertised within 20 s")
     return transceiver
+}
+
+/// Starts a peer as ``startPeer(_:name:metadata:secret:configure:)`` does, runs `body` with it, and shuts the peer
+/// down, waiting for it, whether `body` returned or threw: no peer outlives its test.
+func withPeer<T>(
+    _ serviceType: String, name: String, metadata: [String: String] = [:], secret: String? = nil,
+    configure: (Transceiver) -> Void = { _ in }, _ body: (Transceiver) async throws -> T
+) async throws -> T {
+    let peer = try await startPeer(serviceType, name: name, metadata: metadata, secret: secret, configure: configure)
+    return try await withTeardown {
+        try await body(peer)
+    } teardown: {
+        await peer.shutdown()
+    }
 }
 
 /// The first event that `matches`, or `nil` after `timeout`.
