@@ -4,9 +4,15 @@
 #
 #   unshare --mount --net scripts/testing/daemon-recovery.sh BIN_DIR
 #
+# Its waits are generous (a loaded 2-core machine starts a process slowly); a run that passes takes about 15 s.
+#
 # Story: a chat peer starts with no daemon (it must say so and keep retrying), the daemons start (it must recover by
 # itself), a second peer finds it; avahi-daemon restarts (it must re-advertise by itself), a third peer finds it.
-# Prints "PASS" last on success; on failure, "FAIL: why" and the first peer's output.
+# Prints "namespace net:[INODE]" first (its private network namespace, where the test looks for leftovers), then
+# "PASS" on success, or "FAIL: why" and the first peer's output.
+#
+# SIGTERM (or SIGINT, SIGHUP) ends it at any point through its cleanup, which stops every process it started: a test
+# ends it that way on every path, and waits for it. (SIGKILL would leave its dbus-daemon and avahi-daemon running.)
 set -euo pipefail
 BIN=${1:?usage: daemon-recovery.sh BIN_DIR}
 WORK=$(mktemp -d)
@@ -29,6 +35,7 @@ publish-workstation=no
 CONF
 
 cleanup() {
+    trap '' TERM INT HUP  # a second signal does not cut the cleanup short
     kill "${FIRST_PID:-}" 2>/dev/null || true
     rm -rf "$WORK"
     avahi-daemon -k 2>/dev/null || true
@@ -50,6 +57,12 @@ cleanup() {
     return 0
 }
 trap cleanup EXIT
+# A signal ends the script through its EXIT trap (bash runs the trap after the command in progress, at most a short
+# sleep or grep here; `wait` returns at once).
+trap 'exit 143' TERM
+trap 'exit 130' INT
+trap 'exit 129' HUP
+echo "namespace $(readlink /proc/$$/ns/net)"
 
 fail() {
     echo "FAIL: $*"
@@ -85,10 +98,10 @@ start_avahi() {
 visit() {
     local name=$1
     mkfifo "$WORK/$name.in"
-    timeout 20 "$BIN/chat" --name "$name" --service "$TYPE" --loopback < "$WORK/$name.in" > "$WORK/$name.out" 2>&1 &
+    timeout 60 "$BIN/chat" --name "$name" --service "$TYPE" --loopback < "$WORK/$name.in" > "$WORK/$name.out" 2>&1 &
     local pid=$!
     exec 5> "$WORK/$name.in"   # keeps its stdin open until we close it
-    wait_for "$WORK/$name.out" '^\* connected to first$' 15 || { kill $pid 2>/dev/null; fail "$name did not find the first peer"; }
+    wait_for "$WORK/$name.out" '^\* connected to first$' 45 || { kill $pid 2>/dev/null; fail "$name did not find the first peer"; }
     exec 5>&-
     kill $pid 2>/dev/null || true
     wait $pid 2>/dev/null || true
@@ -100,19 +113,19 @@ mkfifo "$WORK/first.in"
 FIRST_PID=$!
 exec 4> "$WORK/first.in"
 
-wait_for "$FIRST_OUT" 'no DNS-SD daemon answered' 10 || fail "no clear message without a daemon"
+wait_for "$FIRST_OUT" 'no DNS-SD daemon answered' 30 || fail "no clear message without a daemon"
 grep -q 'WARNING' "$FIRST_OUT" && fail "the compat layer's warning banner reached the user"
 
 dbus-daemon --system --fork </dev/null >/dev/null 2>&1
 start_avahi
-wait_for "$FIRST_OUT" 'DNS-SD daemon answers again' 15 || fail "did not recover once the daemon started"
+wait_for "$FIRST_OUT" 'DNS-SD daemon answers again' 30 || fail "did not recover once the daemon started"
 visit second
 
 before=$(grep -cE 'failed: no DNS-SD daemon answered' "$FIRST_OUT")
 avahi-daemon -k
-wait_for_more "$FIRST_OUT" 'failed: no DNS-SD daemon answered' "$before" 10 || fail "did not notice the daemon going away"
+wait_for_more "$FIRST_OUT" 'failed: no DNS-SD daemon answered' "$before" 30 || fail "did not notice the daemon going away"
 start_avahi
-wait_for "$FIRST_OUT" 'answers again.*' 15 || true
+wait_for "$FIRST_OUT" 'answers again.*' 30 || true
 visit third
 
 echo PASS
