@@ -1,17 +1,44 @@
+import ChirpTestSupport
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import ChirpLogs
 
 struct LogHandlerTests {
-    func collect(_ stream: AsyncStream<LogStreamEvent>, count: Int) async -> [LogStreamEvent] {
-        var events: [LogStreamEvent] = []
-        for await event in stream {
-            events.append(event)
-            if events.count == count { break }
+    /// The first `count` events of `stream`. Throws, failing the test with what did come, when they have not all come
+    /// within `timeout` (generous: a loaded machine) or the stream ends before: a missing record fails, never hangs.
+    func collect(_ stream: AsyncStream<LogStreamEvent>, count: Int, timeout: Duration = .seconds(30)) async throws
+        -> [LogStreamEvent]
+    {
+        let events = NIOLockedValueBox<[LogStreamEvent]>([])
+        return try await withTimeout(timeout, "\(count) events from the stream (got \(events.withLockedValue { $0 }))")
+        {
+            for await event in stream {
+                let all = events.withLockedValue { events in
+                    events.append(event)
+                    return events
+                }
+                if all.count == count { return all }
+            }
+            let all = events.withLockedValue { $0 }
+            throw StreamEnded(description: "the stream ended after \(all.count) of \(count) events: \(all)")
         }
-        return events
+    }
+
+    struct StreamEnded: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    @Test func aMissingRecordFailsTheWaitInsteadOfHangingIt() async throws {
+        let source = try LogSource(configuration: LogSourceConfiguration(appName: "missing"))
+        let stream = source.subscribe()
+        let logger = Logger(label: "m") { source.handler(label: $0) }
+        logger.info("the only record")
+        await #expect(throws: TimeoutError.self) { try await collect(stream, count: 2, timeout: .seconds(1)) }
+        // The control: the record that did come is collected.
+        #expect(try await collect(source.subscribe(history: 1), count: 1).count == 1)
     }
 
     @Test func handlersHaveValueSemanticsAndMergeMetadata() async throws {
@@ -30,7 +57,7 @@ struct LogHandlerTests {
         #expect(first.logLevel == .info)
         #expect(first[metadataKey: "copy"] == nil)
 
-        let events = await collect(stream, count: 2)
+        let events = try await collect(stream, count: 2)
         guard case .record(let one) = events[0], case .record(let two) = events[1] else {
             Issue.record("expected two records, got \(events)")
             return
@@ -55,7 +82,7 @@ struct LogHandlerTests {
         for n in 1...1000 { logger.info("n \(n)") }
         // A subscriber that starts late gets what is left, the oldest 900 are gone from memory.
         let stream = source.subscribe(history: 1000)
-        let events = await collect(stream, count: 100)
+        let events = try await collect(stream, count: 100)
         let sequences = events.compactMap { event -> UInt64? in
             if case .record(let record) = event { return record.sequence }
             return nil
@@ -75,7 +102,7 @@ struct LogHandlerTests {
         }
         #expect(source.statistics.droppedForSubscribers == 490)
         // The subscriber keeps the newest 10, nothing else.
-        let events = await collect(stream, count: 10)
+        let events = try await collect(stream, count: 10)
         let sequences = events.compactMap { event -> UInt64? in
             if case .record(let record) = event { return record.sequence }
             return nil

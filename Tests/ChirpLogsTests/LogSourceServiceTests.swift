@@ -38,4 +38,38 @@ import Testing
         #expect(source.statistics.unacknowledgedInSpool == 500)
         #expect(source.port == nil)
     }
+
+    /// Cancelled instead (the group's task cancelled, as by a cancellation signal or a parent task that ends, with no
+    /// graceful shutdown first), the source still writes what was logged to the spool before it stops.
+    @Test func aCancelledRunStillWritesWhatWasLoggedToTheSpool() async throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var configuration = LogSourceConfiguration(appName: "orders")
+        configuration.serviceType = uniqueServiceType()
+        configuration.transceiver.interface = .loopback
+        configuration.spool = LogSpoolConfiguration(directory: directory)
+        configuration.flushInterval = .seconds(600)
+        let source = try LogSource(configuration: configuration)
+        let logger = Logger(label: "orders") { source.handler(label: $0) }
+
+        let group = ServiceGroup(
+            configuration: .init(services: [source], logger: Logger(label: "group") { _ in SwiftLogNoOpLogHandler() }))
+        let running = Task { try await group.run() }
+        // The first record starts a pass, which spools it and waits 600 s before the next one.
+        logger.info("first")
+        let deadline = ContinuousClock.now + .seconds(30)
+        while source.statistics.unacknowledgedInSpool < 1, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(source.statistics.unacknowledgedInSpool == 1)
+        // These wait for the next pass, 600 s away: not in the spool until something writes them there.
+        for n in 2...500 { logger.info("record \(n)") }
+        #expect(source.statistics.unacknowledgedInSpool == 1)
+
+        running.cancel()
+        // Bounded: a run that ignored its cancellation would fail here instead of hanging the test.
+        _ = try await withTimeout(.seconds(60), "the cancelled service group to end") { await running.result }
+        #expect(source.statistics.unacknowledgedInSpool == 500)
+        #expect(source.port == nil)
+    }
 }
