@@ -35,21 +35,51 @@ extension LiveTests {
             let names = (1...7).map { "chat\($0)" }
             var chats: [TestProcess] = []
             for name in names { chats.append(try await chat(name, type)) }
-            try await observer.waitForConnectedPeers(7, timeout: 40)
+            // Generous bounds: seven processes starting at once on a loaded 2-core machine.
+            try await observer.waitForConnectedPeers(7, timeout: 60)
             for chat in chats {
                 let others = Set(names + ["observer"]).subtracting([chat.name])
                 for other in others {
-                    try await chat.waitForLine("connected to \(other)", where: { $0 == "* connected to \(other)" })
+                    try await chat.waitForLine(timeout: .seconds(60), "connected to \(other)") {
+                        $0 == "* connected to \(other)"
+                    }
                 }
             }
-            try await Task.sleep(for: .seconds(1))  // let any racing duplicate settle before counting
+            // Then a round of messages, each chat to all the others, before counting: a line goes out on the
+            // connection each pair kept, so any second connection of a pair (both dialed at once) has been settled by
+            // the time it arrives, and would have been reported by then.
+            for chat in chats { chat.send("hello from \(chat.name)") }
+            for chat in chats {
+                for other in names where other != chat.name {
+                    try await chat.waitForLine(timeout: .seconds(60), "\(other)'s line") {
+                        $0 == "[\(other)] hello from \(other)"
+                    }
+                }
+            }
             for chat in chats {
                 let connected = chat.lines.filter { $0.hasPrefix("* connected to ") }
                 #expect(connected.count == 7, "\(chat.name): \(connected)")
                 #expect(Set(connected).count == 7, "\(chat.name) reported a peer twice: \(connected)")
-                #expect(!chat.lines.contains { $0.hasSuffix(" left") }, "\(chat.name): \(chat.lines)")
+                // A " left" line would be a connection lost (and, under load, maybe a heartbeat timed out: chat keeps
+                // the library's 2.5 s; its standard error says why).
+                #expect(!chat.lines.contains { $0.hasSuffix(" left") }, "\(chat.name): \(chat.transcript)")
             }
             #expect(recorder.connectedNames().count == 7)
+            #expect(recorder.disconnectedNames().isEmpty, "\(recorder.disconnectedNames())")
+
+            // The control: a chat that leaves is reported so, in the very lines checked above, by every other one.
+            let leaving = chats[0]
+            leaving.closeInput()
+            #expect(try await leaving.waitForExit(timeout: .seconds(60)) == 0, "\(leaving.transcript)")
+            for chat in chats.dropFirst() {
+                try await chat.waitForLine(timeout: .seconds(60), "\(leaving.name) leaving") {
+                    $0 == "* \(leaving.name) left"
+                }
+            }
+            try await recorder.waitFor(timeout: 60, "\(leaving.name) disconnected") { event in
+                if case .peerDisconnected(let peer) = event { return peer.name == leaving.name }
+                return false
+            }
             chats.forEach { $0.kill() }
             await observer.shutdown()
         }
