@@ -49,6 +49,23 @@ extension LiveTests {
             #expect(bobEvents.disconnectedNames().isEmpty)
             #expect(alice.connectedPeers.map(\.name) == ["bob"])
 
+            // The control: with the same heartbeat, a peer that really goes silent (a raw connection that says hello,
+            // then nothing, not even a pong) is dropped, and the recorder above sees it. Its bound is generous: only
+            // that it happens matters here.
+            let silent = try await RawPeer(port: try #require(alice.port))
+            try await silent.send(RawPeer.hello(service: type, name: "silent"))
+            try await aliceEvents.waitFor("the silent peer connected") { event in
+                if case .peerConnected(let peer) = event { return peer.name == "silent" }
+                return false
+            }
+            try await aliceEvents.waitFor(timeout: 30, "the silent peer dropped") { event in
+                if case .peerDisconnected(let peer) = event { return peer.name == "silent" }
+                return false
+            }
+            try await silent.waitForClose(timeout: 30)
+            #expect(aliceEvents.disconnectedNames() == ["silent"])
+            #expect(alice.connectedPeers.map(\.name) == ["bob"])
+
             await bob.shutdown()
             await alice.shutdown()
             try await busyGroup.shutdownGracefully()
