@@ -27,9 +27,13 @@ struct EndToEndTests {
     @Test("a late viewer gets the history, then live records, with no gap and no duplicate at the seam")
     func historyToLiveSeam() async throws {
         let service = uniqueServiceType()
-        let demo = try await startDemo(service, ["--name", "seam", "--plain", "--rate", "1000", "--history", "500"])
-        // Let the app log well past its history before the viewer arrives.
-        try await Task.sleep(for: .seconds(1.5))
+        // --echo: its records on standard error too, each line ending in its message ("tick N").
+        let demo = try await startDemo(
+            service, ["--name", "seam", "--plain", "--rate", "1000", "--history", "500", "--echo"])
+        // The app has logged well past its history (twice over) before the viewer arrives.
+        #expect(
+            await demo.waitForError(containing: "tick 1000\n", timeout: .seconds(60)),
+            "logdemo never logged its 1000th record: \(demo.standardError.suffix(2000))")
         let view = try await viewer(service, ["--json"])
         let crossed = await view.waitFor(timeout: .seconds(30)) { lines in
             let seqs = TestSupport.sequences(lines)
@@ -39,7 +43,8 @@ struct EndToEndTests {
         #expect(crossed, "viewer stderr: \(view.standardError)")
         let seqs = TestSupport.sequences(view.lines)
         let first = try #require(seqs.first)
-        #expect(first > 1, "a late viewer starts with the recent history, not the first record")
+        // 1000 records or more were logged before it started: it starts within the last 500 of them.
+        #expect(first > 500, "a late viewer starts with the recent history, not the first record: \(first)")
         #expect(seqs == Array(first..<(first + seqs.count)), "sequence numbers are contiguous: no gap, no duplicate")
         #expect(!view.lines.contains { $0.contains(#""event":"lost""#) })
         await view.stop()
@@ -124,28 +129,55 @@ struct EndToEndTests {
     )
     func viewerAgainstLogDemo() async throws {
         let service = uniqueServiceType()
-        let shop = try await startDemo(service, ["--name", "shop", "--rate", "100", "--http-interval", "0.1"])
-        let other = try await startDemo(service, ["--name", "other", "--rate", "20", "--http-interval", "0"])
-        // Let both build up history: logs and a few rounds of HTTP calls.
-        try await Task.sleep(for: .seconds(2))
+        // A history that holds everything they log before the runs below connect, however slow they are.
+        let shop = try await startDemo(
+            service, ["--name", "shop", "--rate", "100", "--http-interval", "0.1", "--history", "10000"])
+        let other = try await startDemo(
+            service, ["--name", "other", "--rate", "20", "--http-interval", "0", "--history", "10000"])
+        // Both build up history: the runs below need a hundred records of shop, a round of its HTTP scenarios (all five,
+        // 200, 404 and 500 among them) and a record of other. A viewer that follows both shows when they are there.
+        let probe = try await viewer(service, ["--json"])
+        let builtUp = await probe.waitFor(timeout: .seconds(60)) { lines in
+            let records = TestSupport.objects(lines).filter { $0["event"] as? String == "record" }
+            let shopRecords = records.filter { $0["app"] as? String == "shop" }
+            let statuses = shopRecords.compactMap { ($0["http"] as? [String: Any])?["status"] as? Int }
+            return shopRecords.count >= 100 && statuses.count >= 5 && Set([200, 404, 500]).isSubset(of: statuses)
+                && records.contains { $0["app"] as? String == "other" }
+        }
+        #expect(builtUp, "the apps' history did not build up: \(probe.transcript.suffix(3000))")
+        await probe.stop()
 
-        func run(_ arguments: [String]) async throws -> TestProcess {
-            let process = try await viewer(service, ["--no-follow", "--wait", "2"] + arguments)
-            let status = try? await process.waitForExit(timeout: .seconds(30))
+        // Every run at once, each looking for sources for 10 s (generous on a loaded machine: both apps must be found
+        // in that time) before it prints their history and exits.
+        func start(_ arguments: [String], environment: [String: String?] = [:]) async throws -> TestProcess {
+            try await TestProcess(
+                chirp, ["logs", "--service", service, "--interface", "lo", "--no-follow", "--wait", "10"] + arguments,
+                environment: environment)
+        }
+        let runs = [
+            ["shop"], ["shop", "--http", "--detail"], ["shop", "--http"], ["--json"],
+            ["shop", "--json", "--level", "error"], ["shop", "--json", "--label", "demo.auth"],
+            ["shop", "--grep", "declin(ed)?", "--color", "always"]
+        ]
+        var started: [TestProcess] = []
+        for arguments in runs { started.append(try await start(arguments)) }
+        let noColor = try await start(["shop", "--color", "auto"], environment: ["NO_COLOR": "1"])
+        for (process, arguments) in zip(started + [noColor], runs + [["shop", "--color", "auto"]]) {
+            let status = try? await process.waitForExit(timeout: .seconds(60))
             #expect(
                 status == 0, "chirp logs \(arguments) exited \(String(describing: status)): \(process.standardError)")
-            return process
         }
+        let (text, detail, api, json, errors, auth, grep) = (
+            started[0], started[1], started[2], started[3], started[4], started[5], started[6]
+        )
 
         // Plain text of one app: its records only, no colours when not a terminal.
-        let text = try await run(["shop"])
         #expect(text.lines.count > 50)
         #expect(text.lines.allSatisfy { $0.contains("shop[") })
         #expect(!text.lines.joined().contains("\u{1B}["))
         #expect(text.standardError.contains("following shop["))
 
         // The API view in full: redacted credentials, pretty-printed JSON with non-ASCII text as text.
-        let detail = try await run(["shop", "--http", "--detail"])
         let output = detail.lines.joined(separator: "\n")
         #expect(output.contains("> GET http://127.0.0.1:"))
         #expect(output.contains("Authorization: <redacted>"))
@@ -159,13 +191,11 @@ struct EndToEndTests {
         #expect(output.contains("< 500 Internal Server Error"))
 
         // One line per exchange.
-        let api = try await run(["shop", "--http"])
         #expect(api.lines.count >= 5)
         #expect(api.lines.allSatisfy { $0.contains(" http://127.0.0.1:") })
         #expect(api.lines.contains { $0.contains(" 404 ") } && api.lines.contains { $0.contains(" 200 ") })
 
         // NDJSON: every line parses; records carry their fields; HTTP records their exchange.
-        let json = try await run(["--json"])
         let objects = TestSupport.objects(json.lines)
         #expect(objects.count == json.lines.count, "every --json line is a JSON object")
         let records = objects.filter { $0["event"] as? String == "record" }
@@ -177,25 +207,15 @@ struct EndToEndTests {
         #expect(headers.contains { $0["Authorization"] == "<redacted>" })
 
         // Filters: level, label, regular expression (with highlighting when colours are forced).
-        let errors = try await run(["shop", "--json", "--level", "error"])
         let levels = Set(TestSupport.objects(errors.lines).compactMap { $0["level"] as? String })
         #expect(!levels.isEmpty && levels.isSubset(of: ["error", "critical"]))
-        let auth = try await run(["shop", "--json", "--label", "demo.auth"])
         let labels = Set(
             TestSupport.objects(auth.lines).filter { $0["event"] as? String == "record" }.compactMap {
                 $0["label"] as? String
             })
         #expect(labels == ["demo.auth"])
-        let grep = try await run(["shop", "--grep", "declin(ed)?", "--color", "always"])
         #expect(!grep.lines.isEmpty)
         #expect(grep.lines.allSatisfy { $0.contains("\u{1B}[7m") && $0.contains("declin") })
-        let noColor = try await TestProcess(
-            chirp,
-            [
-                "logs", "--service", service, "--interface", "lo", "--no-follow", "--wait", "2", "shop", "--color",
-                "auto"
-            ], environment: ["NO_COLOR": "1"])
-        _ = try? await noColor.waitForExit(timeout: .seconds(30))
         #expect(!noColor.lines.isEmpty && !noColor.lines.joined().contains("\u{1B}["))
 
         await shop.stop()
