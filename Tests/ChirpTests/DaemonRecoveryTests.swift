@@ -43,7 +43,7 @@ extension LiveTests {
             } catch {
                 outcome = .failure(error)
             }
-            await Self.end(run, namespace: namespace)
+            await Self.end(run, namespace: namespace, afterVerdict: (try? outcome.get()) != nil)
             let verdict = try outcome.get()
             #expect(verdict == "PASS", "\(run.lines.joined(separator: "\n"))\n\(run.standardError)")
         }
@@ -52,9 +52,19 @@ extension LiveTests {
         /// cleanup (it stops its peers, dbus-daemon and avahi-daemon); then waits for it. A script still running a
         /// minute later fails the test, and so does any process left in its private network namespace once it has
         /// ended; those are killed here, so that they do not outlive the test either way.
-        static func end(_ run: TestProcess, namespace: HeldNamespace?) async {
+        ///
+        /// After its verdict the script exits by itself (after a FAIL, once it has printed the first peer's output):
+        /// it is given 30 s for that before the SIGTERM, which then does nothing.
+        static func end(_ run: TestProcess, namespace: HeldNamespace?, afterVerdict: Bool) async {
             defer { namespace?.release() }
-            run.signal(SIGTERM)  // nothing if it has exited by itself (after its verdict, through the same cleanup)
+            if afterVerdict {
+                do {
+                    try await run.waitForExit(timeout: .seconds(30))
+                } catch {
+                    // Still running: the SIGTERM below ends it, and the wait after it is checked.
+                }
+            }
+            run.signal(SIGTERM)
             do {
                 try await run.waitForExit(timeout: .seconds(60))
             } catch {
