@@ -72,11 +72,14 @@ final class LogBuffer: @unchecked Sendable {
     }
 
     /// Stores a record; returns its sequence number. This is the whole cost of a log call beyond building `record`.
+    ///
+    /// The record is moved, never copied: taken as `consuming`, and once the ring is full swapped with the oldest
+    /// slot, so that the log call neither retains the record's strings and dictionaries once more nor releases them
+    /// under the lock. The record it replaces is released after the lock, on the caller's thread.
     @inline(__always)
     @discardableResult
-    func append(_ record: PendingRecord) -> UInt64 {
+    func append(_ record: consuming PendingRecord) -> UInt64 {
         var record = record
-        var evicted: PendingRecord?
         var wakeNow: (@Sendable () -> Void)?
         lock.lock()
         let sequence = nextSequence
@@ -86,16 +89,13 @@ final class LogBuffer: @unchecked Sendable {
             slots.append(record)
         } else {
             let index = Int((sequence &- baseSequence) % UInt64(capacity))
-            evicted = slots[index]
-            slots[index] = record
+            swap(&slots[index], &record)  // `record` now holds the evicted one, released when it goes out of scope
         }
         if wakeArmed {
             wakeArmed = false
             wakeNow = wake
         }
         lock.unlock()
-        // Release the overwritten record outside the lock.
-        withExtendedLifetime(evicted) {}
         wakeNow?()
         return sequence
     }
@@ -110,25 +110,47 @@ final class LogBuffer: @unchecked Sendable {
     }
 
     /// Copies of up to `maximumCount` records starting at `sequence` (or at the oldest held, if `sequence` was
-    /// overwritten), never past `limit` (inclusive).
-    func read(from sequence: UInt64, maximumCount: Int, through limit: UInt64 = .max) -> [PendingRecord] {
-        lock.withLock {
-            let (oldest, next) = boundsLocked
-            let start = max(sequence, oldest)
-            let end = min(next, limit == .max ? next : limit &+ 1)
-            guard start < end else { return [] }
-            let count = min(Int(end - start), maximumCount)
-            var result: [PendingRecord] = []
-            result.reserveCapacity(count)
-            var index = Int((start &- baseSequence) % UInt64(capacity))
-            for _ in 0..<count {
-                result.append(slots[index])
-                index += 1
-                if index == capacity { index = 0 }
+    /// overwritten), never past `limit` (inclusive). The records returned are consecutive.
+    ///
+    /// Copied ``readChunk`` records per hold of the lock: a copy retains the record's strings and dictionaries, and a
+    /// log call waiting for the lock while a thousand records are copied would wait tens of microseconds. When the
+    /// records after a chunk were overwritten before the next chunk was read, the read ends there (the caller sees the
+    /// loss on its next read).
+    ///
+    /// `betweenChunks` runs after each chunk, outside the lock (tests use it to write while a read is under way).
+    func read(
+        from sequence: UInt64, maximumCount: Int, through limit: UInt64 = .max,
+        betweenChunks: (() -> Void)? = nil
+    ) -> [PendingRecord] {
+        var result: [PendingRecord] = []
+        result.reserveCapacity(min(maximumCount, capacity))
+        var next = sequence
+        while result.count < maximumCount {
+            let wanted = min(Self.readChunk, maximumCount - result.count)
+            let copied = lock.withLock { () -> Int in
+                let (oldest, newest) = boundsLocked
+                if !result.isEmpty && next < oldest { return 0 }
+                let start = max(next, oldest)
+                let end = min(newest, limit == .max ? newest : limit &+ 1)
+                guard start < end else { return 0 }
+                let count = min(Int(end - start), wanted)
+                var index = Int((start &- baseSequence) % UInt64(capacity))
+                for _ in 0..<count {
+                    result.append(slots[index])
+                    index += 1
+                    if index == capacity { index = 0 }
+                }
+                next = start &+ UInt64(count)
+                return count
             }
-            return result
+            if copied < wanted { break }
+            betweenChunks?()
         }
+        return result
     }
+
+    /// Records copied per hold of the lock in ``read(from:maximumCount:through:)``.
+    static let readChunk = 64
 
     /// Arms the wake-up if no record arrived since `next` was observed; returns `false` (and does not arm) if one did.
     func arm(ifNextIs next: UInt64) -> Bool {

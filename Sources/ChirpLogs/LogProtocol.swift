@@ -40,29 +40,44 @@ enum LogProtocol {
         static let viewer = "log-viewer"
     }
 
-    /// Parses a batch payload: its subscription and its records.
+    /// Appends a batch's header: version 1, the subscription, the number of entries that follow.
+    static func writeBatchHeader(subscription: UInt64, count: Int, into bytes: inout [UInt8]) {
+        bytes.append(1)
+        RecordCoding.writeInteger(subscription, into: &bytes)
+        RecordCoding.writeInteger(UInt32(truncatingIfNeeded: count), into: &bytes)
+    }
+
+    /// Sets the entry count of a batch whose header starts `bytes`.
+    static func setBatchCount(_ count: Int, in bytes: inout [UInt8]) {
+        RecordCoding.setInteger(UInt32(truncatingIfNeeded: count), at: 1 + 8, in: &bytes)
+    }
+
+    /// Parses a batch payload: its subscription and its records (read in place, in one pass).
     static func parseBatch(_ data: Data, origin: RecordCoding.Origin) throws -> (
         subscription: UInt64, records: [LogRecord]
     ) {
-        var buffer = ByteBuffer(data: data)
-        guard let version = buffer.readInteger(as: UInt8.self), version == 1 else {
-            throw RecordCoding.DecodingError(description: "unknown batch version")
+        try data.withUnsafeBytes { bytes in
+            var reader = RecordCoding.EntryReader(bytes)
+            guard reader.remaining >= 1, try reader.integer(UInt8.self) == 1 else {
+                throw RecordCoding.DecodingError(description: "unknown batch version")
+            }
+            guard reader.remaining >= 12 else {
+                throw RecordCoding.DecodingError(description: "truncated batch header")
+            }
+            let subscription = try reader.integer(UInt64.self)
+            let count = Int(try reader.integer(UInt32.self))
+            guard count * 12 <= reader.remaining else {
+                throw RecordCoding.DecodingError(
+                    description: "batch claims \(count) records in \(reader.remaining) bytes")
+            }
+            var records: [LogRecord] = []
+            records.reserveCapacity(count)
+            for _ in 0..<count { records.append(try reader.entry(origin: origin)) }
+            if reader.remaining != 0 {
+                throw RecordCoding.DecodingError(description: "stray bytes after the last record")
+            }
+            return (subscription, records)
         }
-        guard let subscription = buffer.readInteger(as: UInt64.self), let count = buffer.readInteger(as: UInt32.self)
-        else {
-            throw RecordCoding.DecodingError(description: "truncated batch header")
-        }
-        guard Int(count) * 12 <= buffer.readableBytes else {
-            throw RecordCoding.DecodingError(
-                description: "batch claims \(count) records in \(buffer.readableBytes) bytes")
-        }
-        var records: [LogRecord] = []
-        records.reserveCapacity(Int(count))
-        for _ in 0..<count { records.append(try RecordCoding.readEntry(&buffer, origin: origin)) }
-        if buffer.readableBytes != 0 {
-            throw RecordCoding.DecodingError(description: "stray bytes after the last record")
-        }
-        return (subscription, records)
     }
 }
 

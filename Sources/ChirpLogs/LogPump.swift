@@ -31,6 +31,8 @@ final class LogPump: @unchecked Sendable {
     private var spooledSinceReport = 0
 
     private var sessions: [Session] = []
+    /// The memory entries are encoded into, kept from one batch to the next (on `queue`).
+    private var scratch: [UInt8] = []
     private var subscribers: [Subscriber] = []
     private var nextSubscriberID = 0
     /// With a spool: the last record written to it. Viewers get records only once they are spooled, so that a
@@ -170,6 +172,20 @@ final class LogPump: @unchecked Sendable {
             || sessions.contains { $0.follow && $0.inflightBytes < configuration.windowBytes }
     }
 
+    /// The pump's encoding memory, empty, for the caller to fill and give back with ``returnScratch(_:)`` (on
+    /// `queue`): taken out of the property so that filling it copies nothing.
+    private func takeScratch() -> [UInt8] {
+        var bytes: [UInt8] = []
+        swap(&bytes, &scratch)
+        bytes.removeAll(keepingCapacity: true)
+        return bytes
+    }
+
+    /// Keeps `bytes`' memory for the next batch, unless a burst made it larger than a batch needs.
+    private func returnScratch(_ bytes: [UInt8]) {
+        if bytes.capacity <= 4 * configuration.batchBytes { scratch = bytes }
+    }
+
     // MARK: Pass
 
     private func pass() -> Bool {
@@ -204,13 +220,14 @@ final class LogPump: @unchecked Sendable {
             let records = buffer.read(from: cursor, maximumCount: configuration.batchRecords)
             guard let first = records.first, let last = records.last else { break }
             if first.sequence > cursor { counters.withLockedValue { $0.notSpooled += first.sequence - cursor } }
-            var entries = ByteBufferAllocator().buffer(capacity: records.count * 200)
+            var entries = takeScratch()
             for record in records { RecordCoding.writeEntry(record, into: &entries) }
             do {
                 try spool.append(entries, first: first.sequence, last: last.sequence, count: records.count)
             } catch {
                 logger.error("log spool: \(error)")
             }
+            returnScratch(entries)
             spooledThrough = last.sequence
             spooledSinceReport += records.count
             worked = true
@@ -327,30 +344,39 @@ final class LogPump: @unchecked Sendable {
                 &session, through: first.sequence - 1, reason: spool == nil ? "buffer full" : "spool full",
                 transceiver: transceiver)
         }
-        var entries = ByteBufferAllocator().buffer(capacity: min(configuration.batchBytes, records.count * 256) + 64)
+        // The batch is encoded straight behind its header, in memory this pump reuses; the message's `Data` is its
+        // one copy.
+        var payload = takeScratch()
+        LogProtocol.writeBatchHeader(subscription: session.subscription, count: 0, into: &payload)
         var count = 0
         var last = first.sequence
         for record in records {
-            if count > 0 && entries.readableBytes >= configuration.batchBytes { break }
-            RecordCoding.writeEntry(record, into: &entries)
+            if count > 0 && payload.count - LogProtocol.batchHeaderSize >= configuration.batchBytes { break }
+            RecordCoding.writeEntry(record, into: &payload)
             count += 1
             last = record.sequence
         }
-        try sendBatch(&session, entries: entries, count: count, last: last, transceiver: transceiver)
+        LogProtocol.setBatchCount(count, in: &payload)
+        let data = Data(payload)
+        returnScratch(payload)
+        try sendBatch(&session, payload: data, last: last, transceiver: transceiver)
     }
 
+    /// Sends a batch of entries read from the spool.
     private func sendBatch(
         _ session: inout Session, entries: ByteBuffer, count: Int, last: UInt64, transceiver: Transceiver
     ) throws {
-        var payload = ByteBufferAllocator().buffer(capacity: LogProtocol.batchHeaderSize + entries.readableBytes)
-        payload.writeInteger(UInt8(1))
-        payload.writeInteger(session.subscription)
-        payload.writeInteger(UInt32(count))
-        var entries = entries
-        payload.writeBuffer(&entries)
-        let bytes = payload.readableBytes
-        let message = RawMessage(
-            typeName: LogProtocol.batchTypeName, payload: Data(payload.readableBytesView), isBinary: true)
+        var payload = takeScratch()
+        LogProtocol.writeBatchHeader(subscription: session.subscription, count: count, into: &payload)
+        payload.append(contentsOf: entries.readableBytesView)
+        let data = Data(payload)
+        returnScratch(payload)
+        try sendBatch(&session, payload: data, last: last, transceiver: transceiver)
+    }
+
+    private func sendBatch(_ session: inout Session, payload: Data, last: UInt64, transceiver: Transceiver) throws {
+        let bytes = payload.count
+        let message = RawMessage(typeName: LogProtocol.batchTypeName, payload: payload, isBinary: true)
         try transceiver.send(message, to: session.peer)
         session.cursor = last &+ 1
         session.lastActivity = DispatchTime.now().uptimeNanoseconds

@@ -104,13 +104,19 @@ final class LogSpool: @unchecked Sendable {
 
     /// Appends `entries` (records `first...last`, in order) and evicts the oldest segments while over the limit.
     func append(_ entries: ByteBuffer, first: UInt64, last: UInt64, count: Int) throws {
+        try append(Array(entries.readableBytesView), first: first, last: last, count: count)
+    }
+
+    /// Appends `entries` (records `first...last`, in order, as ``RecordCoding`` writes them) and evicts the oldest
+    /// segments while over the limit.
+    func append(_ entries: [UInt8], first: UInt64, last: UInt64, count: Int) throws {
         if activeFD < 0 || (segments.last?.bytes ?? 0) >= segmentBytes {
             try startSegment(first: first)
         }
-        try writeAll(activeFD, entries.readableBytesView)
+        try writeAll(activeFD, entries)
         segments[segments.count - 1].lastSequence = last
         segments[segments.count - 1].count += count
-        segments[segments.count - 1].bytes += entries.readableBytes
+        segments[segments.count - 1].bytes += entries.count
         while totalBytes > maximumBytes && segments.count > 1 {
             let oldest = segments.removeFirst()
             evicted += Self.unacked(in: oldest, ackedThrough: ackedThrough)
@@ -254,8 +260,7 @@ final class LogSpool: @unchecked Sendable {
         return min(UInt64(segment.count), segment.lastSequence - ackedThrough)
     }
 
-    private func writeAll<Bytes: Collection>(_ fd: Int32, _ bytes: Bytes) throws where Bytes.Element == UInt8 {
-        let array = Array(bytes)
+    private func writeAll(_ fd: Int32, _ array: [UInt8]) throws {
         var offset = 0
         while offset < array.count {
             let written = array.withUnsafeBytes { raw -> Int in

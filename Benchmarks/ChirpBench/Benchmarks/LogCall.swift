@@ -16,7 +16,7 @@ extension Harness {
         let runs = plan.runs
         let batches = quick ? 500 : 5000
         let perBatch = 100
-        let paced = 220_000.0  // a little above the goal of 200,000 records/s
+        let paced = 550_000.0  // a little above issue 17's goal of 500,000 records/s
         let pacedSeconds = quick ? 0.5 : 1.0
         let burstRecords = quick ? 200_000 : 1_000_000
         let serviceType = freshServiceType()
@@ -117,7 +117,7 @@ extension Harness {
         return [
             Figure(
                 name: "log.info", title: "one logger.info with the Chirp log handler and a viewer attached", unit: "ns",
-                samples: measured.call, reference: reference, goal: .atMost(1000),
+                samples: measured.call, reference: reference, goal: .atMost(300),
                 note:
                     "median per call over batches of \(perBatch); p90 of batches \(formatNumber(Spread(measured.callP90).median)) ns; "
                     + "\(measured.callLost) of \(batches / runs * perBatch * runs) records reported lost to the viewer",
@@ -125,7 +125,7 @@ extension Harness {
             Figure(
                 name: "log.stream",
                 title: "log records/s streamed to one viewer, \(Int(paced / 1000))k records/s offered",
-                unit: "records/s", samples: measured.stream, goal: .atLeast(200_000),
+                unit: "records/s", samples: measured.stream, goal: .atLeast(500_000),
                 note:
                     "\(measured.streamLost) lost of \(measured.streamOffered) offered\(measured.streamLost == 0 ? " (none dropped)" : "")",
                 details: ["lost": Double(measured.streamLost), "offeredPerSecond": paced]),
