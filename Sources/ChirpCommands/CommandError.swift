@@ -1,60 +1,186 @@
 import Chirp
 import Foundation
 
-/// Why a command got no answer, each case with the exit code it maps to and a message a user can act on.
-public enum CommandError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
-    /// No app of the service connected within the timeout. `peer` is the name asked for with `--peer`; `detail`
-    /// adds what was seen instead (other apps, a missing DNS-SD daemon, refused connections).
-    case noApp(service: String, peer: String?, seconds: Double, detail: String?)
-    /// Several apps answered and none was chosen; each label is "NAME on HOST".
-    case severalApps(service: String, apps: [String])
-    /// The app was found but the connection dropped (or could not be made) before it replied.
-    case connectionLost(app: String)
-    /// The app did not reply within the timeout.
-    case noReply(app: String, seconds: Double)
-    /// Every app found refused this CLI: it requires a shared secret we do not have, the secrets do not match, or
-    /// its accept policy said no. Each reason names the app and says what to do.
-    case refused(service: String, reasons: [String])
-    /// Something failed on this side: the command could not be encoded or sent, or its reply not saved.
-    case local(String)
+/// Why a command got no answer: what went wrong (``code``), the exit code it maps to (``exitCode``), a sentence a
+/// user can act on (``message``), what it is about (the ``service``, the app, the apps or refusal reasons seen), and
+/// the underlying ``cause`` when another error led to it.
+///
+/// It is a struct with an extensible ``Code``, in the style of grpc-swift's `RPCError` (and of Chirp's `ChirpError`),
+/// so that a new kind of error does not break a `switch` in your code: match on `code` and keep a `default`.
+///
+/// ```swift
+/// do {
+///     let reply = try await transmitter.send(AddItem(title: "milk"), to: "kitchen")
+///     print(reply.label)
+/// } catch where error.code == .severalApps {
+///     print("choose one of \(error.apps.joined(separator: ", "))")
+/// } catch {
+///     print("\(error.message) (exit code \(error.exitCode.rawValue))")
+/// }
+/// ```
+///
+/// (``CommandTransmitter``'s functions throw `CommandError` alone, so `error` in their `catch` is one; elsewhere,
+/// match with `catch let error as CommandError where error.code == .noApp`.)
+///
+/// `description`, `message` and `localizedDescription` give the same sentence, the one a tool prints after
+/// `TOOL: error: `.
+public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+    /// What went wrong. New codes may come in later versions: a `switch` over them needs a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Wrapped: String, Hashable, Sendable {
+            case noApp, severalApps, connectionLost, noReply, refused, local
+        }
+        private let wrapped: Wrapped
+        private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+
+        /// The code's name, as in `noApp`.
+        public var description: String { wrapped.rawValue }
+
+        /// No app of the service connected within the timeout (exit code ``CommandExitCode/noApp``).
+        public static let noApp = Code(.noApp)
+        /// Several apps answered and none was chosen; ``CommandError/apps`` lists them (exit code
+        /// ``CommandExitCode/severalApps``).
+        public static let severalApps = Code(.severalApps)
+        /// The app was found but the connection dropped (or could not be made) before it replied (exit code
+        /// ``CommandExitCode/connectionLost``).
+        public static let connectionLost = Code(.connectionLost)
+        /// The app did not reply within the timeout (exit code ``CommandExitCode/connectionLost``).
+        public static let noReply = Code(.noReply)
+        /// The apps found refused this CLI; ``CommandError/reasons`` says why (exit code
+        /// ``CommandExitCode/refused``).
+        public static let refused = Code(.refused)
+        /// Something failed on this side: the command could not be encoded or sent, or its reply not saved (exit
+        /// code ``CommandExitCode/appFailure``).
+        public static let local = Code(.local)
+
+        /// The exit code of an error with this code.
+        var exitCode: CommandExitCode {
+            switch wrapped {
+            case .noApp: return .noApp
+            case .severalApps: return .severalApps
+            case .connectionLost, .noReply: return .connectionLost
+            case .refused: return .refused
+            case .local: return .appFailure
+            }
+        }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// The error as one sentence a user can act on (the same as ``description``), printed after `TOOL: error: `.
+    public let message: String
+    /// The service type the apps were looked for on, when it matters (``Code/noApp``, ``Code/severalApps``,
+    /// ``Code/refused``).
+    public let service: String?
+    /// The app concerned, when it is known (the connection to it was lost, it did not reply, it refused).
+    public let peer: Peer?
+    /// The app name asked for (`--peer NAME`), for ``Code/noApp``; `nil` when any app would do.
+    public let peerName: String?
+    /// The app concerned as "NAME on HOST", for ``Code/connectionLost`` and ``Code/noReply``.
+    public let app: String?
+    /// The apps that answered, each as "NAME on HOST", for ``Code/severalApps``; empty otherwise.
+    public let apps: [String]
+    /// Why the apps refused this CLI, each reason naming the app and saying what to do, for ``Code/refused``; empty
+    /// otherwise.
+    public let reasons: [String]
+    /// The timeout in seconds, for ``Code/noApp`` and ``Code/noReply``.
+    public let seconds: Double?
+    /// What was seen instead, for ``Code/noApp``: other apps, a missing DNS-SD daemon, refused connections.
+    public let detail: String?
+    /// The underlying error, when another error led to this one (a `ChirpError`, an encoding error).
+    public let cause: (any Error)?
+
+    /// Makes an error; ChirpCommands' own are made by the static functions below, one per ``Code``.
+    public init(
+        code: Code, message: String, service: String? = nil, peer: Peer? = nil, peerName: String? = nil,
+        app: String? = nil, apps: [String] = [], reasons: [String] = [], seconds: Double? = nil,
+        detail: String? = nil, cause: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.service = service
+        self.peer = peer
+        self.peerName = peerName
+        self.app = app
+        self.apps = apps
+        self.reasons = reasons
+        self.seconds = seconds
+        self.detail = detail
+        self.cause = cause
+    }
 
     /// The exit code this error maps to.
-    public var exitCode: CommandExitCode {
-        switch self {
-        case .noApp: return .noApp
-        case .severalApps: return .severalApps
-        case .connectionLost, .noReply: return .connectionLost
-        case .refused: return .refused
-        case .local: return .appFailure
-        }
+    public var exitCode: CommandExitCode { code.exitCode }
+
+    /// The same sentence as ``message``: the message printed after `TOOL: error: `.
+    public var description: String { message }
+
+    /// The same sentence as ``message``, so that `localizedDescription` reads as the tool's message rather than
+    /// "The operation could not be completed".
+    public var errorDescription: String? { message }
+
+    /// Equal when everything but the cause is; the cause is not compared.
+    public static func == (lhs: CommandError, rhs: CommandError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.service == rhs.service && lhs.peer == rhs.peer
+            && lhs.peerName == rhs.peerName && lhs.app == rhs.app && lhs.apps == rhs.apps
+            && lhs.reasons == rhs.reasons && lhs.seconds == rhs.seconds && lhs.detail == rhs.detail
     }
 
-    /// The message printed after `TOOL: error: `.
-    public var description: String {
-        switch self {
-        case .noApp(let service, let peer, let seconds, let detail):
-            let what = peer.map { "no app named '\($0)'" } ?? "no app"
-            var text = "\(what) found on service '\(service)' within \(Self.format(seconds)) s"
-            if let detail { text += " (\(detail))" }
-            return text + "; is it running, with the same --service?"
-        case .severalApps(let service, let apps):
-            return "several apps answer on service '\(service)': \(apps.joined(separator: ", ")); "
-                + "choose one with --peer NAME, or send to all with --all"
-        case .connectionLost(let app):
-            return "lost the connection to \(app) before it replied"
-        case .noReply(let app, let seconds):
-            return "no reply from \(app) within the \(Self.format(seconds)) s timeout"
-        case .refused(let service, let reasons):
-            return "refused on service '\(service)': " + reasons.joined(separator: "; ")
-        case .local(let message):
-            return message
-        }
-    }
-
-    /// The same sentence as ``description``, for `localizedDescription`.
-    public var errorDescription: String? { description }
-
+    /// `seconds` as a tool prints it: `5` rather than `5.0`, `0.5` as is.
     static func format(_ seconds: Double) -> String {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+}
+
+// MARK: - ChirpCommands' errors, one function per code
+
+extension CommandError {
+    /// No app of `service` connected within `seconds`. `peer` is the name asked for with `--peer`; `detail` adds what
+    /// was seen instead (other apps, a missing DNS-SD daemon, refused connections).
+    public static func noApp(service: String, peer: String?, seconds: Double, detail: String?) -> CommandError {
+        let what = peer.map { "no app named '\($0)'" } ?? "no app"
+        var text = "\(what) found on service '\(service)' within \(format(seconds)) s"
+        if let detail { text += " (\(detail))" }
+        return CommandError(
+            code: .noApp, message: text + "; is it running, with the same --service?", service: service,
+            peerName: peer, seconds: seconds, detail: detail)
+    }
+
+    /// Several apps answered on `service` and none was chosen; each label is "NAME on HOST".
+    public static func severalApps(service: String, apps: [String]) -> CommandError {
+        CommandError(
+            code: .severalApps,
+            message: "several apps answer on service '\(service)': \(apps.joined(separator: ", ")); "
+                + "choose one with --peer NAME, or send to all with --all",
+            service: service, apps: apps)
+    }
+
+    /// `app` ("NAME on HOST"; `peer` when it is known) was found but the connection dropped, or could not be made,
+    /// before it replied.
+    public static func connectionLost(app: String, peer: Peer? = nil) -> CommandError {
+        CommandError(
+            code: .connectionLost, message: "lost the connection to \(app) before it replied", peer: peer, app: app)
+    }
+
+    /// `app` ("NAME on HOST"; `peer` when it is known) did not reply within `seconds`.
+    public static func noReply(app: String, seconds: Double, peer: Peer? = nil) -> CommandError {
+        CommandError(
+            code: .noReply, message: "no reply from \(app) within the \(format(seconds)) s timeout", peer: peer,
+            app: app, seconds: seconds)
+    }
+
+    /// Every app found on `service` refused this CLI: it requires a shared secret we do not have, the secrets do not
+    /// match, or its accept policy said no. Each reason names the app and says what to do; `peer` is the app when
+    /// the error is about one.
+    public static func refused(service: String, reasons: [String], peer: Peer? = nil) -> CommandError {
+        CommandError(
+            code: .refused, message: "refused on service '\(service)': " + reasons.joined(separator: "; "),
+            service: service, peer: peer, reasons: reasons)
+    }
+
+    /// Something failed on this side, as `message` says: the command could not be encoded or sent, or its reply not
+    /// saved. `cause` is the underlying error.
+    public static func local(_ message: String, cause: (any Error)? = nil) -> CommandError {
+        CommandError(code: .local, message: message, cause: cause)
     }
 }

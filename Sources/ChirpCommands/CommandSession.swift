@@ -93,9 +93,9 @@ final class CommandSession: Sendable {
         for app in discovery.finder.unconnected where !outcomes.contains(where: { $0.app == app }) {
             let error: CommandError
             if let refusal = discovery.finder.refusal(of: app) {
-                error = .refused(service: serviceType, reasons: [refusal.message(for: app)])
+                error = .refused(service: serviceType, reasons: [refusal.message(for: app)], peer: app)
             } else {
-                error = .connectionLost(app: app.commandLabel)
+                error = .connectionLost(app: app.commandLabel, peer: app)
             }
             outcomes.append(CommandOutcome(app: app, result: .failure(error)))
         }
@@ -213,24 +213,25 @@ final class CommandSession: Sendable {
         } catch let error as ChirpError {
             switch error.code {
             case .peerDisconnected, .peerNotConnected:
-                return .failure(.connectionLost(app: app.commandLabel))
+                return .failure(.connectionLost(app: app.commandLabel, peer: app))
             case .requestTimedOut:
-                return .failure(.noReply(app: app.commandLabel, seconds: timeout.seconds))
+                return .failure(.noReply(app: app.commandLabel, seconds: timeout.seconds, peer: app))
             case .remoteFailure:
                 return .success(.failure(error.reason ?? ""))
             case .noResponder:
                 let type = error.messageType ?? String(reflecting: C.self)
                 return .success(.failure("\(app.name) does not handle \(type) commands (an older version of the app?)"))
             default:
-                return .failure(.local(error.description))
+                return .failure(.local(error.description, cause: error))
             }
         } catch {
-            return .failure(.local("\(error)"))
+            return .failure(.local("\(error)", cause: error))
         }
         do {
             return .success(try CommandResponse(encoded: bytes))
         } catch {
-            return .failure(.local("the reply from \(app.commandLabel) is not a command response: \(error)"))
+            return .failure(
+                .local("the reply from \(app.commandLabel) is not a command response: \(error)", cause: error))
         }
     }
 }

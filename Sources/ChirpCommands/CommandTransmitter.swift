@@ -15,7 +15,7 @@ import Logging
 /// Each call joins the service with a transceiver of its own, waits for the app(s) to connect (see the settle window
 /// in Docs/Commands.md), sends, waits for the reply and leaves. `timeout` bounds the whole call: finding the app and
 /// its reply. A connection that drops while a command is in flight fails at once with
-/// ``CommandError/connectionLost(app:)``, not at the timeout.
+/// ``CommandError/connectionLost(app:peer:)``, not at the timeout.
 public struct CommandTransmitter: Sendable {
     /// The transceiver settings: service type, interface, security (the shared secret), logger, message size limit. The peer name, id, a
     /// `chirp-role=cli` metadata entry (which tells apps and other tools that this peer is not an app) and
@@ -41,7 +41,7 @@ public struct CommandTransmitter: Sendable {
     ///   - peerName: the app's name; `nil` for the only app of the service.
     /// - Returns: the reply; a `CommandResponse.failure(_:)` response when the app reported a failure.
     /// - Throws: ``CommandError``: no app found in time, several apps and no name, every app found refused this CLI
-    ///   (``CommandError/refused(service:reasons:)``: a shared secret missing or wrong, an accept policy; reported
+    ///   (``CommandError/Code/refused``: a shared secret missing or wrong, an accept policy; reported
     ///   about a second after discovery, not at the timeout), the connection lost, no reply in time, or a local
     ///   problem.
     public func send<C: ChirpCommand>(_ command: C, to peerName: String? = nil) async throws(CommandError)
@@ -57,25 +57,25 @@ public struct CommandTransmitter: Sendable {
         } catch let error as CommandError {
             throw error
         } catch {
-            throw .local("\(error)")
+            throw .local("\(error)", cause: error)
         }
     }
 
     /// Sends `command` to every app of the service found before discovery settles (and within the timeout), and
     /// returns what became of each, sorted by app name.
     ///
-    /// Apps that refused this CLI are reported as ``CommandError/refused(service:reasons:)`` outcomes.
+    /// Apps that refused this CLI are reported as outcomes with ``CommandError/Code/refused``.
     ///
     /// - Parameter command: the command, sent to each app.
-    /// - Throws: ``CommandError/noApp(service:peer:seconds:detail:)`` when none is found,
-    ///   ``CommandError/refused(service:reasons:)`` when every app found refused, or a local problem.
+    /// - Throws: ``CommandError`` with ``CommandError/Code/noApp`` when none is found, ``CommandError/Code/refused``
+    ///   when every app found refused, or ``CommandError/Code/local`` for a local problem.
     public func sendToAll<C: ChirpCommand>(_ command: C) async throws(CommandError) -> [CommandOutcome] {
         do {
             return try await withSession { session in try await session.broadcast(command) }
         } catch let error as CommandError {
             throw error
         } catch {
-            throw .local("\(error)")
+            throw .local("\(error)", cause: error)
         }
     }
 
@@ -98,7 +98,7 @@ public struct CommandTransmitter: Sendable {
             return result
         } catch {
             await session.transceiver.shutdown()
-            if let error = error as? ChirpError { throw CommandError.local(error.description) }
+            if let error = error as? ChirpError { throw CommandError.local(error.description, cause: error) }
             throw error
         }
     }
