@@ -67,23 +67,89 @@ public enum LogViewerEvent: Sendable {
     case refused(LogSourceRefusal)
 }
 
-/// Errors that end ``LogViewer/run(_:)``.
-public enum LogViewerError: Error, Sendable, CustomStringConvertible, LocalizedError {
-    /// Without follow: no matching source was found within the discovery time.
-    case noSourceFound(String)
-    /// Without follow: the matching sources found all refused the viewer (see ``LogSourceRefusal``).
-    case refused([LogSourceRefusal])
-
-    /// What went wrong, for people.
-    public var description: String {
-        switch self {
-        case .noSourceFound(let what): return "no log source found (\(what))"
-        case .refused(let refusals): return "refused: " + refusals.map(\.description).joined(separator: "; ")
+/// An error that ends ``LogViewer/run(_:)`` (without follow): what went wrong (``code``), a sentence for people
+/// (``message``), what it is about (the ``selector`` that matched nothing, the ``refusals``), and the underlying
+/// ``cause`` when another error led to it.
+///
+/// It is a struct with an extensible ``Code``, in the style of grpc-swift's `RPCError` (and of Chirp's `ChirpError`),
+/// so that a new kind of error does not break a `switch` in your code: match on `code` and keep a `default`.
+///
+/// ```swift
+/// do {
+///     try await LogViewer(configuration: configuration).run { _ in }
+/// } catch let error as LogViewerError where error.code == .refused {
+///     for refusal in error.refusals { print(refusal) }
+/// }
+/// ```
+public struct LogViewerError: Error, Sendable, Equatable, CustomStringConvertible, LocalizedError {
+    /// What went wrong. New codes may come in later versions: a `switch` over them needs a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Wrapped: String, Hashable, Sendable {
+            case noSourceFound, refused
         }
+        private let wrapped: Wrapped
+        private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
+
+        /// The code's name, as in `noSourceFound`.
+        public var description: String { wrapped.rawValue }
+
+        /// Without follow: no matching source was found within the discovery time.
+        public static let noSourceFound = Code(.noSourceFound)
+        /// Without follow: the matching sources found all refused the viewer; ``LogViewerError/refusals`` says why.
+        public static let refused = Code(.refused)
     }
 
-    /// The same sentence as ``description``, for `localizedDescription`.
-    public var errorDescription: String? { description }
+    /// What went wrong.
+    public let code: Code
+    /// What went wrong, as one sentence for people (the same as ``description``).
+    public let message: String
+    /// What was looked for, for ``Code/noSourceFound``: the selector's description.
+    public let selector: String?
+    /// The sources that refused the viewer and why, for ``Code/refused`` (see ``LogSourceRefusal``); empty otherwise.
+    public let refusals: [LogSourceRefusal]
+    /// The underlying error, when another error led to this one.
+    public let cause: (any Error)?
+
+    /// Makes an error; the viewer's own are made by the static functions below, one per ``Code``.
+    public init(
+        code: Code, message: String, selector: String? = nil, refusals: [LogSourceRefusal] = [],
+        cause: (any Error)? = nil
+    ) {
+        self.code = code
+        self.message = message
+        self.selector = selector
+        self.refusals = refusals
+        self.cause = cause
+    }
+
+    /// The same sentence as ``message``.
+    public var description: String { message }
+
+    /// The same sentence as ``message``, so that `localizedDescription` reads as the message rather than "The
+    /// operation could not be completed".
+    public var errorDescription: String? { message }
+
+    /// Equal when the code, the sentence, the selector and the refusals are; the cause is not compared.
+    public static func == (lhs: LogViewerError, rhs: LogViewerError) -> Bool {
+        lhs.code == rhs.code && lhs.message == rhs.message && lhs.selector == rhs.selector
+            && lhs.refusals == rhs.refusals
+    }
+}
+
+// MARK: - The viewer's errors, one function per code
+
+extension LogViewerError {
+    /// Without follow: no source matching `selector` (its description) was found within the discovery time.
+    public static func noSourceFound(_ selector: String) -> LogViewerError {
+        LogViewerError(code: .noSourceFound, message: "no log source found (\(selector))", selector: selector)
+    }
+
+    /// Without follow: the matching sources found all refused the viewer, for the reasons in `refusals`.
+    public static func refused(_ refusals: [LogSourceRefusal]) -> LogViewerError {
+        LogViewerError(
+            code: .refused, message: "refused: " + refusals.map(\.description).joined(separator: "; "),
+            refusals: refusals)
+    }
 }
 
 /// The viewer side of the log channel: finds log sources (or connects to one), subscribes, and delivers their records

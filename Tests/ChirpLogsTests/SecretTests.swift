@@ -198,8 +198,8 @@ struct SecretTests {
         await #expect {
             try await LogViewer(configuration: configuration).run { _ in }
         } throws: { error in
-            guard case LogViewerError.refused(let refusals) = error else { return false }
-            return refusals.map(\.kind) == [.secretRequired]
+            guard let error = error as? LogViewerError, error.code == .refused else { return false }
+            return error.refusals.map(\.kind) == [.secretRequired]
         }
 
         // With the secret, the same viewer gets the records.

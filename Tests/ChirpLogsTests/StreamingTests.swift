@@ -55,8 +55,10 @@ struct StreamingTests {
         var configuration = viewerConfiguration(uniqueServiceType())
         configuration.follow = false
         configuration.discoveryTime = .milliseconds(500)
-        await #expect(throws: LogViewerError.self) {
+        await #expect {
             try await LogViewer(configuration: configuration).run { _ in }
+        } throws: { error in
+            (error as? LogViewerError)?.code == .noSourceFound
         }
     }
 

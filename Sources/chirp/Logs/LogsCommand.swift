@@ -205,7 +205,7 @@ struct LogsCommand: AsyncParsableCommand {
             throw CLIError(
                 status: .refused, message: "nothing to follow: the matching log sources refused this viewer (see above)"
             )
-        } catch LogViewerError.refused {
+        } catch let error as LogViewerError where error.code == .refused {
             // Each refusal was printed as it came.
             throw CLIError(
                 status: .refused, message: "nothing to follow: the matching log sources refused this viewer (see above)"
