@@ -208,7 +208,10 @@ public actor ConsoleStore {
         }
         guard !fresh.isEmpty else { return 0 }
         var bytes = 0
-        _ = try await writer.query("BEGIN IMMEDIATE")
+        // Pipelined: SQLite runs one statement on its thread while this task builds the bound values of the next
+        // (a third of the work), instead of one waiting for the other. One statement at a time still: the next is
+        // submitted only once the one before it is done, so the transaction's statements keep their order.
+        var running: EventLoopFuture<[SQLiteRow]>? = writer.query("BEGIN IMMEDIATE")
         do {
             var start = 0
             while start < fresh.count {
@@ -217,8 +220,16 @@ public actor ConsoleStore {
                 binds.reserveCapacity(chunk.count * Self.columns.count)
                 for record in chunk { bytes += Self.bind(record, stream: source.streamID, into: &binds) }
                 let sql = chunk.count == Self.rowsPerStatement ? Self.fullInsert : Self.insertSQL(rows: chunk.count)
-                _ = try await writer.query(sql, binds)
+                if let previous = running {
+                    running = nil
+                    _ = try await previous.get()
+                }
+                running = writer.query(sql, binds)
                 start += chunk.count
+            }
+            if let last = running {
+                running = nil
+                _ = try await last.get()
             }
             let last = fresh.map(\.sequence).max() ?? 0
             _ = try await writer.query(
@@ -236,6 +247,7 @@ public actor ConsoleStore {
             _ = try await writer.query("COMMIT")
             lastSequences[source.streamID] = max(last, known ?? 0)
         } catch {
+            _ = try? await running?.get()  // the statement still running ends before the rollback
             _ = try? await writer.query("ROLLBACK")
             lastSequences[source.streamID] = nil  // read it again from the store next time
             throw error
