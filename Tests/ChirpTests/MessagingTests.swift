@@ -340,5 +340,34 @@ extension LiveTests {
             #expect(rtt > .zero)
             await pair.stop()
         }
+
+        @Test func aTaskOnTheConnectionsEventLoopRequestsPingsAndSendsThere() async throws {
+            let pair = Pair()
+            pair.bob.respond(to: Echo.self) { request, _ in Echo(text: request.text.uppercased()) }
+            let received = Collected<AddItem>()
+            pair.bob.receive(AddItem.self) { item, _ in received.append(item) }
+            let (bobPeer, _) = try await pair.connect()
+            let executor = try pair.alice.taskExecutor(for: bobPeer)
+            let loop = try #require((executor as? EventLoopTaskExecutor)?.eventLoop)
+            let alice = pair.alice
+            // The control: a task without the preference does not run on the connection's loop.
+            #expect(!loop.inEventLoop)
+            let onLoop = try await withTaskExecutorPreference(executor) { () async throws -> [Bool] in
+                var onLoop = [loop.inEventLoop]
+                for index in 0..<20 {
+                    let reply = try await alice.request(Echo(text: "item \(index)"), to: bobPeer, as: Echo.self)
+                    #expect(reply.text == "ITEM \(index)")
+                    onLoop.append(loop.inEventLoop)  // resumed on the loop, where the reply was read
+                    try alice.send(AddItem(title: "#\(index)"), to: bobPeer)
+                }
+                _ = try await alice.ping(bobPeer)
+                onLoop.append(loop.inEventLoop)
+                return onLoop
+            }
+            #expect(onLoop.allSatisfy { $0 }, "\(onLoop)")
+            try await received.waitForCount(20)
+            #expect(received.values.map(\.title) == (0..<20).map { "#\($0)" })
+            await pair.stop()
+        }
     }
 }

@@ -146,24 +146,35 @@ extension Harness {
 
     // MARK: - round trip
 
+    /// Request and ping round trips against the raw TCP echo, interleaved: each run measures Chirp's requests, its
+    /// pings and the raw echo one after the other, so that the three see the machine in the same state. On this
+    /// project's VMs the echo alone moves between 18 and 80 µs from one minute to the next (how deeply idle vCPUs
+    /// sleep between the wake-ups a round trip needs), more than any change to Chirp moves its figures; a reference
+    /// measured minutes apart from what it is compared with says more about the machine than about Chirp.
     private func roundTrip(_ session: ChirpSession, _ raw: RawSession) throws -> [Figure] {
         let transceiver = session.transceiver
         let peer = session.peers[0]
         let runs = plan.runs
         let count = plan.roundTrips
-        let (requests, pings, writes, cpu) = try runBlocking {
-            () async throws -> ([[Double]], [[Double]], Double, Double) in
-            func request(_ seq: Int) async throws {
-                _ = try await transceiver.request(
-                    Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer,
-                    as: Answer.self)
-            }
-            for seq in 0..<200 { try await request(seq) }  // warm-up
-            var requests: [[Double]] = []
-            var pings: [[Double]] = []
-            var writes: UInt64 = 0
-            var cpu: UInt64 = 0
-            for _ in 0..<runs {
+        let payload = try smallPayload()
+        @Sendable func request(_ seq: Int) async throws {
+            _ = try await transceiver.request(
+                Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer,
+                as: Answer.self)
+        }
+        try runBlocking { for seq in 0..<200 { try await request(seq) } }  // warm-up
+        _ = try raw.pingPong(count: 200, payload: payload)
+        let executor = try transceiver.taskExecutor(for: peer)
+        var requests: [[Double]] = []
+        var pings: [[Double]] = []
+        var onLoopRequests: [[Double]] = []
+        var onLoopPings: [[Double]] = []
+        var rawRuns: [[Double]] = []
+        var writes: UInt64 = 0
+        var cpu: UInt64 = 0
+        for _ in 0..<runs {
+            let (times, pingTimes, runWrites, runCPU) = try runBlocking {
+                () async throws -> ([Double], [Double], UInt64, UInt64) in
                 var times: [Double] = []
                 times.reserveCapacity(count)
                 let writesBefore = processSyscalls().writes
@@ -173,23 +184,45 @@ extension Harness {
                     try await request(seq)
                     times.append(Double(nowNanos() - start) / 1000)
                 }
-                cpu += processCPUNanos() - cpuBefore
-                writes += processSyscalls().writes - writesBefore
-                requests.append(times)
+                let cpu = processCPUNanos() - cpuBefore
+                let writes = processSyscalls().writes - writesBefore
                 var pingTimes: [Double] = []
                 for _ in 0..<count / 2 {
                     let start = nowNanos()
                     _ = try await transceiver.ping(peer)
                     pingTimes.append(Double(nowNanos() - start) / 1000)
                 }
-                pings.append(pingTimes)
+                return (times, pingTimes, writes, cpu)
             }
-            return (requests, pings, Double(writes) / Double(runs * count), Double(cpu) / Double(runs * count) / 1000)
+            requests.append(times)
+            pings.append(pingTimes)
+            writes += runWrites
+            cpu += runCPU
+            // The same from a task that prefers the connection's event loop (Transceiver.taskExecutor(for:)).
+            let (loopTimes, loopPings) = try runBlocking { () async throws -> ([Double], [Double]) in
+                try await withTaskExecutorPreference(executor) {
+                    var times: [Double] = []
+                    times.reserveCapacity(count)
+                    for seq in 0..<count {
+                        let start = nowNanos()
+                        try await request(seq)
+                        times.append(Double(nowNanos() - start) / 1000)
+                    }
+                    var pingTimes: [Double] = []
+                    for _ in 0..<count / 2 {
+                        let start = nowNanos()
+                        _ = try await transceiver.ping(peer)
+                        pingTimes.append(Double(nowNanos() - start) / 1000)
+                    }
+                    return (times, pingTimes)
+                }
+            }
+            onLoopRequests.append(loopTimes)
+            onLoopPings.append(loopPings)
+            rawRuns.append(try raw.pingPong(count: count, payload: payload))
         }
-        let payload = try smallPayload()
-        _ = try raw.pingPong(count: 200, payload: payload)
-        var rawRuns: [[Double]] = []
-        for _ in 0..<runs { rawRuns.append(try raw.pingPong(count: count, payload: payload)) }
+        let writesPerRequest = Double(writes) / Double(runs * count)
+        let cpuPerRequest = Double(cpu) / Double(runs * count) / 1000
 
         let anchor = PyZMQ.measure(.reqrep, count: count, runs: runs)
         let medians = requests.map { Spread($0).median }
@@ -203,16 +236,30 @@ extension Harness {
                 unit: "µs", samples: medians, reference: rawReference, anchor: try? anchor.get(), goal: .ratioAtMost(2),
                 note: ((try? anchor.get()).map { _ in "" } ?? "\(anchor.failureText); ")
                     + "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: all))) µs, p99 \(formatNumber(Spread.quantile(0.99, of: all))) µs; "
-                    + "requester per request: CPU \(formatNumber(cpu)) µs, write syscalls \(formatNumber(writes))",
+                    + "requester per request: CPU \(formatNumber(cpuPerRequest)) µs, write syscalls \(formatNumber(writesPerRequest)); "
+                    + "runs interleaved with the echo's",
                 details: [
                     "requestsPerRun": Double(count), "p90": Spread.quantile(0.9, of: all),
                     "p99": Spread.quantile(0.99, of: all),
-                    "requesterWriteSyscallsPerRequest": writes, "requesterCPUMicrosPerRequest": cpu
+                    "requesterWriteSyscallsPerRequest": writesPerRequest, "requesterCPUMicrosPerRequest": cpuPerRequest
                 ]),
             Figure(
                 name: "roundtrip.ping", title: "Transceiver.ping round trip (protocol-level, no coder), two processes",
                 unit: "µs", samples: pings.map { Spread($0).median }, reference: rawReference, goal: .ratioAtMost(1.5),
-                note: "\(count / 2) pings/run, median per run")
+                note: "\(count / 2) pings/run, median per run"),
+            Figure(
+                name: "roundtrip.request-on-loop",
+                title: "request/response round trip from a task on the connection's event loop (taskExecutor(for:))",
+                unit: "µs", samples: onLoopRequests.map { Spread($0).median }, reference: rawReference,
+                goal: .ratioAtMost(2),
+                note:
+                    "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: onLoopRequests.flatMap { $0 }))) µs"
+            ),
+            Figure(
+                name: "roundtrip.ping-on-loop",
+                title: "Transceiver.ping round trip from a task on the connection's event loop (taskExecutor(for:))",
+                unit: "µs", samples: onLoopPings.map { Spread($0).median }, reference: rawReference,
+                goal: .ratioAtMost(1.5), note: "\(count / 2) pings/run, median per run")
         ]
     }
 
