@@ -19,7 +19,7 @@ extension Transceiver {
     /// ```
     ///
     /// What such a task does between its awaits runs on the event loop, between the loop's reads and writes, as a
-    /// synchronous ``receive(_:handler:)`` handler does: keep it short, or hand longer work to a task of its own.
+    /// synchronous `receive` handler does: keep it short, or hand longer work to a task of its own.
     /// The executor stays valid after the connection closes (its loop belongs to the event loop group); requests to
     /// a peer whose connection moved to another loop still work, with the hand-offs again.
     /// - Throws: ``ChirpError/Code/notRunning``, or ``ChirpError/Code/peerNotConnected`` when `peer` is not connected.
