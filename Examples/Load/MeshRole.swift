@@ -47,6 +47,9 @@ struct MeshSummary: Codable, Sendable {
     var fullAfter: Double?
     /// Unix time of that moment, to merge processes' timelines.
     var fullAt: Double?
+    /// `peerConnected` events the transceivers had reported by then, all together: `expect` each when no peer was
+    /// reported connected twice (a duplicate connection, or one dropped and made again).
+    var connectEventsAtFull: Int?
     var minConnected: Int
     var rssBeforeKiB: Int
     var rssKiB: Int
@@ -79,19 +82,24 @@ struct MeshRole {
             return Transceiver(configuration: configuration)
         }
         let found = NIOLockedValueBox([Int](repeating: 0, count: count))
+        let connectEvents = NIOLockedValueBox(0)
         let streams = transceivers.map { $0.makeEvents() }
         for transceiver in transceivers { try await transceiver.start() }
 
-        let fullAt = await withTaskGroup(of: Void.self) { group -> (Double, Double)? in
+        let fullAt = await withTaskGroup(of: Void.self) { group -> (Double, Double, Int)? in
             for (index, stream) in streams.enumerated() {
                 group.addTask {
                     for await event in stream {
-                        if case .instanceFound = event { found.withLockedValue { $0[index] += 1 } }
+                        switch event {
+                        case .instanceFound: found.withLockedValue { $0[index] += 1 }
+                        case .peerConnected: connectEvents.withLockedValue { $0 += 1 }
+                        default: break
+                        }
                     }
                 }
             }
             defer { group.cancelAll() }
-            var full: (Double, Double)?
+            var full: (Double, Double, Int)?
             while !stop.isSet, seconds(since: start) < timeout {
                 let counts = found.withLockedValue { $0 }
                 let peers = transceivers.enumerated().map { index, transceiver in
@@ -105,7 +113,14 @@ struct MeshRole {
                     rssKiB: ProcessStats.rssKiB(), openFiles: ProcessStats.openFiles(), peers: peers)
                 emitJSON(status)
                 if full == nil, peers.allSatisfy({ $0.connected >= expect }) {
-                    full = (status.seconds, status.at)
+                    // The events stream is delivered in order on its own queue: wait until it has caught up with
+                    // the connections the status saw (bounded), so that the count is not read before them.
+                    let expected = expect * count
+                    let deadline = ContinuousClock.now + .seconds(5)
+                    while connectEvents.withLockedValue({ $0 }) < expected, ContinuousClock.now < deadline {
+                        try? await Task.sleep(for: .milliseconds(5))
+                    }
+                    full = (status.seconds, status.at, connectEvents.withLockedValue { $0 })
                     emitJSON(
                         MeshFull(
                             process: process, label: options.label, at: status.at, seconds: status.seconds,
@@ -121,7 +136,7 @@ struct MeshRole {
         let minConnected = transceivers.map(\.connectedPeers.count).min() ?? 0
         let summary = MeshSummary(
             process: process, label: options.label, transceivers: count, expect: expect, fullAfter: fullAt?.0,
-            fullAt: fullAt?.1, minConnected: minConnected, rssBeforeKiB: rssBefore, rssKiB: ProcessStats.rssKiB(),
+            fullAt: fullAt?.1, connectEventsAtFull: fullAt?.2, minConnected: minConnected, rssBeforeKiB: rssBefore, rssKiB: ProcessStats.rssKiB(),
             pssKiB: ProcessStats.pssKiB(), cpuSeconds: ProcessStats.cpuSeconds(), openFiles: ProcessStats.openFiles())
         emitJSON(summary)
         say(

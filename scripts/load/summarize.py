@@ -143,6 +143,16 @@ def many(out, peers, per_process, started_at, last_started_at=None, hosts=1):
               + (f"the last after {last:.2f} s from the first launch"
                  + (f", {after_last:.2f} s after the last launch" if after_last is not None else "")
                  if complete else "not all"))
+    # A peer reported connected twice (a duplicate connection, or one dropped and made again) shows as more
+    # peerConnected events than peers by the time the mesh was full.
+    events = [s.get("connectEventsAtFull") for s in summaries if s.get("connectEventsAtFull") is not None]
+    if events and len(events) == len(summaries):
+        expected = sum(s["expect"] * s["transceivers"] for s in summaries)
+        summary["connectEventsAtFullMesh"] = sum(events)
+        print(f"peerConnected events by full mesh: {sum(events)} (one per pair and side: {expected})")
+        if sum(events) != expected:
+            failures.append(f"{sum(events)} peerConnected events for {expected} connections: a peer was reported "
+                            "connected more than once")
     if summaries:
         rss = [s["rssKiB"] / 1024 for s in summaries]
         pss = [s["pssKiB"] / 1024 for s in summaries if s["pssKiB"]]
