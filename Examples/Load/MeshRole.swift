@@ -136,7 +136,8 @@ struct MeshRole {
         let minConnected = transceivers.map(\.connectedPeers.count).min() ?? 0
         let summary = MeshSummary(
             process: process, label: options.label, transceivers: count, expect: expect, fullAfter: fullAt?.0,
-            fullAt: fullAt?.1, connectEventsAtFull: fullAt?.2, minConnected: minConnected, rssBeforeKiB: rssBefore, rssKiB: ProcessStats.rssKiB(),
+            fullAt: fullAt?.1, connectEventsAtFull: fullAt?.2, minConnected: minConnected, rssBeforeKiB: rssBefore,
+            rssKiB: ProcessStats.rssKiB(),
             pssKiB: ProcessStats.pssKiB(), cpuSeconds: ProcessStats.cpuSeconds(), openFiles: ProcessStats.openFiles())
         emitJSON(summary)
         say(
