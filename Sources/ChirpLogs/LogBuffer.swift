@@ -123,7 +123,7 @@ final class LogBuffer: @unchecked Sendable {
         betweenChunks: (() -> Void)? = nil
     ) -> [PendingRecord] {
         var result: [PendingRecord] = []
-        result.reserveCapacity(min(maximumCount, capacity))
+        result.reserveCapacity(min(maximumCount, Self.readChunk))  // grows as chunks come: most reads are short
         var next = sequence
         while result.count < maximumCount {
             let wanted = min(Self.readChunk, maximumCount - result.count)

@@ -175,22 +175,21 @@ struct SecretTests {
         configuration.transceiver.peerName = "snoop"
         let events = ViewerEvents()
         let following = LogViewer(configuration: configuration)
-        let refused = try await withThrowingTaskGroup(of: LogSourceRefusal?.self) { group in
-            group.addTask {
-                try await following.run { event in events.append(event) }
-                return nil
-            }
-            group.addTask { await events.waitForRefusal(seconds: 30) }
+        let refused = try await withThrowingTaskGroup(of: Void.self) { group -> LogSourceRefusal? in
+            group.addTask { try await following.run { event in events.append(event) } }
             defer { group.cancelAll() }
-            return try await group.next() ?? nil
+            guard let refusal = await events.waitForRefusal(seconds: 30) else { return nil }
+            // The source sees the viewer advertise itself without a secret, and logs why it does not connect to it:
+            // waited for while the viewer still runs, since a viewer that stopped is no longer advertised (on a
+            // loaded machine the source may resolve it only after the viewer had its refusal).
+            try await capture.waitForLine(containing: "snoop does not use a shared secret")
+            return refusal
         }
         let refusal = try #require(refused, "no refusal reported")
         #expect(refusal.kind == .secretRequired)
         #expect(refusal.info?.appName == "vault")
         #expect(refusal.description.contains("requires a shared secret"))
         #expect(events.recordCount == 0)
-        // The source saw the viewer advertise itself without a secret, and logged why it does not connect to it.
-        try await capture.waitForLine(containing: "snoop does not use a shared secret")
 
         // Without follow, the run ends with the refusal rather than "no log source found".
         configuration.follow = false
