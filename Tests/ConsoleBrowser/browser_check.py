@@ -260,6 +260,27 @@ return Array.from(document.querySelectorAll('#log-list .log-row')).map(function 
 });
 """
 
+# The first log row's columns at a narrow width: the message column must be visible and wide, app and label hidden.
+JS_NARROW_LOGS = r"""
+const row = document.querySelector('#log-list .log-row');
+if (!row) return {ok: false, why: 'no log row'};
+const text = row.querySelector('.log-text').getBoundingClientRect();
+const hidden = (c) => getComputedStyle(row.querySelector(c)).display === 'none';
+const ok = text.width >= 150 && text.right <= innerWidth + 1 && hidden('.log-app') && hidden('.log-label');
+return {ok: ok, messageWidth: Math.round(text.width), right: Math.round(text.right), innerWidth: innerWidth};
+"""
+
+# The first HTTP row at a narrow width: its URL column visible and wide, the endpoint pane hidden.
+JS_NARROW_HTTP = r"""
+const row = document.querySelector('#http-list .http-row');
+if (!row) return {ok: false, why: 'no HTTP row'};
+const url = row.querySelector('.http-url').getBoundingClientRect();
+const status = row.querySelector('.http-status').getBoundingClientRect();
+const pane = getComputedStyle(document.querySelector('.endpoints-pane')).display;
+const ok = url.width >= 150 && url.right <= innerWidth + 1 && status.width > 0 && pane === 'none';
+return {ok: ok, urlWidth: Math.round(url.width), right: Math.round(url.right), innerWidth: innerWidth, pane: pane};
+"""
+
 JS_MAX_ID = """
 var ids = Array.from(document.querySelectorAll('#log-list .log-row')).map(function (r) { return Number(r.dataset.id); });
 return ids.length ? Math.max.apply(null, ids) : 0;
@@ -579,6 +600,26 @@ class Checks:
         self.d.click(self.d.find("#time-now")[0])
         back = wait_for(lambda: (self.d.js(JS_MAX_ID) or 0) >= newest and "to=" not in self.d.current_url(), 8.0)
         self.r.check(back, "\"Now\" returns to the live tail", "\"Now\" did not return to the latest records")
+
+    def narrow(self):
+        """A phone's width (390 px): the log list shows time, level and a message column most of the width; the HTTP
+        list shows method, status, duration and URL, the endpoint pane out of the way. A window put back as it was
+        after."""
+        self.d.cmd("POST", "/window/rect", {"width": 390, "height": 844})
+        try:
+            self.d.click(self.d.find("#tab-logs")[0])
+            logs = wait_for(lambda: (self.d.js(JS_NARROW_LOGS) or {}).get("ok") and self.d.js(JS_NARROW_LOGS), 5.0)
+            self.r.check(bool(logs), "390 px wide: the log list shows time, level and message, app and label hidden (%s)"
+                         % logs, "390 px wide, log list: %s" % self.d.js(JS_NARROW_LOGS))
+            self.screenshot("console-narrow-logs.png")
+            self.d.click(self.d.find("#tab-http")[0])
+            http = wait_for(lambda: (self.d.js(JS_NARROW_HTTP) or {}).get("ok") and self.d.js(JS_NARROW_HTTP), 5.0)
+            self.r.check(bool(http), "390 px wide: the HTTP list shows method, status, duration and URL (%s)" % http,
+                         "390 px wide, HTTP list: %s" % self.d.js(JS_NARROW_HTTP))
+            self.screenshot("console-narrow-http.png")
+        finally:
+            self.d.cmd("POST", "/window/rect", {"width": 1400, "height": 900})
+            self.d.click(self.d.find("#tab-logs")[0])
 
     def clear(self):
         before = self.d.js(JS_MAX_ID) or 0
@@ -930,6 +971,7 @@ def main():
             run("source filter", checks.source_filter)
             if mock_restart:
                 run("reconnect", lambda: checks.reconnect(mock_restart))
+            run("narrow window", checks.narrow)
             run("clear", checks.clear)
             entries = driver.browser_log() or []
             # The 400 of the deliberately bad regex is expected.
