@@ -13,17 +13,37 @@ SERVICE="cb$(printf '%06x' $((RANDOM * RANDOM % 16777216)))"
 LOGS=.build/test-logs
 mkdir -p "$LOGS"
 PIDS=()
+# Whether process $1 has ended: gone, or a zombie that nobody reaps (a logdemo the restart check started is not this
+# shell's child, and PID 1 of some containers reaps nothing).
+ended() { [[ ! -e /proc/$1/stat ]] || [[ $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1) == Z ]]; }
 cleanup() {
+    # A logdemo that the app-restart check started is not this shell's child: its pid is in the file.
+    if [[ -f "$WORK/logdemo.pid" ]]; then PIDS+=("$(cat "$WORK/logdemo.pid")"); fi
     for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+    for pid in "${PIDS[@]}"; do for _ in $(seq 1 200); do ended "$pid" && break; sleep 0.05; done; done
     rm -rf "$WORK"
 }
 trap cleanup EXIT
 
 HOSTILE='<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script> markup from an app'
-AVAHI_COMPAT_NOWARN=1 "$BIN_DIR/logdemo" --name shop --rate 40 --http-interval 0.2 --markup-sample \
-    --service "$SERVICE" --interface lo >"$WORK/logdemo.out" 2>&1 &
+# logdemo keeps a spool, so that a restart continues its stream: the check "app restart" kills it (SIGKILL) and starts
+# it again through $WORK/restart-app.sh, and the page must go on with no gap and no duplicate.
+LOGDEMO=("$BIN_DIR/logdemo" --name shop --rate 40 --http-interval 0.2 --markup-sample --spool "$WORK/spool"
+    --service "$SERVICE" --interface lo)
+AVAHI_COMPAT_NOWARN=1 "${LOGDEMO[@]}" >>"$WORK/logdemo.out" 2>&1 &
+echo $! >"$WORK/logdemo.pid"
 PIDS+=($!)
+{
+    echo '#!/usr/bin/env bash'
+    echo 'set -e'
+    echo "pid=\$(cat '$WORK/logdemo.pid')"
+    echo "$(declare -f ended)"
+    echo 'kill -KILL "$pid"; for _ in $(seq 1 200); do ended "$pid" && break; sleep 0.05; done'
+    printf 'AVAHI_COMPAT_NOWARN=1'; printf ' %q' "${LOGDEMO[@]}"; echo " >>'$WORK/logdemo.out' 2>&1 </dev/null &"
+    echo "echo \$! >'$WORK/logdemo.pid'"
+} >"$WORK/restart-app.sh"
+chmod +x "$WORK/restart-app.sh"
 AVAHI_COMPAT_NOWARN=1 "$BIN_DIR/chirp-console" --listen 127.0.0.1:0 --data "$WORK/data" --service "$SERVICE" \
     --interface lo >"$WORK/console.out" 2>&1 &
 PIDS+=($!)
@@ -47,7 +67,8 @@ sys.exit("no HTTP exchange reached the console within 30 s")
 PY
 status=0
 python3 Tests/ConsoleBrowser/browser_check.py --url "$URL" --expect-live --hostile-text "$HOSTILE" \
-    --json-body-path /orders --search-word order --url-state-word declined --screenshot-dir "$LOGS" || status=$?
+    --json-body-path /orders --search-word order --url-state-word declined --screenshot-dir "$LOGS" \
+    --restart-app "$WORK/restart-app.sh" || status=$?
 if ((status != 0)); then
     echo "==> chirp-console's output:"; sed 's/^/    /' "$WORK/console.out"
 fi

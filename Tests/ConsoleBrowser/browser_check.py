@@ -281,6 +281,24 @@ const ok = url.width >= 150 && url.right <= innerWidth + 1 && status.width > 0 &
 return {ok: ok, urlWidth: Math.round(url.width), right: Math.round(url.right), innerWidth: innerWidth, pane: pane};
 """
 
+# Notes, once per record id, when the page first draws a row with it (rows are recycled by the virtual list, so
+# their data-id changes rather than rows being added).
+JS_WATCH_DRAWN = """
+if (!window.__drawnAt) {
+  window.__drawnAt = {};
+  var list = document.getElementById('log-list');
+  new MutationObserver(function (changes) {
+    var now = Date.now();
+    changes.forEach(function (c) {
+      var nodes = c.type === 'attributes' ? [c.target] : Array.from(c.addedNodes);
+      nodes.forEach(function (n) {
+        if (n.dataset && n.dataset.id && !(n.dataset.id in window.__drawnAt)) window.__drawnAt[n.dataset.id] = now;
+      });
+    });
+  }).observe(list, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-id']});
+}
+"""
+
 JS_MAX_ID = """
 var ids = Array.from(document.querySelectorAll('#log-list .log-row')).map(function (r) { return Number(r.dataset.id); });
 return ids.length ? Math.max.apply(null, ids) : 0;
@@ -428,15 +446,32 @@ class Checks:
     # -- 2. live
 
     def live(self):
+        # From the log call to the row on the page: the page notes when each record id is first drawn (a mutation
+        # observer on the rows' data-id), and the API gives the time the app logged it; one machine, one clock.
+        self.d.js(JS_WATCH_DRAWN)
         max_id = self.d.js(JS_MAX_ID) or 0
-        t0 = time.monotonic()
         newer = wait_for(lambda: (self.d.js(JS_MAX_ID) or 0) > max_id, 15.0, 0.05)
-        seconds = time.monotonic() - t0
         if not newer:
             self.r.fail("no record newer than id %d appeared in #log-list within 15 s" % max_id)
             return
-        self.r.check(seconds <= 5.0, "live record appeared in %.2f s" % seconds,
-                     "live record appeared only after %.2f s (more than 5 s)" % seconds)
+        time.sleep(1.5)  # a few more records, so that the figure is not one record's
+        drawn = self.d.js("return window.__drawnAt || {};") or {}
+        req = urllib.request.Request(urllib.parse.urljoin(
+            self.args.url, "/api/records?after=%d&limit=1000" % max_id))
+        if self.args.token:
+            req.add_header("Authorization", "Bearer " + self.args.token)
+        with urllib.request.urlopen(req, timeout=10) as res:
+            logged = {r["id"]: r["time"] for r in json.loads(res.read())["records"]}
+        latencies = sorted(drawn[str(i)] - self.d.js("return Date.parse(arguments[0]);", t)
+                           for i, t in logged.items() if str(i) in drawn)
+        if not latencies:
+            self.r.fail("live: none of the %d records logged since id %d was drawn" % (len(logged), max_id))
+            return
+        worst = latencies[-1]
+        self.r.check(worst <= 1000, "live records drawn %.0f-%.0f ms after the app logged them (%d records, median %.0f ms)"
+                     % (latencies[0], worst, len(latencies), latencies[len(latencies) // 2]),
+                     "live records drawn up to %.0f ms after the app logged them (more than 1 s; %d records)"
+                     % (worst, len(latencies)))
         status = self.d.js("return document.getElementById('status').textContent;")
         self.r.check(status == "live", "#status says \"live\"", "#status says %r, expected \"live\"" % status)
 
@@ -600,6 +635,36 @@ class Checks:
         self.d.click(self.d.find("#time-now")[0])
         back = wait_for(lambda: (self.d.js(JS_MAX_ID) or 0) >= newest and "to=" not in self.d.current_url(), 8.0)
         self.r.check(back, "\"Now\" returns to the live tail", "\"Now\" did not return to the latest records")
+
+    def app_restart(self):
+        """The app is killed (SIGKILL) and started again with its spool: the page goes on showing its records, live,
+        and its stream has every sequence number once, with no gap, across the restart."""
+        self.d.navigate(self.page_url)
+        self.wait_ready(10.0)
+        before = self.d.js(JS_MAX_ID) or 0
+        subprocess.run([self.args.restart_app], check=True, timeout=60)
+        # Live again: well more records than the app logs in the time its restart takes.
+        newer = wait_for(lambda: (self.d.js(JS_MAX_ID) or 0) > before + 80, 45.0)
+        ids = [r["id"] for r in self.rows()]
+        req = urllib.request.Request(urllib.parse.urljoin(self.args.url, "/api/records?limit=1000"))
+        if self.args.token:
+            req.add_header("Authorization", "Bearer " + self.args.token)
+        with urllib.request.urlopen(req, timeout=10) as res:
+            records = json.loads(res.read())["records"]
+        streams = {}
+        for r in records:
+            streams.setdefault(r["source"], []).append(r["sequence"])
+        broken = {}
+        for stream, sequences in streams.items():
+            sequences.sort()
+            if sequences != list(range(sequences[0], sequences[0] + len(sequences))):
+                broken[stream] = sequences[:5] + ["..."] + sequences[-5:]
+        span = "%d-%d" % (min(v[0] for v in streams.values()), max(v[-1] for v in streams.values())) if streams else "-"
+        self.r.check(bool(newer) and len(ids) == len(set(ids)) and len(streams) == 1 and not broken,
+                     "app killed and restarted with its spool: records live again, one stream, sequence numbers %s "
+                     "with no gap or duplicate, no duplicate row" % span,
+                     "app restart: live again %s, rows unique %s, %d streams, broken %s" % (
+                         bool(newer), len(ids) == len(set(ids)), len(streams), broken))
 
     def narrow(self):
         """A phone's width (390 px): the log list shows time, level and a message column most of the width; the HTTP
@@ -909,6 +974,8 @@ def main():
     ap.add_argument("--url-state-word", default=None,
                     help="a word that occurs in error records, for the URL-state check (default: --search-word)")
     ap.add_argument("--mock", action="store_true", help="start mock_console.py and test against it")
+    ap.add_argument("--restart-app", default=None,
+                    help="a command that kills the app feeding the console and starts it again (with its spool)")
     args = ap.parse_args()
     if not args.mock and not args.url:
         ap.error("give --url or --mock")
@@ -971,6 +1038,8 @@ def main():
             run("source filter", checks.source_filter)
             if mock_restart:
                 run("reconnect", lambda: checks.reconnect(mock_restart))
+            if args.restart_app:
+                run("app restart", checks.app_restart)
             run("narrow window", checks.narrow)
             run("clear", checks.clear)
             entries = driver.browser_log() or []
