@@ -86,6 +86,32 @@ import Testing
         #expect(try session.channel.readOutbound(as: ByteBuffer.self) == nil)
     }
 
+    /// A sending thread remembers the connection it sent on (``CodingScratch``) through an anchor that the
+    /// connection's queue holds, not through the connection: the route lapses when the connection retires or closes.
+    @Test func aRememberedRouteLapsesWhenTheConnectionRetiresOrCloses() throws {
+        let scratch = CodingScratch.forThisThread
+        defer { scratch.forgetRoute() }
+        for ending in ["retire", "close"] {
+            let session = try Session()
+            let owner = ObjectIdentifier(session.reports)
+            scratch.remember(session.connection, owner: owner, peerID: "remote")
+            #expect(scratch.route(owner: owner, peerID: "remote") === session.connection)
+            #expect(scratch.route(owner: owner, peerID: "someone else") == nil)
+            #expect(scratch.route(owner: ObjectIdentifier(session.hub), peerID: "remote") == nil)
+            weak var anchor = session.connection.sendRoute()
+            #expect(anchor != nil, "control: the queue holds the anchor while the connection takes frames")
+            if ending == "retire" {
+                session.connection.retire()
+                session.channel.embeddedEventLoop.run()
+            } else {
+                try session.channel.close().wait()
+            }
+            #expect(anchor == nil, "\(ending)")
+            #expect(scratch.route(owner: owner, peerID: "remote") == nil, "\(ending)")
+            #expect(session.connection.sendRoute() == nil, "\(ending)")
+        }
+    }
+
     @Test func aRetiredConnectionSaysGoodbyeAndClosesOnlyOnceThePeerRetiredItToo() throws {
         let session = try Session()
         session.connection.retire()

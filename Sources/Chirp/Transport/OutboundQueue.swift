@@ -55,6 +55,9 @@ struct OutboundQueue {
     /// Senders waiting for room (``PeerConnection/waitForRoom()``), by id.
     private var roomWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
     private var nextWaiterID: UInt64 = 0
+    /// The anchor of the sending threads' remembered routes to this connection (``SendRoute``), while it takes new
+    /// frames.
+    private var sendRoute: SendRoute?
 
     init(limit: Int) {
         self.limit = limit
@@ -161,11 +164,25 @@ struct OutboundQueue {
     }
 
     /// No new message or request from now on (replies still go out).
-    mutating func retire() { isRetired = true }
+    mutating func retire() {
+        isRetired = true
+        sendRoute = nil
+    }
+
+    /// The anchor for a sending thread to remember this connection by, made by `make` the first time; `nil` once the
+    /// connection retired or closed (the sender looks the peer up each time then).
+    mutating func route(making make: () -> SendRoute) -> SendRoute? {
+        guard !isClosed, !isRetired else { return nil }
+        if let sendRoute { return sendRoute }
+        let made = make()
+        sendRoute = made
+        return made
+    }
 
     /// Nothing more is queued; what waits is dropped. Returns the senders to wake.
     mutating func close() -> [CheckedContinuation<Void, Never>] {
         isClosed = true
+        sendRoute = nil
         queue.removeAll()
         batch = nil
         spare = nil

@@ -274,6 +274,12 @@ final class PeerConnection: Sendable {
         return frames
     }
 
+    /// The anchor a sending thread remembers this connection by (``CodingScratch``), or `nil` when it no longer takes
+    /// new frames.
+    func sendRoute() -> SendRoute? {
+        outbound.withLockedValue { queue in queue.route { SendRoute(connection: self) } }
+    }
+
     /// Replies owed on this connection, or requests and pings whose wait is not registered yet.
     var hasUnfinishedExchanges: Bool { outbound.withLockedValue { $0.hasUnfinishedExchanges } }
 

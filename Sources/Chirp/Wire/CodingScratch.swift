@@ -47,29 +47,33 @@ final class CodingScratch {
 
     /// The connection this thread last sent on with ``Transceiver/send(_:to:)-(T,Peer)``, for that transceiver and
     /// peer: the next send to the same peer takes no lock to find it (the peer table's and the transceiver's locks
-    /// are skipped). Held weakly; a connection that closed or lost a tie-break since refuses the frame, and the send
-    /// then looks the peer up in the table again (``forgetRoute()``).
-    private struct Route {
-        var owner: ObjectIdentifier
-        var peerID: String
-        weak var connection: PeerConnection?
-    }
-
-    @exclusivity(unchecked) private var route: Route?
+    /// are skipped). Held through its ``SendRoute``, weakly: the route lapses when the connection retires or closes,
+    /// and a connection that stops taking frames meanwhile refuses the frame; either way the send looks the peer up
+    /// in the table again (``forgetRoute()``). Three fields rather than an optional struct: copying a struct with a
+    /// weak reference in it costs two more calls into the runtime per send.
+    @exclusivity(unchecked) private var routeOwner: ObjectIdentifier?
+    @exclusivity(unchecked) private var routePeerID = ""
+    @exclusivity(unchecked) private weak var routeAnchor: SendRoute?
 
     /// The connection remembered for `peerID` of the transceiver `owner`, if any.
     func route(owner: ObjectIdentifier, peerID: String) -> PeerConnection? {
-        guard let route, route.owner == owner, route.peerID == peerID else { return nil }
-        return route.connection
+        guard routeOwner == owner, routePeerID == peerID, let anchor = routeAnchor else { return nil }
+        return anchor.connection
     }
 
-    /// Remembers the connection a send to `peerID` of `owner` used.
+    /// Remembers the connection a send to `peerID` of `owner` used (unless it no longer takes new frames).
     func remember(_ connection: PeerConnection, owner: ObjectIdentifier, peerID: String) {
-        route = Route(owner: owner, peerID: peerID, connection: connection)
+        guard let anchor = connection.sendRoute() else { return forgetRoute() }
+        routeOwner = owner
+        routePeerID = peerID
+        routeAnchor = anchor
     }
 
     /// The remembered connection refused a frame: the next send looks the peer up again.
-    func forgetRoute() { route = nil }
+    func forgetRoute() {
+        routeOwner = nil
+        routeAnchor = nil
+    }
 
     /// The wire name of `type` as this thread last resolved it, or `resolve()`'s answer, kept.
     func typeName(of type: Any.Type, resolve: () -> String) -> String {
