@@ -18,7 +18,7 @@ let package = Package(
     targets: [
         // Calls libFuzzer's driver from each target's entry point (SwiftPM names it <Module>_main, not main).
         .target(name: "CFuzzerDriver"),
-        // The frame decoder (FrameDecoder inside NIO's ByteToMessageHandler, fed in input-chosen chunks) and the
+        // The connection's frame reader (FrameReader with FrameDecoder, fed in input-chosen chunks) and the
         // frame body parsers (FrameParser).
         .executableTarget(
             name: "FuzzFrames",

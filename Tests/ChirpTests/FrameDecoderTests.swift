@@ -1,7 +1,6 @@
 import Foundation
 import NIOCore
 import NIOEmbedded
-import NIOTestUtils
 import Testing
 
 @testable import Chirp
@@ -15,39 +14,94 @@ import Testing
         return buffer
     }
 
-    @Test func decodesFramesSplitAtEveryByte() throws {
-        // The verifier feeds the input whole, byte by byte and in random chunks, and checks the same frames come out.
+    /// Feeds `input` to a connection's ``FrameReader`` in reads of `sizes` bytes (used in turn), then closes; the
+    /// frames passed on and the error fired, if any.
+    private func read(_ input: ByteBuffer, inReadsOf sizes: [Int], maxFrameSize: Int = 1024) throws -> (
+        frames: [Frame], error: (any Error)?
+    ) {
+        let channel = EmbeddedChannel(handler: FrameReader(FrameDecoder(maxFrameSize: maxFrameSize)))
+        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        var frames: [Frame] = []
+        var error: (any Error)?
+        var rest = input
+        var index = 0
+        while rest.readableBytes > 0, error == nil {
+            let size = min(sizes[index % sizes.count], rest.readableBytes)
+            index += 1
+            let chunk = rest.readSlice(length: size) ?? ByteBuffer()
+            do { try channel.writeInbound(chunk) } catch let caught { error = caught }
+            while let frame = try channel.readInbound(as: Frame.self) { frames.append(frame) }
+        }
+        _ = try? channel.close().wait()
+        channel.embeddedEventLoop.run()
+        if error == nil {
+            do { try channel.throwIfErrorCaught() } catch let caught { error = caught }
+        }
+        while let frame = try channel.readInbound(as: Frame.self) { frames.append(frame) }
+        return (frames, error)
+    }
+
+    @Test func passesOnTheSameFramesHoweverTheReadsSplitTheStream() throws {
         let hello = frameBytes(kind: FrameKind.hello.rawValue, body: Array("{}".utf8))
         let message = frameBytes(kind: FrameKind.message.rawValue, body: [0, 0, 1, 65, 1, 2, 3])
         let empty = frameBytes(kind: FrameKind.ping.rawValue, body: [])
+        let large = frameBytes(kind: FrameKind.message.rawValue, body: (0..<900).map { UInt8($0 % 251) })
         var input = hello
-        input.writeImmutableBuffer(message)
-        input.writeImmutableBuffer(empty)
-        try ByteToMessageDecoderVerifier.verifyDecoder(
-            inputOutputPairs: [
-                (
-                    input,
-                    [
-                        Frame(kind: FrameKind.hello.rawValue, body: ByteBuffer(bytes: Array("{}".utf8))),
-                        Frame(kind: FrameKind.message.rawValue, body: ByteBuffer(bytes: [0, 0, 1, 65, 1, 2, 3])),
-                        Frame(kind: FrameKind.ping.rawValue, body: ByteBuffer())
-                    ]
-                )
-            ],
-            decoderFactory: { FrameDecoder(maxFrameSize: 1024) })
+        for _ in 0..<40 {
+            input.writeImmutableBuffer(message)
+            input.writeImmutableBuffer(empty)
+            input.writeImmutableBuffer(large)
+        }
+        var expected = [Frame(kind: FrameKind.hello.rawValue, body: ByteBuffer(bytes: Array("{}".utf8)))]
+        for _ in 0..<40 {
+            expected.append(Frame(kind: FrameKind.message.rawValue, body: ByteBuffer(bytes: [0, 0, 1, 65, 1, 2, 3])))
+            expected.append(Frame(kind: FrameKind.ping.rawValue, body: ByteBuffer()))
+            expected.append(
+                Frame(kind: FrameKind.message.rawValue, body: ByteBuffer(bytes: (0..<900).map { UInt8($0 % 251) })))
+        }
+        // Whole, byte by byte, in sizes that cut frames everywhere, and in reads larger than the 2 KiB after which
+        // the reader moves an unfinished frame to the front of its buffer.
+        for sizes in [[input.readableBytes], [1], [3, 7, 2], [4095, 1, 17], [5000, 2]] {
+            let (frames, error) = try read(input, inReadsOf: sizes)
+            #expect(error == nil, "reads of \(sizes)")
+            #expect(frames == expected, "reads of \(sizes)")
+        }
     }
 
-    @Test func refusesAnOversizeLengthBeforeBufferingTheBody() throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 1 << 20)))
-        // Past the handshake: a hello first.
-        try channel.writeInbound(frameBytes(kind: 1, body: Array("{}".utf8)))
-        _ = try channel.readInbound(as: Frame.self)
-        var hostile = ByteBuffer()
-        hostile.writeInteger(UInt32.max)  // 4 GiB announced, nothing sent
-        #expect(throws: FrameDecodingError(reason: .frameTooLarge(length: UInt32.max, limit: 1 << 20))) {
-            try channel.writeInbound(hostile)
+    @Test func aFrameReadFromInsideAHandlerComesAfterTheFramesAlreadyRead() throws {
+        /// Passes the frames on, and on the first one makes the channel read `more` (as a socket read would,
+        /// re-entering the reader while it is still passing frames on).
+        final class ReadsMoreOnce: ChannelInboundHandler {
+            typealias InboundIn = Frame
+            var more: ByteBuffer?
+            var seen: [UInt8] = []
+            init(more: ByteBuffer) { self.more = more }
+            func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+                seen.append(unwrapInboundIn(data).kind)
+                if let more = more.take() { context.pipeline.fireChannelRead(NIOAny(more)) }
+            }
         }
+        var first = frameBytes(kind: 1, body: [])
+        first.writeImmutableBuffer(frameBytes(kind: 2, body: []))
+        first.writeBytes([0, 0, 0, 1])  // the start of frame 3
+        var more = ByteBuffer(bytes: [3])
+        more.writeImmutableBuffer(frameBytes(kind: 4, body: []))
+        let handler = ReadsMoreOnce(more: more)
+        let channel = EmbeddedChannel(handlers: [FrameReader(FrameDecoder(maxFrameSize: 64)), handler])
+        try channel.writeInbound(first)
+        #expect(handler.seen == [1, 2, 3, 4])
         _ = try? channel.finish()
+    }
+
+    @Test func refusesAnOversizeLengthBeforeBufferingTheBodyAndReadsNothingAfter() throws {
+        var stream = frameBytes(kind: 1, body: Array("{}".utf8))  // past the handshake: a hello first
+        stream.writeInteger(UInt32.max)  // 4 GiB announced, nothing sent
+        stream.writeImmutableBuffer(frameBytes(kind: 2, body: []))  // a valid frame after it is not passed on
+        let (frames, error) = try read(stream, inReadsOf: [stream.readableBytes], maxFrameSize: 1 << 20)
+        #expect(frames.map(\.kind) == [1])
+        #expect(
+            error as? FrameDecodingError
+                == FrameDecodingError(reason: .frameTooLarge(length: UInt32.max, limit: 1 << 20)))
     }
 
     @Test func theFirstFrameHasTheSmallHandshakeLimit() throws {
@@ -71,13 +125,16 @@ import Testing
     }
 
     @Test func reportsATruncatedFrameAtEndOfStream() throws {
-        let channel = EmbeddedChannel(handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 1024)))
-        var partial = ByteBuffer()
+        var partial = frameBytes(kind: 1, body: [])  // a whole frame, then 3 of a frame's 10 bytes
         partial.writeInteger(UInt32(10))
         partial.writeBytes([1, 2, 3])
-        try channel.writeInbound(partial)
-        #expect(try channel.readInbound(as: Frame.self) == nil)
-        #expect(throws: FrameDecodingError(reason: .truncatedFrame(missing: 7))) { _ = try channel.finish() }
+        let (frames, error) = try read(partial, inReadsOf: [5, 3, 4])
+        #expect(frames.map(\.kind) == [1])
+        #expect(error as? FrameDecodingError == FrameDecodingError(reason: .truncatedFrame(missing: 7)))
+        // Control: the same stream ending at a frame's end closes without an error.
+        let (whole, none) = try read(frameBytes(kind: 1, body: [9]), inReadsOf: [2])
+        #expect(whole.count == 1)
+        #expect(none == nil)
     }
 
     @Test func waitsForTheRestOfAFrame() throws {

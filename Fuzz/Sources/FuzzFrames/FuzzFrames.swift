@@ -7,8 +7,8 @@
 //                takes everything that is left too)
 //   the rest     the byte stream a peer sends, then the connection closes
 //
-// The stream goes through the real FrameDecoder inside NIO's ByteToMessageHandler in an EmbeddedChannel, one
-// channelRead per chunk, then channelInactive (so decodeLast runs). Invariants checked beyond "no crash":
+// The stream goes through the connection's real FrameReader (FrameDecoder inside) in an EmbeddedChannel, one
+// channelRead per chunk, then channelInactive (so an unfinished frame is reported). Invariants checked beyond "no crash":
 //   - the frames and the error are exactly those of a straightforward reference model of the wire format
 //     (Docs/Protocol.md), whatever the chunking: partial reads change nothing;
 //   - the error, if any, is a FrameDecodingError, and only the first one counts;
@@ -64,8 +64,8 @@ func pipelineDecode(_ chunks: [ArraySlice<UInt8>], maxFrameSize: Int, maxHelloSi
     frames: [Frame], error: Error?
 ) {
     let channel = EmbeddedChannel(
-        handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: maxFrameSize, maxHelloSize: maxHelloSize)))
-    // Active, as a connected socket is; closing it later runs the decoder's decodeLast.
+        handler: FrameReader(FrameDecoder(maxFrameSize: maxFrameSize, maxHelloSize: maxHelloSize)))
+    // Active, as a connected socket is; closing it later reports an unfinished frame.
     _ = try? channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 7)).wait()
     var frames: [Frame] = []
     var firstError: Error?
@@ -88,7 +88,7 @@ func pipelineDecode(_ chunks: [ArraySlice<UInt8>], maxFrameSize: Int, maxHelloSi
     do {
         try channel.throwIfErrorCaught()
     } catch {
-        // A decode error after an earlier one would be a bug of its own: the handler is in its error state.
+        // A decode error after an earlier one would be a bug of its own: the reader stops at the first.
         require(!wasFailing, "a second error after \(String(describing: firstError)): \(error)")
         firstError = error
     }

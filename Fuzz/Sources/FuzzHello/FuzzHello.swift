@@ -4,8 +4,8 @@
 //   byte 0 % 3 == 0   the body of a hello frame
 //   byte 0 % 3 == 1   the body of a refuse frame
 //   byte 0 % 3 == 2   the raw bytes a peer sends first (length prefix included)
-// The frame goes through the real FrameDecoder (handshake limit, WireFormat.maxHelloSize) inside NIO's
-// ByteToMessageHandler, in two reads split at a point taken from the input; a hello body then through Hello.parse and
+// The frame goes through the connection's real FrameReader and FrameDecoder (handshake limit, WireFormat.maxHelloSize),
+// in two reads split at a point taken from the input; a hello body then through Hello.parse and
 // Hello.refusal(of:) against a fixed local hello. Invariants checked beyond "no crash":
 //   - a hello frame body over the handshake limit is refused with frameTooLarge, before any parsing;
 //   - Hello.parse either returns a hello whose peer id is 1-128 bytes, or throws HandshakeError.malformedHello;
@@ -25,7 +25,7 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String) {
 func firstFrame(of stream: ByteBuffer, split: Int, maxHelloSize: Int = WireFormat.maxHelloSize) -> Result<Frame?, Error>
 {
     let channel = EmbeddedChannel(
-        handler: ByteToMessageHandler(FrameDecoder(maxFrameSize: 1 << 20, maxHelloSize: maxHelloSize)))
+        handler: FrameReader(FrameDecoder(maxFrameSize: 1 << 20, maxHelloSize: maxHelloSize)))
     defer { _ = try? channel.finish(acceptAlreadyClosed: true) }
     let cut = min(split, stream.readableBytes)
     do {

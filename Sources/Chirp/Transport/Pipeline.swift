@@ -5,7 +5,7 @@ extension ChannelPipeline.SynchronousOperations {
     /// Installs Chirp's protocol on a new TCP channel, in order:
     ///
     /// 1. TLS (`NIOSSLServerHandler` / `NIOSSLClientHandler`), when a shared secret is configured
-    /// 2. ``FrameDecoder``: bytes -> frames, with the size limits
+    /// 2. ``FrameReader``: bytes -> frames (``FrameDecoder``), with the size limits
     /// 3. ``HandshakeHandler``: exchanges and checks hellos, then removes itself
     /// 4. ``HeartbeatHandler``: when we last wrote and last read a frame, checked by scheduled tasks (no promise per write)
     /// 5. ``PeerChannelHandler``: frames -> peer table (``ConnectionDelegate``) and ``MessageDispatcher``
@@ -18,7 +18,7 @@ extension ChannelPipeline.SynchronousOperations {
         established: EventLoopPromise<PeerConnection>?
     ) throws {
         if let tls = settings.tls { try addHandler(try tls.handler(for: role)) }
-        try addHandler(ByteToMessageHandler(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
+        try addHandler(FrameReader(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
         try addHandler(
             HandshakeHandler(
                 local: local, timeout: settings.handshakeTimeout, role: role, acceptPolicy: settings.acceptPolicy))

@@ -29,10 +29,9 @@ struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
 /// Splits a byte stream into ``Frame``s: a 4-byte big-endian length, then that many bytes (kind byte + body).
 ///
 /// The length is checked against the limit *before* anything is buffered or allocated for the frame, so a hostile
-/// length costs nothing. The very first frame is the handshake and has its own, much smaller limit.
-struct FrameDecoder: ByteToMessageDecoder {
-    typealias InboundOut = Frame
-
+/// length costs nothing. The very first frame is the handshake and has its own, much smaller limit. Pure: the
+/// connection's ``FrameReader`` feeds it the bytes read, the fuzzers feed it theirs.
+struct FrameDecoder {
     private enum State {
         /// Waiting for the handshake frame.
         case awaitingHello
@@ -58,32 +57,17 @@ struct FrameDecoder: ByteToMessageDecoder {
         }
     }
 
-    mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-        guard let frame = try decodeFrame(from: &buffer) else { return .needMoreData }
-        context.fireChannelRead(Self.wrapInboundOut(frame))
-        return .continue
-    }
-
-    mutating func decodeLast(context: ChannelHandlerContext, buffer: inout ByteBuffer, seenEOF: Bool) throws
-        -> DecodingState
-    {
-        if let frame = try decodeFrame(from: &buffer) {
-            context.fireChannelRead(Self.wrapInboundOut(frame))
-            return .continue
+    /// The error for `rest`, the bytes of an unfinished frame left when the stream ended: how many bytes it misses.
+    static func truncation(of rest: ByteBuffer) -> FrameDecodingError {
+        let missing: Int
+        if rest.readableBytes >= WireFormat.lengthPrefixSize,
+            let length = rest.getInteger(at: rest.readerIndex, as: UInt32.self)
+        {
+            missing = Int(length) + WireFormat.lengthPrefixSize - rest.readableBytes
+        } else {
+            missing = WireFormat.lengthPrefixSize - rest.readableBytes
         }
-        if buffer.readableBytes > 0 {
-            let missing: Int
-            if buffer.readableBytes >= WireFormat.lengthPrefixSize,
-                let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self)
-            {
-                missing = Int(length) + WireFormat.lengthPrefixSize - buffer.readableBytes
-            } else {
-                missing = WireFormat.lengthPrefixSize - buffer.readableBytes
-            }
-            buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
-            throw FrameDecodingError(reason: .truncatedFrame(missing: missing))
-        }
-        return .needMoreData
+        return FrameDecodingError(reason: .truncatedFrame(missing: missing))
     }
 
     /// Decodes one frame if the buffer holds a whole one; pure, so it is also what the fuzzer drives.

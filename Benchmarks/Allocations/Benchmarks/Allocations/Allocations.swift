@@ -97,9 +97,9 @@ let benchmarks: @Sendable () -> Void = {
     // Each iteration handles 1,000 messages; the figures printed are per message ("*": scaled by the kilo factor).
     // Allocation counts hardly move between runs or machines, so they are the gate: `make alloc-check` (in
     // `make test`) compares the p90 per iteration with Thresholds/, which hold today's figure, 1 per message, with
-    // room for allocations made outside the path now and then (1,100 per 1,000 messages received, 1,250 sent: a
-    // sender's batches vary with timing), well under the goal of 2 per message, so that one allocation more per
-    // message fails it. Times are `make bench`'s business, against a reference measured in the same run.
+    // room for allocations made outside the path now and then (1,100 per 1,000 messages received, 1,500 sent: a
+    // sender's batches vary with timing, 1,090-1,292 over eight runs), well under the goal of 2 per message, so that
+    // one allocation more per message fails it. Times are `make bench`'s business, against a reference measured in the same run.
     Benchmark.defaultConfiguration = .init(
         metrics: [.mallocCountTotal],
         warmupIterations: 20,
