@@ -6,69 +6,60 @@ public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
     /// The fields, in one immutable box. A `Peer` goes with every message a handler receives (its `sender`), so it is
     /// copied a few times per message: one reference costs one retain and one release per copy, where the five
     /// strings and collections it holds cost five of each. A setter makes a new box; peers are rarely changed.
-    private final class Fields: Sendable {
-        let id: String
-        let name: String
-        let metadata: [String: String]
-        let host: String?
-        let addresses: [String]
-        let isConnected: Bool
-
-        init(
-            id: String, name: String, metadata: [String: String], host: String?, addresses: [String],
-            isConnected: Bool
-        ) {
-            self.id = id
-            self.name = name
-            self.metadata = metadata
-            self.host = host
-            self.addresses = addresses
-            self.isConnected = isConnected
-        }
-
-        func with(
-            name: String? = nil, metadata: [String: String]? = nil, host: String?? = nil, addresses: [String]? = nil,
-            isConnected: Bool? = nil
-        ) -> Fields {
-            Fields(
-                id: id, name: name ?? self.name, metadata: metadata ?? self.metadata, host: host ?? self.host,
-                addresses: addresses ?? self.addresses, isConnected: isConnected ?? self.isConnected)
-        }
+    private struct Fields: Sendable {
+        var id: String
+        var name: String
+        var metadata: [String: String]
+        var host: String?
+        var addresses: [String]
+        var isConnected: Bool
     }
 
-    private var fields: Fields
+    private final class Box: Sendable {
+        let fields: Fields
+        init(_ fields: Fields) { self.fields = fields }
+    }
+
+    private var box: Box
+
+    /// Replaces the box with one whose fields `change` made.
+    private mutating func update(_ change: (inout Fields) -> Void) {
+        var fields = box.fields
+        change(&fields)
+        box = Box(fields)
+    }
 
     /// The peer's stable identifier (its ``Configuration/peerID``).
-    public var id: String { fields.id }
+    public var id: String { box.fields.id }
 
     /// The display name the peer chose (its ``Configuration/peerName``).
     public var name: String {
-        get { fields.name }
-        set { fields = fields.with(name: newValue) }
+        get { box.fields.name }
+        set { update { $0.name = newValue } }
     }
 
     /// The metadata the peer published.
     public var metadata: [String: String] {
-        get { fields.metadata }
-        set { fields = fields.with(metadata: newValue) }
+        get { box.fields.metadata }
+        set { update { $0.metadata = newValue } }
     }
 
     /// The host name it advertised (e.g. `myhost.local.`), if it was discovered through DNS-SD.
     public var host: String? {
-        get { fields.host }
-        set { fields = fields.with(host: .some(newValue)) }
+        get { box.fields.host }
+        set { update { $0.host = newValue } }
     }
 
     /// The addresses it can be reached at, as `address:port` text.
     public var addresses: [String] {
-        get { fields.addresses }
-        set { fields = fields.with(addresses: newValue) }
+        get { box.fields.addresses }
+        set { update { $0.addresses = newValue } }
     }
 
     /// Whether a connection to the peer is currently established.
     public var isConnected: Bool {
-        get { fields.isConnected }
-        set { fields = fields.with(isConnected: newValue) }
+        get { box.fields.isConnected }
+        set { update { $0.isConnected = newValue } }
     }
 
     /// Creates a peer value.
@@ -76,11 +67,11 @@ public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
         id: String, name: String, metadata: [String: String] = [:], host: String? = nil, addresses: [String] = [],
         isConnected: Bool = false
     ) {
-        fields = Fields(
-            id: id, name: name, metadata: metadata, host: host, addresses: addresses, isConnected: isConnected)
+        box = Box(
+            Fields(id: id, name: name, metadata: metadata, host: host, addresses: addresses, isConnected: isConnected))
     }
 
-    public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.fields === rhs.fields || lhs.id == rhs.id }
+    public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.box === rhs.box || lhs.id == rhs.id }
     public func hash(into hasher: inout Hasher) { hasher.combine(id) }
 
     /// The name and the first 8 characters of the id, `alice (8C0E7F0B)`, with control characters escaped: a peer

@@ -99,7 +99,8 @@ let benchmarks: @Sendable () -> Void = {
     // `make test`) compares the p90 per iteration with Thresholds/, which hold today's figure, 1 per message, with
     // room for allocations made outside the path now and then (1,100 per 1,000 messages received, 1,500 sent: a
     // sender's batches vary with timing, 1,090-1,292 over eight runs), well under the goal of 2 per message, so that
-    // one allocation more per message fails it. Times are `make bench`'s business, against a reference measured in the same run.
+    // one allocation more per message fails it. Times are `make bench`'s business, against a reference measured in
+    // the same run.
     Benchmark.defaultConfiguration = .init(
         metrics: [.mallocCountTotal],
         warmupIterations: 20,
