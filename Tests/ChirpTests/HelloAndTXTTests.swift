@@ -87,6 +87,19 @@ import Testing
         #expect(throws: ChirpError.self) { try configuration.validated() }
     }
 
+    @Test func aBurstLingerOutsideZeroTo10msIsRefusedWithItsValue() throws {
+        var configuration = Configuration(serviceType: "chat")
+        _ = try configuration.validated()  // control: the default passes
+        configuration.burstLinger = .zero
+        _ = try configuration.validated()  // off
+        for refused: Duration in [.microseconds(-1), .milliseconds(11)] {
+            configuration.burstLinger = refused
+            let error = #expect(throws: ChirpError.self) { try configuration.validated() }
+            #expect(error?.code == .invalidConfiguration)
+            #expect(error?.description.contains("burstLinger") == true)
+        }
+    }
+
     @Test func resumeRefusesAnInvalidServiceType() {
         let transceiver = Transceiver(serviceType: "this_is_not_valid")
         #expect(throws: ChirpError.self) { try transceiver.resume() }

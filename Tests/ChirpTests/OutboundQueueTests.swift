@@ -84,4 +84,30 @@ import Testing
         open.recycleLarge(frame(16 << 10))
         #expect(takeAny(&open) == nil)
     }
+
+    /// The burst linger's rule (``Configuration/burstLinger``): a drain that wrote a burst keeps the drain counted as
+    /// scheduled, so senders queue without waking the event loop; only for a burst, once, and not on a closed queue.
+    @Test func aDrainThatWroteABurstLingersOnceAndOnlyThen() {
+        func linger(_ queue: inout OutboundQueue, _ frames: Int, allowed: Bool) -> Bool {
+            queue.lingers(afterWriting: frames, allowed: allowed)
+        }
+        let burst = Configuration.burstFrameCount
+        var queue = OutboundQueue(limit: 64 << 20)
+        // Fewer frames than a burst: no linger (the control for the next case).
+        #expect(!linger(&queue, burst - 1, allowed: true))
+        #expect(!queue.drainScheduled)
+        // A burst: the linger's drain counts as scheduled.
+        #expect(linger(&queue, burst, allowed: true))
+        #expect(queue.drainScheduled)
+        // A drain is scheduled already (the linger's, or a sender's): no second one.
+        #expect(!linger(&queue, burst * 4, allowed: true))
+        // Not allowed (none configured, or one pending): none.
+        queue.drainScheduled = false
+        #expect(!linger(&queue, burst * 4, allowed: false))
+        #expect(!queue.drainScheduled)
+        // A closed queue writes nothing more: none.
+        _ = queue.close()
+        #expect(!linger(&queue, burst * 4, allowed: true))
+        #expect(!queue.drainScheduled)
+    }
 }

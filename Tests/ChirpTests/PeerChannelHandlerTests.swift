@@ -37,7 +37,7 @@ import Testing
         /// Where the handler's dispatcher reports errors (``TransceiverEvent/error(_:)``).
         let hub = EventHub()
 
-        init(router: Router = Router()) throws {
+        init(router: Router = Router(), burstLinger: TimeAmount = Configuration().burstLinger.timeAmount) throws {
             let configuration = Configuration(serviceType: "test")
             let handler = PeerChannelHandler(
                 delegate: reports,
@@ -45,7 +45,7 @@ import Testing
                     router: router, configuration: configuration, hub: hub,
                     metrics: TransceiverMetrics(serviceType: "test", factory: configuration.metricsFactory)),
                 role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: 1 << 20,
-                heartbeatTimeout: 2.5, logger: Logger(label: "test"), readGate: gate)
+                burstLinger: burstLinger, heartbeatTimeout: 2.5, logger: Logger(label: "test"), readGate: gate)
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.pipeline.syncOperations.addHandler(gate)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
@@ -84,6 +84,36 @@ import Testing
         let first = try #require(try session.channel.readOutbound(as: ByteBuffer.self))
         #expect(first.readableBytes == 3 * 6)  // three frames of 6 bytes, one buffer
         #expect(try session.channel.readOutbound(as: ByteBuffer.self) == nil)
+    }
+
+    /// ``Configuration/burstLinger``: once a write carried a burst, what is queued next waits for the linger's end and
+    /// leaves in one write, without a wake-up per send; a message queued once the burst is over leaves at once.
+    @Test func duringABurstTheNextBatchLeavesOneLingerLaterAndAfterItMessagesLeaveAtOnce() throws {
+        let burst = Configuration.burstFrameCount
+        func enqueue(_ session: Session, _ count: Int) {
+            for value in 0..<count {
+                session.connection.enqueue(
+                    FrameWriter.frame(.ping, body: ByteBuffer(bytes: [UInt8(value)]), allocator: .init()))
+            }
+        }
+        let session = try Session(burstLinger: .microseconds(100))
+        enqueue(session, burst + 2)
+        #expect(try session.written().count == burst + 2)  // a burst: written at once, then the linger starts
+        enqueue(session, 3)
+        #expect(try session.written().isEmpty)  // waits for the linger: no drain was asked for
+        session.channel.embeddedEventLoop.advanceTime(by: .microseconds(99))
+        #expect(try session.written().isEmpty)
+        session.channel.embeddedEventLoop.advanceTime(by: .microseconds(1))
+        #expect(try session.written().count == 3)  // the linger's end writes them, in one write
+        enqueue(session, 1)
+        #expect(try session.written().count == 1)  // three frames were no burst: the next one leaves at once
+
+        // Control: without a linger, the frames after a burst leave at once.
+        let eager = try Session(burstLinger: .zero)
+        enqueue(eager, burst + 2)
+        #expect(try eager.written().count == burst + 2)
+        enqueue(eager, 3)
+        #expect(try eager.written().count == 3)
     }
 
     /// A sending thread remembers the connection it sent on (``CodingScratch``) through an anchor that the

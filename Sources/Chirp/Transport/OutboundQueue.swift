@@ -142,6 +142,17 @@ struct OutboundQueue {
         if queuedBytes == 0 { largeSpares.removeAll() }
     }
 
+    /// A drain wrote `frames` frames (those queued since the previous drain): whether the event loop is to write the
+    /// next batch after ``Configuration/burstLinger`` instead of being woken by the senders for it. It is when the
+    /// frames make a burst (``Configuration/burstFrameCount``), `allowed` (a linger is configured and none is pending)
+    /// and no drain is scheduled already; the queue then counts the linger's drain as scheduled, so that a sender
+    /// queueing meanwhile does not wake the loop. The caller schedules that drain.
+    mutating func lingers(afterWriting frames: Int, allowed: Bool) -> Bool {
+        guard allowed, frames >= Configuration.burstFrameCount, !drainScheduled, !isClosed else { return false }
+        drainScheduled = true
+        return true
+    }
+
     /// A request arrived on this connection: a retired connection stays open until its reply is queued.
     mutating func owesReply() { repliesOwed += 1 }
 

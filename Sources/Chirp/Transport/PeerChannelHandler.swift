@@ -18,6 +18,10 @@ final class PeerChannelHandler: ChannelInboundHandler {
     private let role: ConnectionRole
     private let localID: String
     private let outboundLimit: Int
+    /// ``Configuration/burstLinger``.
+    private let burstLinger: TimeAmount
+    /// A drain is scheduled after the burst linger (``LingerEnd``).
+    private var lingering = false
     /// The peer id we meant to reach, for dialed connections.
     private let dialedPeerID: String?
     private let host: String?
@@ -72,7 +76,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
     init(
         delegate: any ConnectionDelegate, dispatcher: MessageDispatcher, role: ConnectionRole, localID: String,
         dialedPeerID: String?, host: String?,
-        outboundLimit: Int, heartbeatTimeout: Double, logger: Logger,
+        outboundLimit: Int, burstLinger: TimeAmount = .zero, heartbeatTimeout: Double, logger: Logger,
         established: EventLoopPromise<PeerConnection>? = nil,
         readGate: ReadGate? = nil
     ) {
@@ -85,6 +89,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
         self.dialedPeerID = dialedPeerID
         self.host = host
         self.outboundLimit = outboundLimit
+        self.burstLinger = burstLinger
         self.heartbeatTimeout = heartbeatTimeout
         self.logger = logger
         self.openedAt = ContinuousClock.now
@@ -269,9 +274,38 @@ final class PeerChannelHandler: ChannelInboundHandler {
         if wrote { context.flush() }
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
-        let frames = connection.drained(recycling: lastWritten)
+        let (frames, lingers) = connection.drained(
+            recycling: lastWritten, mayLinger: burstLinger > .zero && !lingering)
         if frames > 0 { dispatcher.metrics.framesOut.increment(by: Int64(frames)) }
         if bytes > 0 { dispatcher.metrics.bytesOut.increment(by: Int64(bytes)) }
+        if lingers { lingerThenDrain(context: context, connection: connection) }
+    }
+
+    /// A burst goes on: the next drain runs after the burst linger, and the queue counts it as scheduled meanwhile,
+    /// so the senders queue without waking the event loop (``OutboundQueue/lingers(afterWriting:allowed:)``).
+    private func lingerThenDrain(context: ChannelHandlerContext, connection: PeerConnection) {
+        do {
+            try context.eventLoop.assumeIsolated().scheduleCallback(in: burstLinger, handler: LingerEnd(handler: self))
+            lingering = true
+        } catch {
+            // The event loop is shutting down: nothing is scheduled, so the queue must not count on a drain.
+            _ = connection.nextChunk(isWritable: false)
+        }
+    }
+
+    /// The end of a burst linger: writes what was queued meanwhile. A callback rather than a task: NIO schedules it
+    /// without a promise.
+    private struct LingerEnd: NIOScheduledCallbackHandler {
+        let handler: PeerChannelHandler
+
+        func handleScheduledCallback(eventLoop: some EventLoop) {
+            handler.lingering = false
+            handler.drain()
+        }
+
+        func didCancelScheduledCallback(eventLoop: some EventLoop) {
+            handler.lingering = false
+        }
     }
 
     /// Writes what was queued on the event loop: after the handlers of this read when they are running (what they

@@ -262,16 +262,18 @@ final class PeerConnection: Sendable {
     }
 
     /// After a drain: keeps the last batch's memory, and wakes the senders waiting for room. Returns the frames
-    /// queued since the previous drain (for the metrics).
+    /// queued since the previous drain (for the metrics), and whether the next drain is to follow after the burst
+    /// linger (``OutboundQueue/lingers(afterWriting:allowed:)``; `mayLinger` says whether one may start).
     @discardableResult
-    func drained(recycling written: ByteBuffer?) -> Int {
-        let (waiters, frames) = outbound.withLockedValue { queue in
+    func drained(recycling written: ByteBuffer?, mayLinger: Bool = false) -> (frames: Int, lingers: Bool) {
+        let (waiters, frames, lingers) = outbound.withLockedValue { queue in
             if let written { queue.recycle(written) }
             queue.drainedEmpty()
-            return (queue.wakeableWaiters(), queue.takeFramesQueued())
+            let frames = queue.takeFramesQueued()
+            return (queue.wakeableWaiters(), frames, queue.lingers(afterWriting: frames, allowed: mayLinger))
         }
         for waiter in waiters { waiter.resume() }
-        return frames
+        return (frames, lingers)
     }
 
     /// The anchor a sending thread remembers this connection by (``CodingScratch``), or `nil` when it no longer takes

@@ -28,7 +28,7 @@ extension ChannelPipeline.SynchronousOperations {
             PeerChannelHandler(
                 delegate: delegate, dispatcher: dispatcher, role: role, localID: local.peerID,
                 dialedPeerID: dialedPeerID, host: host,
-                outboundLimit: settings.outboundLimit,
+                outboundLimit: settings.outboundLimit, burstLinger: settings.burstLinger,
                 heartbeatTimeout: Double(settings.heartbeatTimeout.nanoseconds) / 1e9,
                 logger: settings.logger, established: established, readGate: gate))
         try addHandler(gate)
@@ -39,6 +39,7 @@ extension ChannelPipeline.SynchronousOperations {
 struct ConnectionSettings: Sendable {
     var maximumMessageSize: Int
     var outboundLimit: Int
+    var burstLinger: TimeAmount
     var handshakeTimeout: TimeAmount
     var heartbeatInterval: TimeAmount
     var heartbeatTimeout: TimeAmount
@@ -52,6 +53,7 @@ struct ConnectionSettings: Sendable {
         acceptPolicy = configuration.acceptPolicy
         maximumMessageSize = configuration.maximumMessageSize
         outboundLimit = configuration.outboundLimit
+        burstLinger = configuration.burstLinger.timeAmount
         handshakeTimeout = configuration.handshakeTimeout.timeAmount
         heartbeatInterval = configuration.heartbeatInterval.timeAmount
         heartbeatTimeout = configuration.heartbeatTimeout.timeAmount
