@@ -13,6 +13,7 @@ final class HeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundOut = Frame
     typealias OutboundIn = ByteBuffer
     typealias OutboundOut = ByteBuffer
+    // `@exclusivity(unchecked)`: one event loop, no overlapping access; see PeerChannelHandler.
 
     /// Fired as user inbound events.
     enum Event: Sendable {
@@ -24,10 +25,10 @@ final class HeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let interval: TimeAmount
     private let timeout: TimeAmount
-    private var lastRead = NIODeadline.now()
-    private var lastWrite = NIODeadline.now()
+    @exclusivity(unchecked) private var lastRead = NIODeadline.now()
+    @exclusivity(unchecked) private var lastWrite = NIODeadline.now()
     /// A frame passed since the last `channelReadComplete`.
-    private var readFrame = false
+    @exclusivity(unchecked) private var readFrame = false
     private var readCheck: Scheduled<Void>?
     private var writeCheck: Scheduled<Void>?
 

@@ -13,14 +13,15 @@ import NIOCore
 final class ReadGate: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
     typealias OutboundIn = ByteBuffer
+    // `@exclusivity(unchecked)`: one event loop, no overlapping access; see PeerChannelHandler.
 
     /// The consumers that asked to stop reading.
-    private var closedBy: Set<ObjectIdentifier> = []
+    @exclusivity(unchecked) private var closedBy: Set<ObjectIdentifier> = []
     /// Set by ``openForGood()``: the gate no longer closes.
-    private var openedForGood = false
+    @exclusivity(unchecked) private var openedForGood = false
     /// Whether a read was asked for (by auto-read, or by another handler) while the gate was closed.
-    private var readPending = false
-    private var context: ChannelHandlerContext?
+    @exclusivity(unchecked) private var readPending = false
+    @exclusivity(unchecked) private var context: ChannelHandlerContext?
 
     /// Whether some consumer is full and the channel is not being read.
     var isClosed: Bool { !closedBy.isEmpty }

@@ -24,18 +24,20 @@ import NIOCore
 final class FrameReader: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = Frame
+    // `@exclusivity(unchecked)`: one event loop, no overlapping access (a re-entrant read goes to `readMeanwhile`,
+    // never to `buffer` while it is being read); see PeerChannelHandler.
 
-    private var decoder: FrameDecoder
+    @exclusivity(unchecked) private var decoder: FrameDecoder
     /// Bytes read and not yet passed on as frames.
-    private var buffer: ByteBuffer?
+    @exclusivity(unchecked) private var buffer: ByteBuffer?
     /// Bytes read while frames were being passed on (a handler further down read from inside its own `channelRead`).
-    private var readMeanwhile: ByteBuffer?
+    @exclusivity(unchecked) private var readMeanwhile: ByteBuffer?
     /// Frames are being passed on (this handler's `channelRead` is on the stack).
-    private var passing = false
+    @exclusivity(unchecked) private var passing = false
     /// A decoding error was fired: nothing more is read.
-    private var failed = false
+    @exclusivity(unchecked) private var failed = false
     /// The channel went inactive: no more frames are passed on.
-    private var closed = false
+    @exclusivity(unchecked) private var closed = false
 
     init(_ decoder: FrameDecoder) {
         self.decoder = decoder
