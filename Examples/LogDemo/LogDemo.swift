@@ -27,13 +27,16 @@ struct LogDemo: AsyncParsableCommand {
         commandName: "logdemo",
         abstract: "Emits varied logs and real HTTP calls, streamed to `chirp logs` viewers.",
         discussion: """
-            Prints one line on standard output when it is ready:
-              logdemo NAME: streaming logs on port PORT (_SERVICE._tcp), HTTP demo server on 127.0.0.1:PORT
+            Prints one line on standard output when it is ready (here on two):
+              logdemo NAME: streaming logs on port PORT (_SERVICE._tcp),
+              HTTP demo server on 127.0.0.1:PORT
 
             EXAMPLES
               logdemo --name shop --rate 20
-              logdemo --name shop --spool /tmp/shop-spool      records survive a crash until a viewer has them
-              logdemo --name shop --secret-file ~/.shop-secret  only viewers with the same secret get the logs
+              logdemo --name shop --spool /tmp/shop-spool
+                (records survive a crash until a viewer has them)
+              logdemo --name shop --secret-file ~/.shop-secret
+                (only viewers with the same secret get the logs)
             """)
 
     @Option(help: "The app name viewers see.")

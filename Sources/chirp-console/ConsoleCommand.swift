@@ -12,16 +12,18 @@ struct ConsoleCommand: AsyncParsableCommand {
         commandName: "chirp-console",
         abstract: "Collect the logs and HTTP calls of the apps on the network, and show them in a browser.",
         discussion: """
-            Follows every log source it finds (apps that use ChirpLogs, such as logdemo), from their history
-            on, stores their records in a SQLite file under --data before acknowledging them (a source's spool
-            lets go only of what the console kept), and serves a web page, a JSON API and a live stream
-            (Docs/Console.md).
+            Follows every log source it finds (apps that use ChirpLogs, such as
+            logdemo), from their history on, stores their records in a SQLite file
+            under --data before acknowledging them (a source's spool lets go only of
+            what the console kept), and serves a web page, a JSON API and a live
+            stream (Docs/Console.md).
 
             SECURITY
-              By default the console listens on 127.0.0.1 only, without a token. To listen elsewhere it needs a
-              token: set CHIRP_CONSOLE_TOKEN, or let it generate one (printed once, with the URL to open).
-              Every request must carry it. With a shared secret (CHIRP_SECRET or --secret-file) the console
-              also follows sources that require one.
+              By default the console listens on 127.0.0.1 only, without a token. To
+              listen elsewhere it needs a token: set CHIRP_CONSOLE_TOKEN, or let it
+              generate one (printed once, with the URL to open). Every request must
+              carry it. With a shared secret (CHIRP_SECRET or --secret-file) the
+              console also follows sources that require one.
 
             EXAMPLES
               chirp-console

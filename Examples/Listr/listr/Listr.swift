@@ -23,7 +23,8 @@ struct Listr: AsyncParsableCommand {
             EXAMPLES
               listr --store todo.json --name kitchen
               listr --store /tmp/test.json --name test --service listr-test --loopback
-              listr --store todo.json --secret-file ~/.listr-secret     # listrctl needs the same secret
+              listr --store todo.json --secret-file ~/.listr-secret
+                (listrctl then needs the same secret)
 
             Without a shared secret (the CHIRP_SECRET environment variable, or --secret-file), anyone who can \
             reach this host can run the commands: use one, or --loopback. See Docs/Security.md.
