@@ -84,8 +84,8 @@ public struct Configuration: Sendable {
     /// write found at least ``burstFrameCount`` messages queued since the one before, the connection's event loop
     /// writes the next batch this much later instead of being woken by the sending thread for it: during a burst, the
     /// sender no longer pays for waking the event loop (a system call and a wake-up of another CPU, about a third of
-    /// a small message's sending cost). A message sent outside a burst (a request, a reply, a ping, a message after a
-    /// pause) is written at once; one sent during a burst waits at most this long. `.zero` turns it off.
+    /// a small message's sending cost). Requests and pings are written at once, and so is a message or reply sent
+    /// outside a burst (after a pause); one queued during a burst waits at most this long. `.zero` turns it off.
     /// Default: 100 µs.
     public var burstLinger: Duration = .microseconds(100)
     /// Messages written at once that make a burst (see ``burstLinger``).

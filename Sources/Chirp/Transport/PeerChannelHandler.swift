@@ -80,7 +80,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
     init(
         delegate: any ConnectionDelegate, dispatcher: MessageDispatcher, role: ConnectionRole, localID: String,
         dialedPeerID: String?, host: String?,
-        outboundLimit: Int, burstLinger: TimeAmount = .zero, heartbeatTimeout: Double, logger: Logger,
+        outboundLimit: Int, burstLinger: TimeAmount, heartbeatTimeout: Double, logger: Logger,
         established: EventLoopPromise<PeerConnection>? = nil,
         readGate: ReadGate? = nil
     ) {
