@@ -1,3 +1,4 @@
+import NIOCore
 import Testing
 
 @testable import Chirp
@@ -73,18 +74,44 @@ import Testing
 
     // MARK: - Exchanges
 
-    @Test func eachWaiterIsResolvedExactlyOnceByItsAnswerItsTimeoutOrTheClose() {
+    /// A deadline `seconds` after the start of the table's clock.
+    private static func at(_ seconds: Int64) -> NIODeadline { .uptimeNanoseconds(UInt64(seconds) * 1_000_000_000) }
+
+    @Test func eachWaiterIsResolvedExactlyOnceByItsAnswerItsDeadlineOrTheClose() {
         var exchanges = PendingExchanges<String>()
-        #expect(exchanges.add(1, "first") == nil)
-        #expect(exchanges.add(2, "second") == nil)
-        #expect(exchanges.add(2, "same id") == "same id")  // refused: the id is in use
+        #expect(exchanges.add(1, "first", deadline: Self.at(10)) == nil)
+        #expect(exchanges.add(2, "second", deadline: Self.at(10)) == nil)
+        #expect(exchanges.add(2, "same id", deadline: Self.at(10)) == "same id")  // refused: the id is in use
         #expect(exchanges.answered(1) == "first")
         #expect(exchanges.answered(1) == nil)  // a second answer, or one nobody asked for, is ignored
-        #expect(exchanges.abandoned(1) == nil)  // its timer fires after the answer: nothing to do
+        #expect(exchanges.abandoned(1) == nil)
+        #expect(exchanges.expired(at: Self.at(20)) == ["second"])
+        #expect(exchanges.answered(2) == nil)  // the answer after the deadline: ignored
         #expect(exchanges.answered(99) == nil)
+        #expect(exchanges.add(3, "third", deadline: Self.at(30)) == nil)
         #expect(exchanges.count == 1)
-        #expect(exchanges.close() == ["second"])
+        #expect(exchanges.close() == ["third"])
         #expect(exchanges.isEmpty)
-        #expect(exchanges.add(3, "late") == "late")  // closed: fails at once
+        #expect(exchanges.add(4, "late", deadline: Self.at(40)) == "late")  // closed: fails at once
+        #expect(exchanges.expired(at: Self.at(100)).isEmpty)
+    }
+
+    @Test func theTableGivesTheEarliestDeadlineAndExpiresOnlyWhatReachedIt() {
+        var exchanges = PendingExchanges<String>()
+        #expect(exchanges.earliestDeadline == nil)  // nothing in flight: no timer
+        _ = exchanges.add(1, "10 s", deadline: Self.at(10))
+        _ = exchanges.add(2, "5 s", deadline: Self.at(5))
+        _ = exchanges.add(3, "also 5 s", deadline: Self.at(5))
+        _ = exchanges.add(4, "30 s", deadline: Self.at(30))
+        #expect(exchanges.earliestDeadline == Self.at(5))
+        #expect(exchanges.expired(at: Self.at(4)).isEmpty)  // a timer that fires early fails nothing
+        #expect(exchanges.expired(at: Self.at(5)) == ["5 s", "also 5 s"])  // at the deadline itself, by id
+        #expect(exchanges.earliestDeadline == Self.at(10))
+        #expect(exchanges.answered(1) == "10 s")
+        // The timer armed for the answered 10 s finds nothing then, and the next deadline is 30 s.
+        #expect(exchanges.expired(at: Self.at(10)).isEmpty)
+        #expect(exchanges.earliestDeadline == Self.at(30))
+        #expect(exchanges.expired(at: Self.at(31)) == ["30 s"])
+        #expect(exchanges.earliestDeadline == nil)
     }
 }

@@ -215,6 +215,46 @@ import Testing
         #expect(session.channel.isActive)
     }
 
+    @Test func requestsAndPingsShareOneTimerThatFailsEachAtItsOwnDeadline() throws {
+        let session = try Session()
+        let loop = session.channel.embeddedEventLoop
+        let failed = NIOLockedValueBox<[String]>([])
+        func request(_ id: UInt8, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
+            session.connection.request(
+                id: UInt64(id),
+                frame: FrameWriter.frame(
+                    .request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, id, 0, 0, 1, 65]), allocator: .init()),
+                timeout: timeout)
+        }
+        func watch<Value>(_ future: EventLoopFuture<Value>, _ name: String) {
+            future.whenFailure { error in
+                if error is RequestTimeoutError { failed.withLockedValue { $0.append(name) } }
+            }
+        }
+        // Answered before its deadline: its deadline passes later with nothing to fail.
+        let answered = request(1, timeout: .seconds(10))
+        try session.receive(.response, [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 65])
+        #expect(try answered.wait().status == .ok)
+        watch(request(2, timeout: .seconds(20)), "request 2 (20 s)")
+        watch(request(3, timeout: .seconds(5)), "request 3 (5 s)")  // earlier than the timer: it comes forward
+        watch(session.connection.ping(timeout: .seconds(12)), "ping (12 s)")
+        loop.run()
+
+        loop.advanceTime(by: .seconds(4))
+        #expect(failed.withLockedValue { $0 }.isEmpty)
+        loop.advanceTime(by: .seconds(1))
+        #expect(failed.withLockedValue { $0 } == ["request 3 (5 s)"])
+        loop.advanceTime(by: .milliseconds(6500))  // 11.5 s, past the answered request's deadline
+        #expect(failed.withLockedValue { $0 } == ["request 3 (5 s)"])
+        loop.advanceTime(by: .milliseconds(500))
+        #expect(failed.withLockedValue { $0 } == ["request 3 (5 s)", "ping (12 s)"])
+        loop.advanceTime(by: .milliseconds(7900))
+        #expect(failed.withLockedValue { $0 }.count == 2)
+        loop.advanceTime(by: .milliseconds(100))
+        #expect(failed.withLockedValue { $0 } == ["request 3 (5 s)", "ping (12 s)", "request 2 (20 s)"])
+        #expect(session.channel.isActive)  // a timeout fails the exchange, not the connection
+    }
+
     @Test func aGoodbyeStoppingClosesAndFailsWhatIsInFlight() throws {
         let session = try Session()
         let ping = session.connection.ping(timeout: .seconds(30))

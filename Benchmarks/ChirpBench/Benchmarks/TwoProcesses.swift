@@ -148,93 +148,131 @@ extension Harness {
 
     /// Request and ping round trips against the raw TCP echo, interleaved: each run measures Chirp's requests, its
     /// pings and the raw echo one after the other, so that the three see the machine in the same state. On this
-    /// project's VMs the echo alone moves between 18 and 80 µs from one minute to the next (how deeply idle vCPUs
-    /// sleep between the wake-ups a round trip needs), more than any change to Chirp moves its figures; a reference
-    /// measured minutes apart from what it is compared with says more about the machine than about Chirp.
+    /// project's VMs the echo alone moves between 12 and 80 µs from one minute to the next (whether its two ends share
+    /// a vCPU, and how deeply idle vCPUs sleep between the wake-ups a round trip needs), more than any change to Chirp
+    /// moves its figures; a reference measured minutes apart from what it is compared with says more about the
+    /// machine than about Chirp.
+    ///
+    /// Then the same again with the processes pinned, once on one CPU and once on two (``Placement``): Chirp and the
+    /// echo each measured where the scheduler was told to put them, not where it happened to.
     private func roundTrip(_ session: ChirpSession, _ raw: RawSession) throws -> [Figure] {
-        let transceiver = session.transceiver
-        let peer = session.peers[0]
-        let runs = plan.runs
         let count = plan.roundTrips
         let payload = try smallPayload()
-        @Sendable func request(_ seq: Int) async throws {
-            _ = try await transceiver.request(
-                Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer,
-                as: Answer.self)
+        try runBlocking { [transceiver = session.transceiver, peer = session.peers[0]] in
+            for seq in 0..<200 { try await Self.request(transceiver, peer, seq) }  // warm-up
         }
-        try runBlocking { for seq in 0..<200 { try await request(seq) } }  // warm-up
         _ = try raw.pingPong(count: 200, payload: payload)
-        let executor = try transceiver.taskExecutor(for: peer)
+        let unpinned = try roundTripRuns(session, raw, payload: payload)
+        let anchor = PyZMQ.measure(.reqrep, count: count, runs: plan.runs)
+        var figures = roundTripFigures(unpinned, anchor: anchor, placement: nil)
+
+        let cpus = Affinity.current() ?? []
+        let children = [raw.child.pid] + session.children.map(\.pid)
+        if cpus.contains(0), cpus.contains(1) {
+            defer {
+                // Back to where everything was allowed to run, for the benchmarks that follow.
+                for pid in [getpid()] + children { try? Affinity.pin(pid, to: cpus) }
+            }
+            for placement in Placement.allCases {
+                try Affinity.pin(getpid(), to: [placement.cpus.requester])
+                for pid in children { try Affinity.pin(pid, to: [placement.cpus.responder]) }
+                _ = try raw.pingPong(count: 200, payload: payload)  // settle where they now are
+                let runs = try roundTripRuns(session, raw, payload: payload)
+                figures += roundTripFigures(runs, anchor: nil, placement: placement)
+            }
+        } else {
+            print("roundtrip: the pinned placements need CPUs 0 and 1 (this process may use \(cpus)); skipped")
+        }
+        return figures
+    }
+
+    private static func request(_ transceiver: Transceiver, _ peer: Peer, _ seq: Int) async throws {
+        _ = try await transceiver.request(
+            Query(seq: 100_000 + seq, from: "bench-main", text: "quick brown fox", urgent: false), to: peer,
+            as: Answer.self)
+    }
+
+    /// Per run, the round-trip times (µs) of each path; the requester's write system calls and CPU time over the
+    /// default path's requests.
+    private struct RoundTripRuns {
         var requests: [[Double]] = []
         var pings: [[Double]] = []
         var onLoopRequests: [[Double]] = []
         var onLoopPings: [[Double]] = []
-        var rawRuns: [[Double]] = []
+        var raw: [[Double]] = []
         var writes: UInt64 = 0
         var cpu: UInt64 = 0
-        for _ in 0..<runs {
-            let (times, pingTimes, runWrites, runCPU) = try runBlocking {
-                () async throws -> ([Double], [Double], UInt64, UInt64) in
-                var times: [Double] = []
-                times.reserveCapacity(count)
-                let writesBefore = processSyscalls().writes
-                let cpuBefore = processCPUNanos()
-                for seq in 0..<count {
-                    let start = nowNanos()
-                    try await request(seq)
-                    times.append(Double(nowNanos() - start) / 1000)
-                }
-                let cpu = processCPUNanos() - cpuBefore
-                let writes = processSyscalls().writes - writesBefore
-                var pingTimes: [Double] = []
-                for _ in 0..<count / 2 {
-                    let start = nowNanos()
-                    _ = try await transceiver.ping(peer)
-                    pingTimes.append(Double(nowNanos() - start) / 1000)
-                }
-                return (times, pingTimes, writes, cpu)
-            }
-            requests.append(times)
-            pings.append(pingTimes)
-            writes += runWrites
-            cpu += runCPU
-            // The same from a task that prefers the connection's event loop (Transceiver.taskExecutor(for:)).
-            let (loopTimes, loopPings) = try runBlocking { () async throws -> ([Double], [Double]) in
-                try await withTaskExecutorPreference(executor) {
-                    var times: [Double] = []
-                    times.reserveCapacity(count)
-                    for seq in 0..<count {
-                        let start = nowNanos()
-                        try await request(seq)
-                        times.append(Double(nowNanos() - start) / 1000)
-                    }
-                    var pingTimes: [Double] = []
-                    for _ in 0..<count / 2 {
-                        let start = nowNanos()
-                        _ = try await transceiver.ping(peer)
-                        pingTimes.append(Double(nowNanos() - start) / 1000)
-                    }
-                    return (times, pingTimes)
-                }
-            }
-            onLoopRequests.append(loopTimes)
-            onLoopPings.append(loopPings)
-            rawRuns.append(try raw.pingPong(count: count, payload: payload))
-        }
-        let writesPerRequest = Double(writes) / Double(runs * count)
-        let cpuPerRequest = Double(cpu) / Double(runs * count) / 1000
+    }
 
-        let anchor = PyZMQ.measure(.reqrep, count: count, runs: runs)
-        let medians = requests.map { Spread($0).median }
-        let rawMedians = rawRuns.map { Spread($0).median }
-        let all = requests.flatMap { $0 }
+    private func roundTripRuns(_ session: ChirpSession, _ raw: RawSession, payload: [UInt8]) throws -> RoundTripRuns {
+        let transceiver = session.transceiver
+        let peer = session.peers[0]
+        let count = plan.roundTrips
+        let executor = try transceiver.taskExecutor(for: peer)
+        /// `count` requests, each timed; the requester's CPU time and write system calls over them.
+        @Sendable func timedRequests() async throws -> (times: [Double], cpu: UInt64, writes: UInt64) {
+            var times: [Double] = []
+            times.reserveCapacity(count)
+            let writesBefore = processSyscalls().writes
+            let cpuBefore = processCPUNanos()
+            for seq in 0..<count {
+                let start = nowNanos()
+                try await Self.request(transceiver, peer, seq)
+                times.append(Double(nowNanos() - start) / 1000)
+            }
+            return (times, processCPUNanos() - cpuBefore, processSyscalls().writes - writesBefore)
+        }
+        /// `count / 2` pings, each timed.
+        @Sendable func timedPings() async throws -> [Double] {
+            var times: [Double] = []
+            for _ in 0..<count / 2 {
+                let start = nowNanos()
+                _ = try await transceiver.ping(peer)
+                times.append(Double(nowNanos() - start) / 1000)
+            }
+            return times
+        }
+        var runs = RoundTripRuns()
+        for _ in 0..<plan.runs {
+            let (requests, pings) = try runBlocking { (try await timedRequests(), try await timedPings()) }
+            runs.cpu += requests.cpu
+            runs.writes += requests.writes
+            runs.requests.append(requests.times)
+            runs.pings.append(pings)
+            // The same from a task that prefers the connection's event loop (Transceiver.taskExecutor(for:)).
+            let (loopRequests, loopPings) = try runBlocking {
+                try await withTaskExecutorPreference(executor) { (try await timedRequests(), try await timedPings()) }
+            }
+            runs.onLoopRequests.append(loopRequests.times)
+            runs.onLoopPings.append(loopPings)
+            runs.raw.append(try raw.pingPong(count: count, payload: payload))
+        }
+        return runs
+    }
+
+    /// The four round-trip figures of `runs`; `placement` names pinned runs (`nil`: where the scheduler put them).
+    private func roundTripFigures(
+        _ runs: RoundTripRuns, anchor: Result<Figure.Reference, BenchError>?, placement: Placement?
+    ) -> [Figure] {
+        let count = plan.roundTrips
+        let suffix = placement.map { ".\($0.rawValue)" } ?? ""
+        let placed = placement.map { ", \($0.description)" } ?? ""
+        let requests = Double(runs.requests.count * count)
+        let writesPerRequest = Double(runs.writes) / requests
+        let cpuPerRequest = Double(runs.cpu) / requests / 1000
+        let rawMedians = runs.raw.map { Spread($0).median }
+        let all = runs.requests.flatMap { $0 }
         let rawReference = Figure.Reference(
-            name: "raw-tcp-echo", value: Spread(rawMedians).median, spread: Spread(rawMedians))
+            name: "raw-tcp-echo\(suffix)", value: Spread(rawMedians).median, spread: Spread(rawMedians))
+        let anchorFigure = anchor.flatMap { try? $0.get() }
+        let anchorNote = anchor.map { anchor in (try? anchor.get()).map { _ in "" } ?? "\(anchor.failureText); " } ?? ""
         return [
             Figure(
-                name: "roundtrip.request", title: "request/response round trip, small Codable messages, two processes",
-                unit: "µs", samples: medians, reference: rawReference, anchor: try? anchor.get(), goal: .ratioAtMost(2),
-                note: ((try? anchor.get()).map { _ in "" } ?? "\(anchor.failureText); ")
+                name: "roundtrip.request\(suffix)",
+                title: "request/response round trip, small Codable messages, two processes\(placed)",
+                unit: "µs", samples: runs.requests.map { Spread($0).median }, reference: rawReference,
+                anchor: anchorFigure, goal: .ratioAtMost(2),
+                note: anchorNote
                     + "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: all))) µs, p99 \(formatNumber(Spread.quantile(0.99, of: all))) µs; "
                     + "requester per request: CPU \(formatNumber(cpuPerRequest)) µs, write syscalls \(formatNumber(writesPerRequest)); "
                     + "runs interleaved with the echo's",
@@ -244,21 +282,24 @@ extension Harness {
                     "requesterWriteSyscallsPerRequest": writesPerRequest, "requesterCPUMicrosPerRequest": cpuPerRequest
                 ]),
             Figure(
-                name: "roundtrip.ping", title: "Transceiver.ping round trip (protocol-level, no coder), two processes",
-                unit: "µs", samples: pings.map { Spread($0).median }, reference: rawReference, goal: .ratioAtMost(1.5),
-                note: "\(count / 2) pings/run, median per run"),
+                name: "roundtrip.ping\(suffix)",
+                title: "Transceiver.ping round trip (protocol-level, no coder), two processes\(placed)",
+                unit: "µs", samples: runs.pings.map { Spread($0).median }, reference: rawReference,
+                goal: .ratioAtMost(1.5), note: "\(count / 2) pings/run, median per run"),
             Figure(
-                name: "roundtrip.request-on-loop",
-                title: "request/response round trip from a task on the connection's event loop (taskExecutor(for:))",
-                unit: "µs", samples: onLoopRequests.map { Spread($0).median }, reference: rawReference,
+                name: "roundtrip.request-on-loop\(suffix)",
+                title:
+                    "request/response round trip from a task on the connection's event loop (taskExecutor(for:))\(placed)",
+                unit: "µs", samples: runs.onLoopRequests.map { Spread($0).median }, reference: rawReference,
                 goal: .ratioAtMost(2),
                 note:
-                    "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: onLoopRequests.flatMap { $0 }))) µs"
+                    "\(count) requests/run, median per run; p90 \(formatNumber(Spread.quantile(0.9, of: runs.onLoopRequests.flatMap { $0 }))) µs"
             ),
             Figure(
-                name: "roundtrip.ping-on-loop",
-                title: "Transceiver.ping round trip from a task on the connection's event loop (taskExecutor(for:))",
-                unit: "µs", samples: onLoopPings.map { Spread($0).median }, reference: rawReference,
+                name: "roundtrip.ping-on-loop\(suffix)",
+                title:
+                    "Transceiver.ping round trip from a task on the connection's event loop (taskExecutor(for:))\(placed)",
+                unit: "µs", samples: runs.onLoopPings.map { Spread($0).median }, reference: rawReference,
                 goal: .ratioAtMost(1.5), note: "\(count / 2) pings/run, median per run")
         ]
     }

@@ -93,7 +93,7 @@ struct Figure: Codable {
 
     /// The line printed for this figure.
     var line: String {
-        var text = name.padding(toLength: 26, withPad: " ", startingAt: 0)
+        var text = name.padding(toLength: 36, withPad: " ", startingAt: 0)
         if let value, let spread {
             text += "\(formatNumber(value)) \(unit)".leftPadded(to: 20)
             text += "  [\(formatNumber(spread.min))..\(formatNumber(spread.max)), n=\(spread.runs)]"

@@ -39,9 +39,12 @@ final class PeerChannelHandler: ChannelInboundHandler {
     @exclusivity(unchecked) private var context: ChannelHandlerContext?
     private var lifecycle = ConnectionLifecycle()
     /// Requests we sent on this connection, waiting for their response.
-    private var requests = PendingExchanges<Waiting<ResponseBody>>()
+    private var requests = PendingExchanges<EventLoopPromise<ResponseBody>>()
     /// Pings we sent (``PeerConnection/ping(timeout:)``), waiting for their pong.
-    private var pings = PendingExchanges<Waiting<Void>>()
+    private var pings = PendingExchanges<EventLoopPromise<Void>>()
+    /// The one timer of the requests and pings in flight (``ExpiryCheck``), and when it fires: no later than the
+    /// earliest of their deadlines.
+    private var expiryCheck: (deadline: NIODeadline, callback: NIOScheduledCallback)?
     /// Set once the peer can send nothing more here: its `goodbye(duplicate)` arrived or the channel closed.
     private var inboundFinished = false
     private var inboundFinishedCallbacks: [@Sendable () -> Void] = []
@@ -97,12 +100,6 @@ final class PeerChannelHandler: ChannelInboundHandler {
         self.heartbeatTimeout = heartbeatTimeout
         self.logger = logger
         self.openedAt = ContinuousClock.now
-    }
-
-    /// A promise waiting for an answer, and the timer that fails it.
-    struct Waiting<Value> {
-        var promise: EventLoopPromise<Value>
-        var timer: Scheduled<Void>?
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -350,56 +347,86 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// Waits for the response to request `id`, at most `timeout`.
     func awaitResponse(id: UInt64, promise: EventLoopPromise<ResponseBody>, timeout: TimeAmount) {
-        let waiting = startWaiting(promise, timeout: timeout) {
-            $0.abandonRequest(id: id, error: RequestTimeoutError())
+        let deadline = promise.futureResult.eventLoop.now + timeout
+        if let refused = requests.add(id, promise, deadline: deadline) {
+            Self.failNotSent(refused)
+        } else {
+            armExpiryCheck(by: deadline, on: promise.futureResult.eventLoop)
         }
-        if let refused = requests.add(id, waiting) { Self.failNotSent(refused) }
     }
 
     /// Waits for the pong to ping `id`, at most `timeout`.
     func awaitPong(id: UInt64, promise: EventLoopPromise<Void>, timeout: TimeAmount) {
-        let waiting = startWaiting(promise, timeout: timeout) { $0.abandonPing(id: id, error: RequestTimeoutError()) }
-        if let refused = pings.add(id, waiting) { Self.failNotSent(refused) }
+        let deadline = promise.futureResult.eventLoop.now + timeout
+        if let refused = pings.add(id, promise, deadline: deadline) {
+            Self.failNotSent(refused)
+        } else {
+            armExpiryCheck(by: deadline, on: promise.futureResult.eventLoop)
+        }
     }
 
-    /// `promise` with its timer, which runs `timedOut` on this handler.
-    private func startWaiting<Value>(
-        _ promise: EventLoopPromise<Value>, timeout: TimeAmount,
-        timedOut: @escaping @Sendable (PeerChannelHandler) -> Void
-    ) -> Waiting<Value> {
-        let loopBound = NIOLoopBound(self, eventLoop: promise.futureResult.eventLoop)
-        let timer = promise.futureResult.eventLoop.scheduleTask(in: timeout) { timedOut(loopBound.value) }
-        return Waiting(promise: promise, timer: timer)
+    /// Makes sure the exchanges' timer fires by `deadline`: it stays as it is when it fires earlier already.
+    private func armExpiryCheck(by deadline: NIODeadline, on eventLoop: any EventLoop) {
+        if let armed = expiryCheck {
+            guard deadline < armed.deadline else { return }
+            armed.callback.cancel()
+        }
+        expiryCheck = nil
+        do {
+            let callback = try eventLoop.assumeIsolated().scheduleCallback(at: deadline, handler: ExpiryCheck(handler: self))
+            expiryCheck = (deadline, callback)
+        } catch {
+            // The event loop is shutting down: its channels close, and the close fails what is in flight.
+        }
+    }
+
+    /// Fails the requests and pings whose deadline passed with a ``RequestTimeoutError``, and arms the timer again
+    /// for the earliest deadline left. An answered exchange left no timer to cancel, so this often finds nothing to
+    /// fail.
+    private func expireExchanges(on eventLoop: some EventLoop) {
+        expiryCheck = nil
+        let now = eventLoop.now
+        for promise in requests.expired(at: now) { answered(promise) { $0.fail(RequestTimeoutError()) } }
+        for promise in pings.expired(at: now) { answered(promise) { $0.fail(RequestTimeoutError()) } }
+        let next = [requests.earliestDeadline, pings.earliestDeadline].compactMap { $0 }.min()
+        if let next { armExpiryCheck(by: next, on: eventLoop) }
+    }
+
+    /// The exchanges' timer (``expireExchanges(on:)``). A callback rather than a task: NIO schedules it without a
+    /// promise.
+    private struct ExpiryCheck: NIOScheduledCallbackHandler {
+        let handler: PeerChannelHandler
+
+        func handleScheduledCallback(eventLoop: some EventLoop) {
+            handler.expireExchanges(on: eventLoop)
+        }
     }
 
     /// Fails a waiter in flight when the connection closed.
-    private static func failClosed<Value>(_ waiter: Waiting<Value>) {
-        waiter.timer?.cancel()
-        waiter.promise.fail(ConnectionClosedError())
+    private static func failClosed<Value>(_ promise: EventLoopPromise<Value>) {
+        promise.fail(ConnectionClosedError())
     }
 
     /// Fails a waiter the connection could not take (it closed before the frame was queued): nothing was sent, and
     /// the caller may try the peer's current connection.
-    private static func failNotSent<Value>(_ waiter: Waiting<Value>) {
-        waiter.timer?.cancel()
-        waiter.promise.fail(FrameNotQueuedError())
+    private static func failNotSent<Value>(_ promise: EventLoopPromise<Value>) {
+        promise.fail(FrameNotQueuedError())
     }
 
-    /// Request `id` failed before its response: its frame was not queued, or it timed out.
+    /// Request `id` failed before its response: its frame was not queued.
     func abandonRequest(id: UInt64, error: any Error) {
         answered(requests.abandoned(id)) { $0.fail(error) }
     }
 
-    /// Ping `id` failed before its pong: its frame was not queued, or it timed out.
+    /// Ping `id` failed before its pong: its frame was not queued.
     func abandonPing(id: UInt64, error: any Error) {
         answered(pings.abandoned(id)) { $0.fail(error) }
     }
 
     /// Resolves a waiter the tables gave back (if any), then lets the lifecycle know an exchange ended.
-    private func answered<Value>(_ waiter: Waiting<Value>?, _ resolve: (EventLoopPromise<Value>) -> Void) {
-        guard let waiter else { return }
-        waiter.timer?.cancel()
-        resolve(waiter.promise)
+    private func answered<Value>(_ promise: EventLoopPromise<Value>?, _ resolve: (EventLoopPromise<Value>) -> Void) {
+        guard let promise else { return }
+        resolve(promise)
         exchangeEnded()
     }
 
@@ -472,6 +499,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 inboundFinishedCallbacks = []
                 callbacks.forEach { $0() }
             case .failExchanges:
+                expiryCheck?.callback.cancel()
+                expiryCheck = nil
                 requests.close().forEach(Self.failClosed)
                 pings.close().forEach(Self.failClosed)
             }
