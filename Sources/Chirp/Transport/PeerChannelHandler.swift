@@ -373,7 +373,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
         }
         expiryCheck = nil
         do {
-            let callback = try eventLoop.assumeIsolated().scheduleCallback(at: deadline, handler: ExpiryCheck(handler: self))
+            let callback = try eventLoop.assumeIsolated().scheduleCallback(
+                at: deadline, handler: ExpiryCheck(handler: self))
             expiryCheck = (deadline, callback)
         } catch {
             // The event loop is shutting down: its channels close, and the close fails what is in flight.
