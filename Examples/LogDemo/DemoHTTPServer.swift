@@ -16,8 +16,9 @@ enum DemoHTTPServer {
         let channel = try await ServerBootstrap(group: group)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                channel.pipeline.configureHTTPServerPipeline().flatMap {
-                    channel.pipeline.addHandler(DemoHandler())
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(DemoHandler())
                 }
             }
             .bind(host: "127.0.0.1", port: 0).get()
@@ -55,29 +56,24 @@ enum DemoHTTPServer {
     }
 }
 
-/// Answers each request once its body is complete.
-final class DemoHandler: ChannelInboundHandler, Sendable {
+/// Answers each request once its body is complete. Its state lives on the channel's event loop, like the handler.
+final class DemoHandler: ChannelInboundHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    private final class State: @unchecked Sendable {
-        // @unchecked: touched only on the channel's event loop.
-        var head: HTTPRequestHead?
-        var body = ByteBuffer()
-    }
-
-    private let state = State()
+    private var head: HTTPRequestHead?
+    private var body = ByteBuffer()
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(let head):
-            state.head = head
-            state.body.clear()
+        case .head(let requestHead):
+            head = requestHead
+            body.clear()
         case .body(var chunk):
-            if state.body.readableBytes < 1024 * 1024 { state.body.writeBuffer(&chunk) }
+            if body.readableBytes < 1024 * 1024 { body.writeBuffer(&chunk) }
         case .end:
-            guard let head = state.head else { return }
-            let text = state.body.readString(length: state.body.readableBytes) ?? ""
+            guard let head else { return }
+            let text = body.readString(length: body.readableBytes) ?? ""
             let (status, json) = DemoHTTPServer.respond(
                 method: head.method, uri: head.uri, authorized: head.headers["authorization"].first != nil, body: text)
             var headers = HTTPHeaders()
@@ -96,7 +92,7 @@ final class DemoHandler: ChannelInboundHandler, Sendable {
                 let channel = context.channel
                 done.whenComplete { _ in channel.close(promise: nil) }
             }
-            state.head = nil
+            self.head = nil
         }
     }
 }

@@ -22,6 +22,7 @@ enum TerminationSignals {
 
 /// Keeps the dispatch sources alive as long as the stream.
 private final class SignalSources: @unchecked Sendable {
+    // @unchecked: `sources` is set once and only cancelled; dispatch sources are not `Sendable` on Linux.
     private let sources: [any DispatchSourceSignal]
     init(_ sources: [any DispatchSourceSignal]) { self.sources = sources }
     func cancel() { sources.forEach { $0.cancel() } }

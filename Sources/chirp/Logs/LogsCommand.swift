@@ -3,6 +3,7 @@ import Chirp
 import ChirpLogs
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 import struct ChirpCommands.SecretOptions
 
@@ -240,13 +241,12 @@ struct LogsEndpoint {
 
 /// Ends `chirp logs` with status 4 when sources refused it (a shared secret missing or different, an accept policy)
 /// and, a moment after the refusal, no source is being followed.
-final class RefusalGate: @unchecked Sendable {
-    // @unchecked: `followed` is only touched under `lock`; the stream and its continuation are Sendable.
+final class RefusalGate: Sendable {
     /// Thrown by ``failWhenRefusedWithNothingFollowed(grace:)``.
     struct Refused: Error {}
 
-    private let lock = NSLock()
-    private var followed: Set<String> = []
+    /// The peer ids of the sources followed now.
+    private let followed = NIOLockedValueBox<Set<String>>([])
     private let refusals: AsyncStream<Void>
     private let sink: AsyncStream<Void>.Continuation
 
@@ -257,8 +257,8 @@ final class RefusalGate: @unchecked Sendable {
     /// Keeps track of the sources followed, and of refusals.
     func observe(_ event: LogViewerEvent) {
         switch event {
-        case .following(let source, _): lock.withLock { _ = followed.insert(source.peerID) }
-        case .sourceLost(let source): lock.withLock { _ = followed.remove(source.peerID) }
+        case .following(let source, _): followed.withLockedValue { _ = $0.insert(source.peerID) }
+        case .sourceLost(let source): followed.withLockedValue { _ = $0.remove(source.peerID) }
         case .refused: sink.yield()
         default: break
         }
@@ -269,7 +269,7 @@ final class RefusalGate: @unchecked Sendable {
     func failWhenRefusedWithNothingFollowed(grace: Duration) async throws {
         for await _ in refusals {
             try await Task.sleep(for: grace)
-            if lock.withLock({ followed.isEmpty }) { throw Refused() }
+            if followed.withLockedValue({ $0.isEmpty }) { throw Refused() }
         }
     }
 }

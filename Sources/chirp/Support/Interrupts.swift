@@ -59,6 +59,8 @@ enum Interrupts {
 
 /// Waits for the first of some signals, with a dispatch source per signal; cancellable.
 private final class SignalWatcher: @unchecked Sendable {
+    // @unchecked: `sources`, `continuation` and `outcome` are only touched under `lock`; the dispatch sources are not
+    // `Sendable` on Linux (swift-corelibs-libdispatch), so a `NIOLockedValueBox` of them would not be either.
     private let lock = NSLock()
     private let signals: [Int32]
     private var sources: [any DispatchSourceSignal] = []

@@ -1,6 +1,7 @@
 import Chirp
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 
 /// A transceiver that joined a service type for one command run, and the ways that command waits for peers.
 ///
@@ -263,19 +264,14 @@ struct PeerSelector: Sendable {
 }
 
 /// Handshake refusals seen while waiting, for the error message.
-private final class RefusalLog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var entries: [String] = []
+private final class RefusalLog: Sendable {
+    private let entries = NIOLockedValueBox<[String]>([])
 
     func add(_ entry: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        if entries.count < 5 && !entries.contains(entry) { entries.append(entry) }
+        entries.withLockedValue { entries in
+            if entries.count < 5 && !entries.contains(entry) { entries.append(entry) }
+        }
     }
 
-    var all: [String] {
-        lock.lock()
-        defer { lock.unlock() }
-        return entries
-    }
+    var all: [String] { entries.withLockedValue { $0 } }
 }

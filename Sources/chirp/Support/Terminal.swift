@@ -1,6 +1,7 @@
 import Chirp
 import ChirpCommands
 import Foundation
+import NIOConcurrencyHelpers
 
 #if canImport(Glibc)
 import Glibc
@@ -15,9 +16,9 @@ import Darwin
 /// written with its control characters escaped (``UntrustedText``), so a peer can neither forge an output line nor
 /// drive the terminal. Only ``raw(_:)-(String)`` writes text as it is: its callers escape what comes from a peer.
 enum Terminal {
-    private static let lock = NSLock()
-    /// Whether a status line is on screen (touched under `lock`).
-    nonisolated(unsafe) private static var statusShown = false
+    /// The output lock, and whether a status line is on screen: every write to standard output or standard error
+    /// goes under it, so lines from different threads never interleave.
+    private static let statusShown = NIOLockedValueBox(false)
 
     /// Whether standard output is a terminal (live tables redraw only then).
     static let stdoutIsTTY = isatty(STDOUT_FILENO) == 1
@@ -76,17 +77,15 @@ enum Terminal {
     /// Writes `text`; `status` says whether a status line is on screen afterwards (`nil`: unchanged), and
     /// `onlyIfShown` skips the write when no status line is shown.
     private static func write(_ text: String, to fd: Int32, status: Bool? = nil, onlyIfShown: Bool = false) {
-        lock.lock()
-        defer { lock.unlock() }
-        if onlyIfShown && !statusShown { return }
-        if let status { statusShown = status }
-        unlockedWrite(Array(text.utf8), to: fd)
+        statusShown.withLockedValue { shown in
+            if onlyIfShown && !shown { return }
+            if let status { shown = status }
+            unlockedWrite(Array(text.utf8), to: fd)
+        }
     }
 
     private static func writeBytes(_ bytes: [UInt8], to fd: Int32) {
-        lock.lock()
-        defer { lock.unlock() }
-        unlockedWrite(bytes, to: fd)
+        statusShown.withLockedValue { _ in unlockedWrite(bytes, to: fd) }
     }
 
     /// Writes all of `bytes` to `fd` (under the output lock), for writers outside this type.
