@@ -237,10 +237,15 @@ public struct Configuration: Sendable {
 }
 
 extension Duration {
-    /// As NIO's `TimeAmount`.
+    /// As NIO's `TimeAmount` (nanoseconds in an `Int64`, some 292 years): a longer duration, such as a request
+    /// timeout meant as "never", becomes the longest one NIO can hold, of the same sign, rather than overflowing.
     var timeAmount: TimeAmount {
         let (seconds, attoseconds) = components
-        return .nanoseconds(seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+        let saturated = TimeAmount.nanoseconds(seconds < 0 ? .min : .max)
+        let (whole, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !overflowed else { return saturated }
+        let (total, overflowedAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+        return overflowedAgain ? saturated : .nanoseconds(total)
     }
 
     /// As fractional seconds.

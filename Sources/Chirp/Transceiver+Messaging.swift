@@ -398,7 +398,8 @@ extension Transceiver {
     ///   - request: the request, encoded with the configured coder; its type's responder answers it.
     ///   - peer: a connected peer.
     ///   - responseType: the type of the reply (inferred when the result's type is known).
-    ///   - timeout: how long to wait; ``Configuration/requestTimeout`` when `nil`.
+    ///   - timeout: how long to wait; ``Configuration/requestTimeout`` when `nil`. A timeout past what NIO can count
+    ///     (about 292 years, in nanoseconds), such as `.seconds(Int64.max)` for "never", waits that long.
     /// - Throws: ``ChirpError/Code/requestTimedOut``, ``ChirpError/Code/peerDisconnected`` (at once, when
     ///   the connection drops), ``ChirpError/Code/noResponder``, ``ChirpError/Code/remoteFailure``,
     ///   ``ChirpError/Code/decodingFailed``.
@@ -469,6 +470,9 @@ extension Transceiver {
     }
 
     /// Measures one round trip to `peer` at the protocol level (a ping frame and its pong).
+    /// - Parameters:
+    ///   - peer: the peer to ping.
+    ///   - timeout: how long to wait for the pong (as for ``request(_:to:as:timeout:)``).
     /// - Returns: the round-trip time.
     public func ping(_ peer: Peer, timeout: Duration = .seconds(5)) async throws -> Duration {
         let clock = ContinuousClock()

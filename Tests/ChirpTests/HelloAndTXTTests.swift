@@ -100,6 +100,16 @@ import Testing
         }
     }
 
+    @Test func durationsBecomeNIOTimeAmountsAndSaturateWhereNanosecondsRunOut() {
+        #expect(Duration.milliseconds(1500).timeAmount == .milliseconds(1500))
+        #expect(Duration.nanoseconds(-7).timeAmount == .nanoseconds(-7))
+        // Beyond some 292 years, as a "never" timeout: the longest TimeAmount, not an overflow trap.
+        #expect(Duration.seconds(Int64.max).timeAmount == .nanoseconds(.max))
+        #expect(Duration.seconds(9_223_372_036).timeAmount == .nanoseconds(9_223_372_036_000_000_000))
+        #expect(Duration.seconds(9_223_372_037).timeAmount == .nanoseconds(.max))
+        #expect(Duration.seconds(-Int64.max).timeAmount == .nanoseconds(.min))
+    }
+
     @Test func resumeRefusesAnInvalidServiceType() {
         let transceiver = Transceiver(serviceType: "this_is_not_valid")
         #expect(throws: ChirpError.self) { try transceiver.resume() }
