@@ -293,6 +293,8 @@ public actor ConsoleStore {
     public func enforceRetention(now: Date = Date()) async throws -> RetentionReport {
         var report = RetentionReport(removedRecords: 0, removedBytes: 0)
         let cutoff = now.timeIntervalSince1970 - Double(retention.maximumAge.components.seconds)
+        // 90% of the size limit, without overflowing for a limit near `Int.max` ("no limit").
+        let lowWatermark = retention.maximumBytes - retention.maximumBytes / 10
         while true {
             // Oldest first, a thousand at a time: by age, then by size (down to 90% of the limit, so that retention
             // does not run for every batch once the store is full).
@@ -306,7 +308,7 @@ public actor ConsoleStore {
             let oldest = try await writer.query(
                 "SELECT id, size FROM records \(condition) ORDER BY id LIMIT 1000", binds)
             // Over the size limit: only as many as bring the store down to 90% of it.
-            let excess = overAge > 0 ? Int.max : storedBytes - retention.maximumBytes * 9 / 10
+            let excess = overAge > 0 ? Int.max : storedBytes - lowWatermark
             var last: Int?
             var count = 0
             var bytes = 0
@@ -335,7 +337,7 @@ public actor ConsoleStore {
             }
             report.removedRecords += count
             report.removedBytes += bytes
-            if overAge == 0 && storedBytes <= retention.maximumBytes * 9 / 10 { break }
+            if overAge == 0 && storedBytes <= lowWatermark { break }
         }
         return report
     }

@@ -60,9 +60,20 @@ struct ConsoleCommand: AsyncParsableCommand {
     func validate() throws {
         try secret.validate()
         guard Self.split(listen) != nil else { throw ValidationError("--listen: expected HOST:PORT, got \(listen)") }
-        guard maxMegabytes >= 1 else { throw ValidationError("--max-megabytes must be at least 1") }
-        guard maxHours >= 1 else { throw ValidationError("--max-hours must be at least 1") }
+        // The upper bounds keep the store's byte and second counts far from overflowing (1 TiB, 100 years).
+        guard (1...Self.maximumMegabytes).contains(maxMegabytes) else {
+            throw ValidationError(
+                "--max-megabytes must be 1 to \(Self.maximumMegabytes) (1 TiB), got \(maxMegabytes)")
+        }
+        guard (1...Self.maximumHours).contains(maxHours) else {
+            throw ValidationError("--max-hours must be 1 to \(Self.maximumHours) (100 years), got \(maxHours)")
+        }
     }
+
+    /// The largest `--max-megabytes`: 1 TiB.
+    static let maximumMegabytes = 1 << 20
+    /// The largest `--max-hours`: 100 years.
+    static let maximumHours = 100 * 365 * 24
 
     static func split(_ address: String) -> (String, Int)? {
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),

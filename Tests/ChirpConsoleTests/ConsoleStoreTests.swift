@@ -146,6 +146,17 @@ import Testing
         await store.close()
     }
 
+    @Test func limitsMeantAsNoLimitKeepEverything() async throws {
+        let (store, _) = try await Self.open(ConsoleRetention(maximumBytes: .max, maximumAge: .seconds(Int64.max)))
+        let now = Date()
+        try await store.insert(
+            [Self.record(1, time: now.addingTimeInterval(-86_400 * 3650)), Self.record(2, time: now)], from: Self.source
+        )
+        #expect(try await store.enforceRetention(now: now).removedRecords == 0)
+        #expect(try await store.records(matching: RecordFilter()).records.map(\.record.sequence) == [1, 2])
+        await store.close()
+    }
+
     @Test func whatIsStoredSurvivesClosingAndOpeningAgain() async throws {
         let (store, path) = try await Self.open()
         try await store.insert((1...10).map { Self.record($0) }, from: Self.source)
