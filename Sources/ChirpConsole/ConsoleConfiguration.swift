@@ -32,10 +32,18 @@ public struct ConsoleConfiguration: Sendable {
     /// The file of the store.
     public var storePath: String { (dataDirectory as NSString).appendingPathComponent("console.sqlite") }
 
-    /// Whether `host` is a loopback address (`127.0.0.0/8`, `::1`, `localhost`).
+    /// Whether `host` is a loopback address: `localhost`, `::1`, or an IPv4 address in `127.0.0.0/8` written as four
+    /// decimal numbers. A name that merely starts with `127.` (`127.attacker.example`, which anyone can point at
+    /// 127.0.0.1) is not.
     public static func isLoopback(_ host: String) -> Bool {
         let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        return bare == "localhost" || bare == "::1" || bare.hasPrefix("127.")
+        if bare == "localhost" || bare == "::1" { return true }
+        let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "127" else { return false }
+        return parts.allSatisfy { part in
+            (1...3).contains(part.count) && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber)
+                && (Int(part).map { $0 <= 255 } ?? false)
+        }
     }
 
     /// Checks the settings.

@@ -267,13 +267,18 @@ public actor ConsoleStore {
         return known
     }
 
-    /// Notes that `source` lost records (its buffer or spool overflowed); shown with the source.
+    /// Notes that `source` lost records (its buffer or spool overflowed); shown with the source. The count saturates
+    /// at `Int.max` rather than overflowing: a peer's numbers are not trusted (SQLite would turn an overflowing sum
+    /// into a `REAL`, which no longer reads back as an integer).
     public func noteLost(_ loss: LogLoss, from source: LogSourceInfo, now: Date = Date()) async throws {
         _ = try await writer.query(
             """
             INSERT INTO sources(stream, app, host, pid, first_seen, last_seen, last_sequence, lost)
             VALUES (?, ?, ?, ?, ?, ?, 0, ?)
-            ON CONFLICT(stream) DO UPDATE SET lost = lost + excluded.lost, last_seen = excluded.last_seen
+            ON CONFLICT(stream) DO UPDATE SET
+                lost = CASE WHEN excluded.lost > 9223372036854775807 - lost THEN 9223372036854775807
+                    ELSE lost + excluded.lost END,
+                last_seen = excluded.last_seen
             """,
             [
                 .text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),

@@ -72,8 +72,12 @@ public struct LogLoss: Sendable, Equatable {
     /// a full spool), or `"subscriber too slow"` for in-process subscribers.
     public var reason: String
 
-    /// How many records: `through - from + 1`.
-    public var count: UInt64 { through >= from ? through - from + 1 : 0 }
+    /// How many records: `through - from + 1`, or `UInt64.max` for the whole range of sequence numbers.
+    public var count: UInt64 {
+        guard through >= from else { return 0 }
+        let (count, overflowed) = (through - from).addingReportingOverflow(1)
+        return overflowed ? .max : count
+    }
 
     /// Creates a loss report.
     public init(from: UInt64, through: UInt64, reason: String) {

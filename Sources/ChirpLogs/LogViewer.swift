@@ -424,8 +424,11 @@ public final class LogViewer: Sendable {
     ) async {
         guard let (subscription, last) = state.begin(peer: peer, info: info) else { return }
         input.yield(.following(info, resumed: last != nil))
+        // After the last sequence number there is, nothing can follow: ask from it again (what comes is dropped as
+        // delivered) rather than overflow on a peer's number.
         let request = LogSubscribe(
-            subscription: subscription, fromSequence: last.map { $0 + 1 }, stream: last == nil ? nil : info.streamID,
+            subscription: subscription, fromSequence: last.map { $0 == .max ? .max : $0 + 1 },
+            stream: last == nil ? nil : info.streamID,
             history: configuration.history, follow: configuration.follow)
         do {
             _ = try await transceiver.request(request, to: peer, as: LogSubscribed.self, timeout: .seconds(10))

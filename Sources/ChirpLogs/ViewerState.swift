@@ -92,6 +92,9 @@ final class ViewerState: Sendable {
     func acceptLoss(from: UInt64, through: UInt64, reason: String, stream: String) -> LogLoss? {
         state.withLockedValue { state in
             let last = state.lastSequence[stream]
+            // A source that already sent the last sequence number there is has nothing left to lose (and `+ 1`
+            // would overflow: a peer's numbers are not trusted to stay below it).
+            if last == .max { return nil }
             let start = max(from, (last ?? 0) + 1)
             guard through >= start else { return nil }
             state.lastSequence[stream] = through

@@ -98,9 +98,26 @@ import Testing
         await console.stop()
     }
 
+    @Test(
+        arguments: [
+            ("localhost", true), ("::1", true), ("[::1]", true), ("127.0.0.1", true), ("127.255.3.9", true),
+            ("127.attacker.example", false), ("127.0.0.1.nip.io", false), ("127.0.0", false), ("127.0.0.256", false),
+            ("127.0.0.1x", false), ("127..0.1", false), ("128.0.0.1", false), ("0.0.0.0", false), ("", false),
+            ("localhost.attacker.example", false)
+        ])
+    func loopbackIsLocalhostOrOneAndAddressesIn127(host: String, loopback: Bool) {
+        #expect(ConsoleConfiguration.isLoopback(host) == loopback)
+    }
+
     @Test func withoutATokenOnlyLocalHostNamesAreAnswered() async throws {
         let console = try await RunningConsole(serviceType: uniqueServiceType())
         #expect(try await console.http.get("/api/sources", headers: ["Host": "attacker.example:7777"]).status == 403)
+        // A name that only starts like a loopback address is another site's (DNS rebinding), not ours.
+        #expect(
+            try await console.http.get("/api/sources", headers: ["Host": "127.attacker.example:7777"]).status == 403)
+        #expect(try await console.http.get("/api/sources", headers: ["Host": "127.0.0.1.nip.io:7777"]).status == 403)
+        #expect(
+            try await console.http.get("/api/sources", headers: ["Host": "127.0.0.2:\(console.port)"]).status == 200)
         #expect(
             try await console.http.get("/api/sources", headers: ["Host": "localhost:\(console.port)"]).status == 200)
         #expect(

@@ -157,6 +157,22 @@ import Testing
         await store.close()
     }
 
+    @Test func lossCountsFromAPeerAddUpWithoutOverflowing() async throws {
+        let (store, _) = try await Self.open()
+        try await store.noteLost(LogLoss(from: 1, through: 3, reason: "buffer full"), from: Self.source)
+        #expect(try await store.sources().first?.lost == 3)  // control: counts add up
+        // Two notices whose counts each fit in an Int but whose sum does not: the count stops at Int.max.
+        try await store.noteLost(
+            LogLoss(from: 4, through: 5_000_000_000_000_000_000, reason: "spool full"), from: Self.source)
+        try await store.noteLost(
+            LogLoss(from: 5_000_000_000_000_000_001, through: 10_000_000_000_000_000_000, reason: "spool full"),
+            from: Self.source)
+        #expect(try await store.sources().first?.lost == .max)
+        try await store.noteLost(LogLoss(from: 1, through: .max, reason: "spool full"), from: Self.source)
+        #expect(try await store.sources().first?.lost == .max)
+        await store.close()
+    }
+
     @Test func whatIsStoredSurvivesClosingAndOpeningAgain() async throws {
         let (store, path) = try await Self.open()
         try await store.insert((1...10).map { Self.record($0) }, from: Self.source)
