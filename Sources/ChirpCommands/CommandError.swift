@@ -128,7 +128,7 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
 
     /// `seconds` as a tool prints it: `5` rather than `5.0`, `0.5` as is.
     static func format(_ seconds: Double) -> String {
-        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+        abs(seconds) < 1e15 && seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 }
 

@@ -83,13 +83,16 @@ extension ConnectionOptions {
         }
     }
 
-    /// The default reply handler: text on standard output with a final newline, data as is. The app's text is shown
-    /// with its control characters escaped (line breaks kept), so a reply cannot drive the terminal.
+    /// The default reply handler: text on standard output with a final newline, data as is to a file or a pipe. The
+    /// app's text is shown with its control characters escaped (line breaks kept), and data is not written to a
+    /// terminal (its size is, with a hint), so a reply cannot drive the terminal.
     @Sendable public static func printReply(_ reply: CommandReply) {
         switch reply.response {
         case .text(let text):
             let shown = UntrustedText.escaped(text, keepingNewlines: true)
             StandardStreams.output(shown.isEmpty || shown.hasSuffix("\n") ? shown : shown + "\n")
+        case .data(let data) where isatty(STDOUT_FILENO) == 1:
+            StandardStreams.output("<\(data.count) bytes of data; redirect standard output to a file to save them>\n")
         case .data(let data):
             StandardStreams.output(data)
         case .failure(let message):

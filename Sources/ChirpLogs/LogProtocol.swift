@@ -71,7 +71,7 @@ enum LogProtocol {
                     description: "batch claims \(count) records in \(reader.remaining) bytes")
             }
             var records: [LogRecord] = []
-            records.reserveCapacity(count)
+            records.reserveCapacity(min(count, 1024))  // the count is the peer's: grow as the records decode
             for _ in 0..<count { records.append(try reader.entry(origin: origin)) }
             if reader.remaining != 0 {
                 throw RecordCoding.DecodingError(description: "stray bytes after the last record")

@@ -324,7 +324,7 @@ enum RecordCoding {
             guard depth <= maximumDepth else { throw DecodingError(description: "metadata nested too deeply") }
             let count = try count(minimumSize: 5)
             var metadata: Logger.Metadata = [:]
-            metadata.reserveCapacity(count)
+            metadata.reserveCapacity(min(count, 64))  // the count is the peer's: grow as the entries decode
             for _ in 0..<count {
                 let key = try string()
                 metadata[key] = try value(depth: depth + 1)
@@ -341,7 +341,7 @@ enum RecordCoding {
             case 1:
                 let count = try count(minimumSize: 1)
                 var values: [Logger.MetadataValue] = []
-                values.reserveCapacity(count)
+                values.reserveCapacity(min(count, 64))
                 for _ in 0..<count { values.append(try value(depth: depth + 1)) }
                 return .array(values)
             case 2:
@@ -373,7 +373,7 @@ enum RecordCoding {
         mutating func headers() throws -> [HTTPHeader] {
             let count = try count(minimumSize: 8)
             var headers: [HTTPHeader] = []
-            headers.reserveCapacity(count)
+            headers.reserveCapacity(min(count, 64))
             for _ in 0..<count { headers.append(HTTPHeader(name: try string(), value: try string())) }
             return headers
         }

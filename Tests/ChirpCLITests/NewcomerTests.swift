@@ -213,6 +213,15 @@ extension ChirpCLITests {
                 before.standardError.split(separator: "\n").count == 1,
                 "no raw log line before the error: \(before.transcript)")
 
+            // A timeout too large for an integer is refused in words (its message once trapped while it was built).
+            let huge = try await TestProcess(listrctl, ["--timeout", "1e19", "item", "list"])
+            huge.closeInput()
+            #expect(try await huge.waitForExit(timeout: .seconds(30)) == 64, "\(huge.transcript)")
+            #expect(
+                huge.standardError.hasPrefix(
+                    "listrctl: error: --timeout must be greater than 0 and at most 86400 seconds, got 1e+19"),
+                "\(huge.transcript)")
+
             let bad = try await TestProcess(listrctl, ["item", "frobnicate"])
             bad.closeInput()
             #expect(try await bad.waitForExit(timeout: .seconds(30)) == 64)

@@ -42,6 +42,8 @@ import Testing
             "nextID 2 is not above item id 5"
         ),
         (#"{"version": 1, "nextID": 2, "items": [{"id": 1, "title": "", "done": false}]}"#, "empty title"),
+        // An id that the next item would overflow (the store file, or `store replace` from a peer).
+        (#"{"version": 1, "nextID": 9223372036854775807, "items": []}"#, "is over the largest id, 4611686018427387904"),
         (#"{"version": 1, "nextID": 2, "items": [{"id": 1, "title": 7, "done": false}]}"#, "items.[0].title")
     ])
     func invalidStoresSayWhatIsWrong(json: String, expected: String) {

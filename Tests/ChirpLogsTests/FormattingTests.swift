@@ -33,6 +33,18 @@ struct FormattingTests {
         }
     }
 
+    @Test func jsonWhoseIndentationWouldMultiplyItIsLeftAsText() throws {
+        // 200 levels of arrays around 20,000 small values: each value would be indented by 400 bytes.
+        let deep =
+            String(repeating: "[", count: 200) + Array(repeating: "1", count: 20_000).joined(separator: ",")
+            + String(repeating: "]", count: 200)
+        #expect(JSONPrettyPrinter.format(deep) == nil)
+        // Control: the same values at a shallow depth are printed (and stay within the growth allowed).
+        let shallow = "[[" + Array(repeating: "{\"a\":1}", count: 20_000).joined(separator: ",") + "]]"
+        let pretty = try #require(JSONPrettyPrinter.format(shallow))
+        #expect(pretty.utf8.count <= shallow.utf8.count * JSONPrettyPrinter.maximumGrowth + 4096)
+    }
+
     @Test func jsonIsPrettyPrintedWithNonASCIIAsText() throws {
         let pretty = try #require(
             JSONPrettyPrinter.format(

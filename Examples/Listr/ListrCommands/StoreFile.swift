@@ -31,6 +31,9 @@ public struct StoreFile: Codable, Sendable, Equatable {
     public static let maximumTitleLength = 1000
     /// The most items a store holds.
     public static let maximumItems = 100_000
+    /// The largest ``nextID`` a store may say (2^62): ids stay far from `Int.max`, whatever a file or a
+    /// `store replace` brings.
+    public static let maximumNextID = 1 << 62
 
     /// Always ``currentVersion``.
     public var version: Int
@@ -82,6 +85,9 @@ public struct StoreFile: Codable, Sendable, Equatable {
             guard item.id < nextID else { throw .invalid("nextID \(nextID) is not above item id \(item.id)") }
         }
         guard nextID >= 1 else { throw .invalid("nextID \(nextID) is not positive") }
+        guard nextID <= Self.maximumNextID else {
+            throw .invalid("nextID \(nextID) is over the largest id, \(Self.maximumNextID)")
+        }
     }
 
     /// The file's bytes: pretty-printed JSON with sorted keys and a final newline.

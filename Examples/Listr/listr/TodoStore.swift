@@ -25,7 +25,9 @@ actor TodoStore {
         var next = file
         let item = TodoItem(id: next.nextID, title: title)
         next.items.append(item)
-        next.nextID += 1
+        let (following, overflowed) = next.nextID.addingReportingOverflow(1)
+        guard !overflowed, following <= StoreFile.maximumNextID else { throw ListrError.noIDLeft }
+        next.nextID = following
         try save(next)
         return item
     }
@@ -67,12 +69,16 @@ enum ListrError: Error, CustomStringConvertible {
     case noSuchItem(Int)
     case badTitle
     case full
+    case noIDLeft
 
     var description: String {
         switch self {
         case .noSuchItem(let id): return "no item #\(id)"
         case .badTitle: return "a title must be 1-\(StoreFile.maximumTitleLength) bytes"
         case .full: return "the list is full (\(StoreFile.maximumItems) items)"
+        case .noIDLeft:
+            return
+                "no item id is left (ids go up to \(StoreFile.maximumNextID)); renumber with `listrctl store replace`"
         }
     }
 }

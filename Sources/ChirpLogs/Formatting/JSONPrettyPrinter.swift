@@ -1,6 +1,8 @@
 /// Re-indents JSON text for people: keys keep their order, numbers their spelling, and `\uXXXX` escapes of printable
 /// non-ASCII characters become the characters themselves (`"Zo\u00eb"` shows as `"Zoë"`). Anything that is not one
-/// valid JSON value gives `nil`, so callers can fall back to plain text.
+/// valid JSON value gives `nil`, so callers can fall back to plain text; so does a value whose indentation would make
+/// it more than ``maximumGrowth`` times its size (deep nesting of many small values: a peer's body must not make a
+/// viewer print gigabytes).
 ///
 /// ```swift
 /// JSONPrettyPrinter.format(#"{"name":"Zo\u00eb","tags":["a","b"]}"#)
@@ -12,6 +14,8 @@
 package enum JSONPrettyPrinter {
     /// The most nesting accepted before giving up (and returning `nil`).
     package static let maximumDepth = 256
+    /// How many times its input the output may grow (plus 4 KiB), before giving up (and returning `nil`).
+    package static let maximumGrowth = 8
 
     /// Pretty-printed `text`, or `nil` if it is not valid JSON.
     package static func format(_ text: String, indent: String = "  ") -> String? {
@@ -29,12 +33,15 @@ package enum JSONPrettyPrinter {
     private struct Parser {
         let bytes: [UInt8]
         let indent: [UInt8]
+        /// The most output bytes (``JSONPrettyPrinter/maximumGrowth``).
+        let limit: Int
         var index = 0
         var output: [UInt8] = []
 
         init(bytes: [UInt8], indent: [UInt8]) {
             self.bytes = bytes
             self.indent = indent
+            limit = bytes.count * JSONPrettyPrinter.maximumGrowth + 4096
             output.reserveCapacity(bytes.count * 2)
         }
 
@@ -83,6 +90,7 @@ package enum JSONPrettyPrinter {
             }
             while true {
                 newline(depth + 1)
+                guard output.count <= limit else { return false }
                 skipWhitespace()
                 if isObject {
                     guard index < bytes.count, bytes[index] == UInt8(ascii: "\""), string() else { return false }
