@@ -198,11 +198,13 @@ public actor ConsoleStore {
         // is trimmed before it reaches SQLite, whose unique (stream, sequence) stays the guarantee.
         let known = try await lastSequence(of: source.streamID)
         // Sequence numbers only grow within a stream: a record at or below the one before it (a resent record, or
-        // a source that breaks the protocol) is not stored again, so the counts below are exact.
+        // a source that breaks the protocol) is not stored again, so the counts below are exact. Numbers past
+        // `Int64.max`, which SQLite cannot hold exactly (no source numbering from 1 reaches them), are not stored.
         var fresh: [LogRecord] = []
         fresh.reserveCapacity(records.count)
         var floor = known
-        for record in records where floor.map({ record.sequence > $0 }) ?? true {
+        for record in records
+        where record.sequence <= UInt64(Int64.max) && (floor.map { record.sequence > $0 } ?? true) {
             fresh.append(record)
             floor = record.sequence
         }

@@ -139,7 +139,7 @@ public struct RecordFilter: Sendable, Equatable {
         let withFraction = ISO8601DateFormatter()
         withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = withFraction.date(from: text) ?? ISO8601DateFormatter().date(from: text) { return date }
-        if let seconds = Double(text) { return Date(timeIntervalSince1970: seconds) }
+        if let seconds = Double(text), seconds.isFinite { return Date(timeIntervalSince1970: seconds) }
         throw ConsoleRequestError("\(parameter): expected an ISO 8601 time (2026-11-25T07:00:00Z), got \(quote(text))")
     }
 

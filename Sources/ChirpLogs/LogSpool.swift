@@ -72,7 +72,10 @@ final class LogSpool: @unchecked Sendable {
         streamID = try Self.loadStreamID(directory)
         let ackPath = directory + "/acked"
         let ackText = (try? String(contentsOfFile: ackPath, encoding: .utf8)) ?? ""
-        ackedThrough = UInt64(ackText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        // A mark past the largest sequence number a spool can reach is not ours (a damaged or edited file): the app
+        // numbers its records after it, which would overflow at the next start.
+        let mark = UInt64(ackText.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
+        ackedThrough = mark <= Self.maximumSequence ? mark : 0
         ackFD = open(ackPath, O_CREAT | O_WRONLY | O_CLOEXEC, 0o644)
         guard ackFD >= 0 else { throw SpoolError(description: "cannot open \(ackPath): \(Self.errnoText())") }
         try recover()
@@ -193,6 +196,10 @@ final class LogSpool: @unchecked Sendable {
 
     // MARK: Recovery
 
+    /// The largest sequence number recovery keeps (2^62): an app numbers its records from 1, and could not log this
+    /// many in centuries; an entry or a mark past it is damage, cut off like a torn tail.
+    static let maximumSequence: UInt64 = 1 << 62
+
     private func recover() throws {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         let segmentNames = names.filter { $0.hasPrefix("seg-") && $0.hasSuffix(".log") }.sorted()
@@ -206,7 +213,9 @@ final class LogSpool: @unchecked Sendable {
                 continue
             }
             var segment = Segment(firstSequence: 0, lastSequence: 0, count: 0, bytes: 0, path: path)
-            while let (sequence, length) = RecordCoding.peekEntry(buffer), sequence > previousLast {
+            while let (sequence, length) = RecordCoding.peekEntry(buffer), sequence > previousLast,
+                sequence <= Self.maximumSequence
+            {
                 if segment.count == 0 { segment.firstSequence = sequence }
                 segment.lastSequence = sequence
                 segment.count += 1

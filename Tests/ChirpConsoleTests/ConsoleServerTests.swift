@@ -50,13 +50,15 @@ import Testing
         let console = try await RunningConsole(serviceType: uniqueServiceType())
         for (query, reason) in [
             ("level=loud", "level"), ("regex=(unclosed", "regex"), ("limit=0", "limit"),
-            ("from=yesterday", "from"), ("before=1&after=2", "before and after"), ("status=999", "status")
+            ("from=yesterday", "from"), ("before=1&after=2", "before and after"), ("status=999", "status"),
+            ("from=nan", "from"), ("to=inf", "to")
         ] {
             let response = try await console.http.get("/api/records?" + query)
             #expect(response.status == 400, "\(query)")
             #expect((response.json()["error"] as? String ?? "").contains(reason), "\(query): \(response.body)")
         }
         #expect(try await console.http.get("/api/records?level=warning").status == 200)  // control
+        #expect(try await console.http.get("/api/records?from=1764000000.5").status == 200)  // seconds: allowed
         #expect(try await console.http.get("/api/peers?service=not_a_type!").status == 400)
         await console.stop()
     }

@@ -43,6 +43,11 @@ import Testing
         #expect(tail == [150, 151, 152, 153, 154])
         #expect(try await store.sources().first?.records == 154)
         #expect(store.latestID == 154)
+        // Numbers SQLite cannot hold exactly are not stored (they would all become Int64.max) nor counted.
+        let huge: [UInt64] = [155, 1 << 63, (1 << 63) + 1, .max]
+        #expect(try await store.insert(huge.map { Self.record($0) }, from: Self.source) == 1)
+        #expect(try await store.sources().first?.records == 155)
+        #expect(try await store.positions() == ["stream-a": 155])
         await store.close()
     }
 

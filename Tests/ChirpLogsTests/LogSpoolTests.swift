@@ -62,6 +62,33 @@ struct LogSpoolTests {
         #expect(sequences(reopened, from: 45) == Array(45...60))
     }
 
+    @Test func marksAndEntriesPastAnyRealSequenceNumberAreTreatedAsDamage() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        do {
+            let spool = try LogSpool(directory: directory, maximumBytes: 1 << 20)
+            try spool.append(entries(1...5), first: 1, last: 5, count: 5)
+            spool.closeFiles()
+        }
+        // An edited spool: the acknowledgement mark at the largest number there is, and an entry numbered near it
+        // after the good ones. An app numbers new records after `lastSequence`, so these used to make it overflow at
+        // every start.
+        try "18446744073709551615\n".write(toFile: directory + "/acked", atomically: true, encoding: .utf8)
+        let segment = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("seg-") })
+        let handle = try #require(FileHandle(forWritingAtPath: directory + "/" + segment))
+        handle.seekToEndOfFile()
+        handle.write(Data(entries(UInt64.max - 1...UInt64.max - 1).readableBytesView))
+        try handle.close()
+
+        let reopened = try LogSpool(directory: directory, maximumBytes: 1 << 20)
+        #expect(reopened.ackedThrough == 0)
+        #expect(reopened.lastSequence == 5)  // the damaged entry was cut off; new records continue at 6
+        #expect(sequences(reopened, from: 1) == Array(1...5))
+        try reopened.append(entries(6...7), first: 6, last: 7, count: 2)
+        #expect(sequences(reopened, from: 4) == Array(4...7))
+    }
+
     @Test func aSecondProcessIsRefused() throws {
         let directory = TestSupport.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
