@@ -88,23 +88,18 @@ struct ConsoleAPI: Sendable {
         } catch {
             return ConsoleHTTP.failure(.badRequest, "\(error)")
         }
-        let admitted = streams.withLockedValue { count -> Bool in
-            guard count < configuration.maximumLiveStreams else { return false }
-            count += 1
-            return true
-        }
-        guard admitted else {
+        guard let slot = LiveStreamSlot(among: streams, maximum: configuration.maximumLiveStreams) else {
             return ConsoleHTTP.failure(
                 .serviceUnavailable, "too many live streams (\(configuration.maximumLiveStreams)); close some pages")
         }
         var headers = HTTPFields()
         headers[.contentType] = "text/event-stream; charset=utf-8"
         let changes = notifier.subscribe()
-        let (store, collector, streams) = (self.store, self.collector, self.streams)
+        let (store, collector) = (self.store, self.collector)
         return Response(
             status: .ok, headers: headers,
             body: ResponseBody { writer in
-                defer { streams.withLockedValue { $0 -= 1 } }
+                defer { slot.release() }
                 var lastID = startID
                 try await writer.write(ByteBuffer(string: "retry: 2000\n: connected\n\n"))
                 // Records stored between the page's last request and this stream's start come first.
@@ -157,4 +152,34 @@ struct ConsoleAPI: Sendable {
             return ConsoleHTTP.failure(.internalServerError, "the store failed: \(error)")
         }
     }
+}
+
+/// A live stream's place among ``ConsoleConfiguration/maximumLiveStreams``, given back exactly once: when the stream
+/// ends, or when its response is dropped without its body ever running (the client left before the head was written:
+/// Hummingbird then never calls the body), so no place is lost for good.
+final class LiveStreamSlot: Sendable {
+    private let streams: NIOLockedValueBox<Int>
+    private let held = NIOLockedValueBox(true)
+
+    /// Takes a place, or `nil` when all `maximum` are taken.
+    init?(among streams: NIOLockedValueBox<Int>, maximum: Int) {
+        let admitted = streams.withLockedValue { count -> Bool in
+            guard count < maximum else { return false }
+            count += 1
+            return true
+        }
+        guard admitted else { return nil }
+        self.streams = streams
+    }
+
+    /// Gives the place back; later calls do nothing.
+    func release() {
+        let wasHeld = held.withLockedValue { held in
+            defer { held = false }
+            return held
+        }
+        if wasHeld { streams.withLockedValue { $0 -= 1 } }
+    }
+
+    deinit { release() }
 }
