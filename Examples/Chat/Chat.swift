@@ -70,6 +70,12 @@ struct Chat: AsyncParsableCommand {
     @OptionGroup(title: "Security")
     var secret: SecretOptions
 
+    func validate() throws {
+        guard linger.isFinite, (0...3600).contains(linger) else {
+            throw ValidationError("--linger must be 0 to 3600 seconds, got \(linger)")
+        }
+    }
+
     func run() async throws {
         let level = logLevel
         LoggingSystem.bootstrap { label in

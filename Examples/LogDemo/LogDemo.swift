@@ -87,6 +87,26 @@ struct LogDemo: AsyncParsableCommand {
     /// `--secret-file PATH` or `CHIRP_SECRET`: viewers need the same secret. `--secret VALUE` is refused.
     @OptionGroup(title: "Security") var secret: SecretOptions
 
+    func validate() throws {
+        guard rate.isFinite, rate > 0, rate <= 1_000_000 else {
+            throw ValidationError("--rate must be greater than 0 and at most 1000000 records a second, got \(rate)")
+        }
+        guard httpInterval.isFinite, (0...3600).contains(httpInterval) else {
+            throw ValidationError("--http-interval must be 0 (no calls) to 3600 seconds, got \(httpInterval)")
+        }
+        if let duration, !(duration.isFinite && duration > 0 && duration <= 31_536_000) {
+            throw ValidationError(
+                "--duration must be greater than 0 and at most 31536000 seconds (a year), got \(duration)")
+        }
+        if let count, count < 0 { throw ValidationError("--count cannot be negative, got \(count)") }
+        guard (1...LogSourceConfiguration.maximumBufferCapacity).contains(buffer) else {
+            throw ValidationError(
+                "--buffer must be 1 to \(LogSourceConfiguration.maximumBufferCapacity) records, got \(buffer)")
+        }
+        guard history >= 0 else { throw ValidationError("--history cannot be negative, got \(history)") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be 0 to 65535, got \(port)") }
+    }
+
     func run() async throws {
         var configuration = LogSourceConfiguration(appName: name)
         configuration.serviceType = service

@@ -55,7 +55,8 @@ public final class LogSource: Sendable {
         let streamID = spool?.streamID ?? UUID().uuidString.lowercased()
         self.streamID = streamID
         let buffer = LogBuffer(
-            capacity: max(configuration.bufferCapacity, 1), firstSequence: (spool?.lastSequence ?? 0) + 1)
+            capacity: min(max(configuration.bufferCapacity, 1), LogSourceConfiguration.maximumBufferCapacity),
+            firstSequence: (spool?.lastSequence ?? 0) + 1)
         self.buffer = buffer
         let origin = RecordCoding.Origin(appName: configuration.appName, host: host, processID: pid)
         self.policy = NIOLockedValueBox(configuration.http)

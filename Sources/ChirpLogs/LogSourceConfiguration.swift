@@ -20,8 +20,11 @@ public struct LogSourceConfiguration: Sendable {
     public var serviceType: String = LogSourceConfiguration.defaultServiceType
     /// Records kept in memory: the buffer live records wait in until they are sent, and the history a late viewer can
     /// get. When it is full, the oldest record is overwritten; viewers that had not received it are told it was
-    /// lost. Default: 16384.
+    /// lost. Default: 16384. The source keeps at least 1 and at most ``maximumBufferCapacity``, whatever is set here
+    /// (the buffer's slots are allocated at once).
     public var bufferCapacity: Int = 16_384
+    /// The largest ``bufferCapacity`` a source uses: 2^24 records (16,777,216).
+    public static let maximumBufferCapacity = 1 << 24
     /// How many records of history a viewer that connects late receives before live records (at most
     /// ``bufferCapacity``, unless a spool holds more). Default: 1000.
     public var history: Int = 1000
