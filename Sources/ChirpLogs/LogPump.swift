@@ -110,7 +110,9 @@ final class LogPump: @unchecked Sendable {
             if !timerPending {
                 timerPending = true
                 let (seconds, attoseconds) = configuration.flushInterval.components
-                let nanoseconds = Int(clamping: seconds * 1_000_000_000 + attoseconds / 1_000_000_000)
+                let (whole, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+                let (total, overflowedAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
+                let nanoseconds = overflowed || overflowedAgain ? Int.max : Int(total)
                 queue.asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) {
                     self.timerPending = false
                     self.runPass()

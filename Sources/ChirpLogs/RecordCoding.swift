@@ -162,16 +162,24 @@ enum RecordCoding {
         }
     }
 
+    /// `seconds` in whole nanoseconds, saturated to `Int64` (some 292 years either way of 1970) and 0 for NaN: an
+    /// app's `Date.distantFuture` or an infinite duration must not trap on the log queue.
+    static func nanoseconds(_ seconds: Double) -> Int64 {
+        let value = (seconds * 1e9).rounded()
+        if let exact = Int64(exactly: value) { return exact }
+        return value.isNaN ? 0 : (value > 0 ? .max : .min)
+    }
+
     static func writeExchange(_ exchange: HTTPExchange, into bytes: inout [UInt8]) {
         writeString(exchange.method, limit: maximumNameBytes, into: &bytes)
         writeString(exchange.url, limit: maximumValueBytes, into: &bytes)
         writeHeaders(exchange.requestHeaders, into: &bytes)
         writeBody(exchange.requestBody, into: &bytes)
-        writeInteger(Int32(exchange.status ?? -1), into: &bytes)
+        writeInteger(Int32(clamping: exchange.status ?? -1), into: &bytes)
         writeHeaders(exchange.responseHeaders, into: &bytes)
         writeBody(exchange.responseBody, into: &bytes)
-        writeInteger(Int64((exchange.startTime.timeIntervalSince1970 * 1e9).rounded()), into: &bytes)
-        writeInteger(Int64((exchange.duration * 1e9).rounded()), into: &bytes)
+        writeInteger(nanoseconds(exchange.startTime.timeIntervalSince1970), into: &bytes)
+        writeInteger(nanoseconds(exchange.duration), into: &bytes)
         if let error = exchange.error {
             bytes.append(1)
             writeString(error, limit: maximumValueBytes, into: &bytes)

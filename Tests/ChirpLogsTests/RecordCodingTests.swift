@@ -41,6 +41,24 @@ struct RecordCodingTests {
         }
     }
 
+    @Test func anExchangeWithOutOfRangeTimesOrStatusIsCodedSaturated() throws {
+        // What an app may hand `report(_:)`: a start in the distant future, an infinite or NaN duration, an odd
+        // status. None may trap on the log queue; each is kept as the nearest value the wire can carry.
+        for (start, duration) in [(Date.distantFuture, Double.infinity), (Date.distantPast, -Double.infinity)] {
+            let exchange = HTTPExchange(
+                method: "GET", url: "http://example.test/", status: Int.max, startTime: start, duration: duration)
+            var buffer = ByteBuffer()
+            RecordCoding.writeEntry(sampleRecord(http: exchange), into: &buffer)
+            let decoded = try #require(try RecordCoding.readEntry(&buffer, origin: origin).http)
+            #expect(decoded.status == Int(Int32.max))
+            let limit = Double(Int64.max) / 1e9
+            #expect(abs(abs(decoded.startTime.timeIntervalSince1970) - limit) < 1)
+            #expect(abs(abs(decoded.duration) - limit) < 1)
+        }
+        #expect(RecordCoding.nanoseconds(.nan) == 0)
+        #expect(RecordCoding.nanoseconds(1.5) == 1_500_000_000)
+    }
+
     @Test func longStringsAreCutAtACharacterBoundary() throws {
         var record = sampleRecord()
         record.message = String(repeating: "é", count: RecordCoding.maximumMessageBytes)
