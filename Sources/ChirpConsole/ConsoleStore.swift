@@ -416,12 +416,26 @@ public actor ConsoleStore {
             order = "ASC"
         }
         binds.append(.integer(limit + 1))
-        let rows = try await reader.query(
-            "SELECT records.* FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(idColumn) \(order) LIMIT ?",
-            binds)
+        let rows = try await Self.searching {
+            try await reader.query(
+                "SELECT records.* FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(idColumn) \(order) LIMIT ?",
+                binds)
+        }
         var records = rows.prefix(limit).map(Self.record(from:))
         if order == "DESC" { records.reverse() }
         return (records, rows.count > limit)
+    }
+
+    /// Runs a query whose filter may search with a regular expression; one that ran out of its time budget becomes a
+    /// request error that says so.
+    private static func searching(_ query: () async throws -> [SQLiteRow]) async throws -> [SQLiteRow] {
+        do {
+            return try await query()
+        } catch  where RegexFunction.timedOut(error) {
+            throw ConsoleRequestError(
+                "regex: the search took longer than \(RegexFunction.budget.components.seconds) s; use a simpler "
+                    + "expression, or narrow the search with words, a level or a time range")
+        }
     }
 
     /// Count, error count and latency percentiles per endpoint, for the exchanges that match `filter` (the latest
@@ -433,11 +447,13 @@ public actor ConsoleStore {
         let from = match == nil ? "records" : "records_fts JOIN records ON records.id = records_fts.rowid"
         let whereClause = match == nil ? condition : "records_fts MATCH ? AND " + condition
         let binds = (match.map { [SQLiteData.text($0)] } ?? []) + filterBinds
-        let rows = try await reader.query(
-            """
-            SELECT records.method, records.urlhost, records.path, records.status, records.duration FROM \(from)
-            WHERE \(whereClause) ORDER BY records.id DESC LIMIT 100000
-            """, binds)
+        let rows = try await Self.searching {
+            try await reader.query(
+                """
+                SELECT records.method, records.urlhost, records.path, records.status, records.duration FROM \(from)
+                WHERE \(whereClause) ORDER BY records.id DESC LIMIT 100000
+                """, binds)
+        }
         struct Key: Hashable { var method: String, host: String?, path: String }
         var durations: [Key: [Double]] = [:]
         var errors: [Key: Int] = [:]
@@ -528,16 +544,61 @@ public struct ConsoleStoreError: Error, CustomStringConvertible, Sendable {
     init(_ description: String) { self.description = description }
 }
 
-/// `chirp_regexp(pattern, text)`: SQLite has no regular expressions of its own. Patterns are compiled once and kept
-/// (at most 64; they were checked when the request was parsed).
+/// `chirp_regexp(pattern, text, deadline)`: SQLite has no regular expressions of its own. Patterns are compiled once
+/// and kept (at most 64; they were checked when the request was parsed).
+///
+/// A search has a time budget (``budget``): an expression that backtracks without end (`(a+)+$` over a long run of
+/// `a`) would otherwise hold the store's one reader connection, and every other page's requests with it. `deadline`
+/// (`DispatchTime` uptime nanoseconds, from ``deadline()``) is bound by the query; a call after it, or a match that
+/// runs past it, fails the query with ``TimedOut``, which the store turns into a request error.
 enum RegexFunction {
     private static let cache = NIOLockedValueBox<[String: NSRegularExpression]>([:])
 
+    /// How long one query's regular expression may run, over all the records it looks at.
+    static let budget: Duration = .seconds(2)
+
+    /// The search ran out of its ``budget``.
+    struct TimedOut: Error, CustomStringConvertible {
+        static let marker = "chirp_regexp: time budget exceeded"
+        var description: String { Self.marker }
+    }
+
+    /// The deadline to bind for a query that starts now.
+    static func deadline() -> Int {
+        let (seconds, attoseconds) = budget.components
+        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
+        return Int(clamping: DispatchTime.now().uptimeNanoseconds + nanoseconds)
+    }
+
+    /// Whether `error`, from a query, is a search that ran out of its budget.
+    static func timedOut(_ error: any Error) -> Bool {
+        error is TimedOut || "\(error)".contains(TimedOut.marker)
+    }
+
     static func make() -> SQLiteCustomFunction {
-        SQLiteCustomFunction("chirp_regexp", argumentCount: 2, pure: true) { arguments in
-            guard let pattern = arguments[0].string, let text = arguments[1].string else { return false }
+        // Not `pure`: the answer depends on the time, through the deadline.
+        SQLiteCustomFunction("chirp_regexp", argumentCount: 3) { arguments in
+            guard let pattern = arguments[0].string, let text = arguments[1].string,
+                let deadline = arguments[2].integer.map({ UInt64(clamping: $0) })
+            else { return false }
             guard let regex = compiled(pattern) else { return false }
-            return regex.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
+            guard DispatchTime.now().uptimeNanoseconds < deadline else { throw TimedOut() }
+            var found = false
+            var late = false
+            // `.reportProgress` calls back during a long match, so that a runaway one can be stopped.
+            regex.enumerateMatches(
+                in: text, options: [.reportProgress], range: NSRange(text.startIndex..., in: text)
+            ) { match, _, stop in
+                if match != nil {
+                    found = true
+                    stop.pointee = true
+                } else if DispatchTime.now().uptimeNanoseconds >= deadline {
+                    late = true
+                    stop.pointee = true
+                }
+            }
+            if late && !found { throw TimedOut() }
+            return found
         }
     }
 

@@ -179,8 +179,9 @@ public struct RecordFilter: Sendable, Equatable {
             binds.append(.text(label))
         }
         if let regex {
-            conditions.append("chirp_regexp(?, records.message)")
+            conditions.append("chirp_regexp(?, records.message, ?)")
             binds.append(.text(regex))
+            binds.append(.integer(RegexFunction.deadline()))
         }
         if let from {
             conditions.append("records.time >= ?")

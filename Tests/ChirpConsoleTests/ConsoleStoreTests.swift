@@ -178,6 +178,26 @@ import Testing
         await store.close()
     }
 
+    // The time limit turns the search running on without end (what this guards against) into a failure, not a hang.
+    @Test(.timeLimit(.minutes(1)))
+    func aRegularExpressionThatBacktracksWithoutEndIsStoppedWithAReason() async throws {
+        let (store, _) = try await Self.open()
+        // Runs of `a` that end in `!`: `(a+)+$` tries every way to split each run before it fails.
+        let text = String(repeating: "a", count: 40) + "!"
+        try await store.insert((1...20).map { Self.record($0, text) }, from: Self.source)
+        // Control: a plain expression over the same records finds them all.
+        let plain = try await store.records(matching: RecordFilter(parameters: ["regex": "a+!$"]))
+        #expect(plain.records.count == 20)
+        await #expect {
+            _ = try await store.records(matching: RecordFilter(parameters: ["regex": "(a+)+$"]))
+        } throws: { error in
+            (error as? ConsoleRequestError)?.message.hasPrefix("regex: the search took longer than 2 s") == true
+        }
+        // The reader connection serves the next request.
+        #expect(try await store.records(matching: RecordFilter(parameters: ["regex": "a+!$"])).records.count == 20)
+        await store.close()
+    }
+
     @Test func whatIsStoredSurvivesClosingAndOpeningAgain() async throws {
         let (store, path) = try await Self.open()
         try await store.insert((1...10).map { Self.record($0) }, from: Self.source)
