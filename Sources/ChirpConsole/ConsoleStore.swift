@@ -384,8 +384,13 @@ public actor ConsoleStore {
         }
     }
 
+    /// The most bytes of stored records (their `size`) one page carries: a page ends early, with `hasMore`, rather
+    /// than load that much (a source may send records of many MiB). A page always has at least one record.
+    public static let pageBudgetBytes = 16 << 20
+
     /// A page of the records that match `filter`, in ascending id order, and whether more lie beyond it (older for
-    /// ``RecordPage/latest`` and ``RecordPage/before(_:)``, newer for ``RecordPage/after(_:)``).
+    /// ``RecordPage/latest`` and ``RecordPage/before(_:)``, newer for ``RecordPage/after(_:)``). A page holds `limit`
+    /// records, or fewer when they would exceed ``pageBudgetBytes``.
     public nonisolated func records(
         matching filter: RecordFilter, page: RecordPage = .latest, limit: Int = RecordPage.defaultLimit
     ) async throws -> (records: [ConsoleRecord], hasMore: Bool) {
@@ -416,14 +421,25 @@ public actor ConsoleStore {
             order = "ASC"
         }
         binds.append(.integer(limit + 1))
-        let rows = try await Self.searching {
+        // The page's ids and sizes first, then its records by id: as many as fit in the byte budget.
+        let sizes = try await Self.searching {
             try await reader.query(
-                "SELECT records.* FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(idColumn) \(order) LIMIT ?",
+                "SELECT \(idColumn) AS id, records.size AS size FROM \(from) WHERE \(conditions.joined(separator: " AND ")) ORDER BY \(idColumn) \(order) LIMIT ?",
                 binds)
         }
-        var records = rows.prefix(limit).map(Self.record(from:))
-        if order == "DESC" { records.reverse() }
-        return (records, rows.count > limit)
+        var ids: [SQLiteData] = []
+        var bytes = 0
+        for row in sizes.prefix(limit) {
+            let size = row.column("size")?.integer ?? 0
+            if !ids.isEmpty && size > Self.pageBudgetBytes - bytes { break }
+            ids.append(.integer(row.column("id")?.integer ?? 0))
+            bytes += size
+        }
+        guard !ids.isEmpty else { return ([], false) }
+        let placeholders = Array(repeating: "?", count: ids.count).joined(separator: ",")
+        let rows = try await reader.query(
+            "SELECT * FROM records WHERE id IN (\(placeholders)) ORDER BY id ASC", ids)
+        return (rows.map(Self.record(from:)), sizes.count > ids.count)
     }
 
     /// Runs a query whose filter may search with a regular expression; one that ran out of its time budget becomes a

@@ -112,6 +112,30 @@ import Testing
         await store.close()
     }
 
+    @Test func aPageEndsEarlyRatherThanCarryMoreThanItsByteBudget() async throws {
+        let (store, _) = try await Self.open()
+        let large = String(repeating: "x", count: 7 << 20)  // 7 MiB: two fit in the 16 MiB budget, three do not
+        try await store.insert((1...3).map { Self.record($0, large) }, from: Self.source)
+        try await store.insert([Self.record(4, "small")], from: Self.source)
+        let latest = try await store.records(matching: RecordFilter(), page: .latest, limit: 10)
+        #expect(latest.records.map(\.record.sequence) == [2, 3, 4])  // the newest first, until the budget
+        #expect(latest.hasMore)
+        let older = try await store.records(matching: RecordFilter(), page: .before(latest.records[0].id), limit: 10)
+        #expect(older.records.map(\.record.sequence) == [1])
+        #expect(!older.hasMore)
+        // Walking forward ends early the same way, and a record over the budget on its own still comes alone.
+        let newer = try await store.records(matching: RecordFilter(), page: .after(0), limit: 10)
+        #expect(newer.records.map(\.record.sequence) == [1, 2] && newer.hasMore)
+        try await store.insert([Self.record(5, String(repeating: "y", count: 20 << 20))], from: Self.source)
+        let huge = try await store.records(matching: RecordFilter(), page: .latest, limit: 10)
+        #expect(huge.records.map(\.record.sequence) == [5] && huge.hasMore)
+        // Control: small records fill the whole limit.
+        let small = try await store.records(
+            matching: RecordFilter(parameters: ["q": "small"]), page: .latest, limit: 10)
+        #expect(small.records.map(\.record.sequence) == [4] && !small.hasMore)
+        await store.close()
+    }
+
     @Test func retentionRemovesTheOldestRecordsOverTheSizeLimitAndCountsThem() async throws {
         let (store, _) = try await Self.open(ConsoleRetention(maximumBytes: 1 << 20, maximumAge: .seconds(86_400)))
         let text = String(repeating: "x", count: 1000)
