@@ -239,7 +239,7 @@ public struct Configuration: Sendable {
 extension Duration {
     /// As NIO's `TimeAmount` (nanoseconds in an `Int64`, some 292 years): a longer duration, such as a request
     /// timeout meant as "never", becomes the longest one NIO can hold, of the same sign, rather than overflowing.
-    var timeAmount: TimeAmount {
+    package var timeAmount: TimeAmount {
         let (seconds, attoseconds) = components
         let saturated = TimeAmount.nanoseconds(seconds < 0 ? .min : .max)
         let (whole, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)

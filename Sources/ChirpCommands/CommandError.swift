@@ -125,11 +125,12 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
             && lhs.peerName == rhs.peerName && lhs.app == rhs.app && lhs.apps == rhs.apps
             && lhs.reasons == rhs.reasons && lhs.seconds == rhs.seconds && lhs.detail == rhs.detail
     }
+}
 
-    /// `seconds` as a tool prints it: `5` rather than `5.0`, `0.5` as is.
-    static func format(_ seconds: Double) -> String {
-        abs(seconds) < 1e15 && seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
-    }
+/// A number of seconds as a tool prints it, or as a user typed it: `5` rather than `5.0`; `0.5`, `1e+19` and `nan` as
+/// they are (no integer conversion for what an `Int64` cannot hold).
+package func formatSeconds(_ value: Double) -> String {
+    value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
 }
 
 // MARK: - ChirpCommands' errors, one function per code
@@ -139,7 +140,7 @@ extension CommandError {
     /// was seen instead (other apps, a missing DNS-SD daemon, refused connections).
     public static func noApp(service: String, peer: String?, seconds: Double, detail: String?) -> CommandError {
         let what = peer.map { "no app named '\($0)'" } ?? "no app"
-        var text = "\(what) found on service '\(service)' within \(format(seconds)) s"
+        var text = "\(what) found on service '\(service)' within \(formatSeconds(seconds)) s"
         if let detail { text += " (\(detail))" }
         return CommandError(
             code: .noApp, message: text + "; is it running, with the same --service?", service: service,
@@ -165,7 +166,7 @@ extension CommandError {
     /// `app` ("NAME on HOST"; `peer` when it is known) did not reply within `seconds`.
     public static func noReply(app: String, seconds: Double, peer: Peer? = nil) -> CommandError {
         CommandError(
-            code: .noReply, message: "no reply from \(app) within the \(format(seconds)) s timeout", peer: peer,
+            code: .noReply, message: "no reply from \(app) within the \(formatSeconds(seconds)) s timeout", peer: peer,
             app: app, seconds: seconds)
     }
 

@@ -70,8 +70,8 @@ public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sen
             throw ValidationError("--service: \(error)")
         }
         guard timeout.isFinite, timeout > 0, timeout <= 86_400 else {
-            let shown = abs(timeout) < 1e15 && timeout == timeout.rounded() ? String(Int64(timeout)) : String(timeout)
-            throw ValidationError("--timeout must be greater than 0 and at most 86400 seconds, got \(shown)")
+            throw ValidationError(
+                "--timeout must be greater than 0 and at most 86400 seconds, got \(formatSeconds(timeout))")
         }
         if peer != nil && all { throw ValidationError("--peer and --all cannot be used together") }
         if let peer, peer.isEmpty { throw ValidationError("--peer needs a name") }

@@ -41,8 +41,8 @@ public struct ConsoleConfiguration: Sendable {
         let parts = bare.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 4, parts[0] == "127" else { return false }
         return parts.allSatisfy { part in
-            (1...3).contains(part.count) && part.allSatisfy(\.isASCII) && part.allSatisfy(\.isNumber)
-                && (Int(part).map { $0 <= 255 } ?? false)
+            (1...3).contains(part.utf8.count) && part.utf8.allSatisfy { (0x30...0x39).contains($0) }
+                && (Int(part) ?? 256) <= 255
         }
     }
 

@@ -1,3 +1,4 @@
+import Chirp
 import ChirpLogs
 import Foundation
 import Logging
@@ -581,14 +582,13 @@ enum RegexFunction {
 
     /// The deadline to bind for a query that starts now.
     static func deadline() -> Int {
-        let (seconds, attoseconds) = budget.components
-        let nanoseconds = UInt64(seconds) * 1_000_000_000 + UInt64(attoseconds / 1_000_000_000)
-        return Int(clamping: DispatchTime.now().uptimeNanoseconds + nanoseconds)
+        Int(clamping: DispatchTime.now().uptimeNanoseconds + UInt64(budget.timeAmount.nanoseconds))
     }
 
-    /// Whether `error`, from a query, is a search that ran out of its budget.
+    /// Whether `error`, from a query, is a search that ran out of its budget: SQLiteNIO fails the query with the
+    /// description of what the function threw as its message (the error itself does not cross SQLite).
     static func timedOut(_ error: any Error) -> Bool {
-        error is TimedOut || "\(error)".contains(TimedOut.marker)
+        (error as? SQLiteError)?.message == TimedOut.marker
     }
 
     static func make() -> SQLiteCustomFunction {

@@ -109,10 +109,7 @@ final class LogPump: @unchecked Sendable {
         if worked {
             if !timerPending {
                 timerPending = true
-                let (seconds, attoseconds) = configuration.flushInterval.components
-                let (whole, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
-                let (total, overflowedAgain) = whole.addingReportingOverflow(attoseconds / 1_000_000_000)
-                let nanoseconds = overflowed || overflowedAgain ? Int.max : Int(total)
+                let nanoseconds = Int(clamping: configuration.flushInterval.timeAmount.nanoseconds)
                 queue.asyncAfter(deadline: .now() + .nanoseconds(max(0, nanoseconds))) {
                     self.timerPending = false
                     self.runPass()

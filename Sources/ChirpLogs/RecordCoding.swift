@@ -51,7 +51,7 @@ enum RecordCoding {
     /// Appends one entry for a ``LogRecord``.
     static func writeEntry(_ record: LogRecord, into bytes: inout [UInt8]) {
         writeEntry(
-            sequence: record.sequence, timeNanos: Int64((record.timestamp.timeIntervalSince1970 * 1e9).rounded()),
+            sequence: record.sequence, timeNanos: nanoseconds(record.timestamp.timeIntervalSince1970),
             level: record.level, label: record.label, message: record.message, source: record.source,
             file: record.file, function: record.function, line: record.line, metadata: record.metadata,
             http: record.http, into: &bytes)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+import ChirpCommands
 import Foundation
 import Logging
 

@@ -1,11 +1,10 @@
 import ArgumentParser
 import Chirp
+import ChirpCommands
 import ChirpLogs
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
-
-import struct ChirpCommands.SecretOptions
 
 /// `chirp logs`: follow the logs (and HTTP calls) of apps that use ChirpLogs, live, from any nearby host.
 struct LogsCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+import ChirpCommands
 import Logging
 
 #if canImport(Glibc)
@@ -82,11 +83,6 @@ enum LogLevel: String, CaseIterable, ExpressibleByArgument, Sendable {
     var level: Logger.Level? {
         self == .off ? nil : Logger.Level(rawValue: rawValue)
     }
-}
-
-/// A number of seconds as a user typed it: `0`, `-1`, `2.5` (no trailing `.0`).
-func formatSeconds(_ value: Double) -> String {
-    value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
 }
 
 /// Checks a service-type argument with the core's RFC 6763 rules.
