@@ -1,9 +1,10 @@
 // swift-tools-version: 6.1
-// libFuzzer targets for Chirp's parsers of untrusted bytes (see Docs/Reliability.md, "Fuzzing").
+// libFuzzer targets for Chirp's parsers of untrusted bytes and the log viewer's rendering of what they decode (see
+// Docs/Reliability.md, "Fuzzing").
 //
-// Each target compiles the shipped parser sources from Sources/Chirp through symlinks in its own folder, so the code
-// fuzzed is the code shipped, not a copy. Built and run by `make fuzz` / `make fuzz-ci` (mk/fuzz.mk) with its own
-// scratch path; the main package does not know about this one.
+// Each target compiles the shipped sources from Sources/Chirp and Sources/ChirpLogs through symlinks in its own
+// folder, so the code fuzzed is the code shipped, not a copy. Built and run by `make fuzz` / `make fuzz-ci`
+// (mk/fuzz.mk) with its own scratch path; the main package does not know about this one.
 import PackageDescription
 
 /// Coverage-guided fuzzing with address sanitizer; `-parse-as-library` because libFuzzer supplies `main`.
@@ -13,7 +14,8 @@ let fuzzerLinkFlags: [LinkerSetting] = [.unsafeFlags(["-sanitize=fuzzer,address"
 let package = Package(
     name: "ChirpFuzz",
     dependencies: [
-        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2")
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2")
     ],
     targets: [
         // Calls libFuzzer's driver from each target's entry point (SwiftPM names it <Module>_main, not main).
@@ -38,6 +40,21 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio")
+            ],
+            swiftSettings: fuzzerFlags,
+            linkerSettings: fuzzerLinkFlags
+        ),
+        // The one file of the Chirp module that the log formatter uses (UntrustedText), under the module's own name so
+        // that the formatter's `import Chirp` compiles unchanged.
+        .target(name: "Chirp", swiftSettings: fuzzerFlags),
+        // A log batch as a viewer receives it (LogProtocol.parseBatch, RecordCoding), its records re-encoded, and the
+        // lines `chirp logs` prints for them (LogFormatter).
+        .executableTarget(
+            name: "FuzzLogs",
+            dependencies: [
+                "CFuzzerDriver", "Chirp",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio")
             ],
             swiftSettings: fuzzerFlags,
             linkerSettings: fuzzerLinkFlags

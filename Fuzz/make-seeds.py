@@ -114,9 +114,67 @@ def txt_seeds():
     write("txt", "control-key", entry(b"\x01key=v") + entry(b"sp ace=v"))
 
 
-for target in ("frames", "hello", "txt"):
+def logs_seeds():
+    # byte 0: options (bit 0 colours, bit 1 host); then a batch: u8 version 1, u64 subscription, u32 count, entries.
+    # An entry (RecordCoding): u32 length, then u64 sequence, i64 time (ns), u8 level, u8 flags (bit 0 HTTP),
+    # str label, message, source, file, function, u64 line, metadata, [exchange]; str = u32 length + UTF-8.
+    s = lambda text: struct.pack(">I", len(text)) + text
+    def metadata(pairs):
+        return struct.pack(">I", len(pairs)) + b"".join(s(k) + v for k, v in pairs)
+    string = lambda text: b"\x00" + s(text)
+    array = lambda values: b"\x01" + struct.pack(">I", len(values)) + b"".join(values)
+    dictionary = lambda pairs: b"\x02" + metadata(pairs)
+    def headers(pairs):
+        return struct.pack(">I", len(pairs)) + b"".join(s(n) + s(v) for n, v in pairs)
+    body = lambda data, total=None: b"\x01" + struct.pack(">Q", len(data) if total is None else total) + s(data)
+    def exchange(method=b"POST", url=b"https://api.example.com/items?id=7", status=201, error=None,
+                 request=None, response=None):
+        return (s(method) + s(url) + headers([(b"Content-Type", b"application/json"), (b"Authorization", b"<redacted>")])
+                + (request if request is not None else body(b'{"name":"milk","tags":["a","b"],"n":1.5e3}'))
+                + struct.pack(">i", status) + headers([(b"content-type", b"application/json")])
+                + (response if response is not None else body(b'{"id":7}'))
+                + struct.pack(">qq", 1_764_000_000_000_000_000, 12_500_000)
+                + (b"\x01" + s(error) if error is not None else b"\x00"))
+    def entry(seq=1, time=1_764_000_000_123_000_000, level=2, label=b"orders.api", message=b"order placed",
+              meta=None, http=None, source=b"orders", file=b"Sources/App/Orders.swift", function=b"place(_:)", line=42):
+        inner = (struct.pack(">QqBB", seq, time, level, 1 if http is not None else 0) + s(label) + s(message)
+                 + s(source) + s(file) + s(function) + struct.pack(">Q", line)
+                 + metadata(meta if meta is not None else [(b"id", string(b"17"))]) + (http or b""))
+        return struct.pack(">I", len(inner)) + inner
+    def batch(entries, options=0, subscription=7):
+        return bytes([options]) + struct.pack(">BQI", 1, subscription, len(entries)) + b"".join(entries)
+    write("batches", "empty", batch([]))
+    write("batches", "one-record", batch([entry()]))
+    write("batches", "one-record-colour-host", batch([entry()], options=3))
+    write("batches", "two-records", batch([entry(), entry(seq=2, level=5, message=b"payment failed")]))
+    write("batches", "nested-metadata", batch([entry(meta=[
+        (b"user", dictionary([(b"id", string(b"9")), (b"roles", array([string(b"admin"), string(b"ops")]))])),
+        (b"deep", dictionary([(b"a", dictionary([(b"b", dictionary([(b"c", array([array([string(b"x")])]))]))]))])),
+        (b"empty", array([]))])]))
+    write("batches", "http-exchange", batch([entry(message=b"POST /items 201", http=exchange())], options=1))
+    write("batches", "http-error-no-status", batch([entry(http=exchange(status=-1, error=b"timed out\nsecond line"))]))
+    write("batches", "http-truncated-binary-body", batch([entry(http=exchange(
+        request=b"\x00", response=body(b"\x89PNG\r\n\x1a\n", total=1 << 20)))]))
+    write("batches", "controls", batch([entry(
+        label=b"l\x1b]0;title\x07", message=b"line\nforged 12:00:00 info\x1b[31m red \xe2\x80\xae rtl \xc2\x9b",
+        meta=[(b"k\r", string(b"v\tw\x7f"))], http=exchange(url=b"https://x/\x1b[2J", error=b"\xe2\x80\xa8"))],
+        options=1))
+    write("batches", "bad-utf8", batch([entry(message=b"\xff\xfe\xc3\x28 \xed\xa0\x80", label=b"\xc0\xaf")]))
+    write("batches", "name-over-limit", batch([entry(label=b"n" * 1025, source=b"\xc3\xa9" * 600)]))
+    write("batches", "extreme-times", batch([entry(time=-(1 << 63), line=(1 << 64) - 1, seq=(1 << 64) - 1),
+                                          entry(time=(1 << 63) - 1, level=6)]))
+    write("batches", "unknown-level", batch([entry(level=7)]))
+    write("batches", "damaged-middle-record", batch([entry(seq=1), entry(seq=2, level=9), entry(seq=3)]))
+    write("batches", "short-entry", batch([entry(seq=1), struct.pack(">I", 3) + b"abc", entry(seq=3)]))
+    write("batches", "count-lies", bytes([0]) + struct.pack(">BQI", 1, 7, 1000) + entry())
+    write("batches", "stray-bytes", batch([entry()]) + b"\x00")
+    write("batches", "version-2", bytes([0]) + struct.pack(">BQI", 2, 7, 0))
+
+
+for target in ("frames", "hello", "txt", "batches"):
     shutil.rmtree(os.path.join(ROOT, target), ignore_errors=True)
     os.makedirs(os.path.join(ROOT, target))
 frames_seeds()
 hello_seeds()
 txt_seeds()
+logs_seeds()

@@ -1,15 +1,16 @@
-# Fuzzing (Fuzz/, Docs/Reliability.md "Fuzzing"): libFuzzer targets for the frame decoder, the handshake parser and
-# TXT records, built with Swift's -sanitize=fuzzer,address as a package of their own (Fuzz/Package.swift) in their own
-# build folder, so the main build never sees the sanitizer flags.
+# Fuzzing (Fuzz/, Docs/Reliability.md "Fuzzing"): libFuzzer targets for the frame decoder, the handshake parser,
+# TXT records, and log batches with the lines `chirp logs` prints for them, built with Swift's
+# -sanitize=fuzzer,address as a package of their own (Fuzz/Package.swift) in their own build folder, so the main
+# build never sees the sanitizer flags.
 #
 #   make fuzz                    every target for FUZZ_SECONDS seconds each (default 300); prints inputs executed
-#   make fuzz FUZZ_SECONDS=3600 FUZZ_TARGETS="frames hello"
+#   make fuzz FUZZ_SECONDS=3600 FUZZ_TARGETS="frames batches"
 #   make fuzz-ci                 a short bounded pass (FUZZ_CI_SECONDS each, default 20); fails on any crash
 #
 # A crashing input lands in fuzz-corpus-tmp/artifacts/; replay it with `.build-fuzz/release/FuzzFrames FILE`.
 FUZZ_SECONDS ?= 300
 FUZZ_CI_SECONDS ?= 20
-FUZZ_TARGETS ?= frames hello txt
+FUZZ_TARGETS ?= frames hello txt batches
 FUZZ_SCRATCH ?= .build-fuzz
 
 .PHONY: fuzz-build fuzz fuzz-ci

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+import NIOCore
 
 /// A log call as it waits in the ``LogBuffer``: the event exactly as swift-log handed it over, plus the sequence
 /// number, the time and the metadata that was current. Merging metadata, deriving the source and encoding all happen
@@ -29,6 +30,26 @@ struct PendingRecord: @unchecked Sendable {
             merged["error"] = .string("\(error)")
         }
         return merged
+    }
+}
+
+// The sending side's encoding of a pending record lives here rather than in RecordCoding.swift, which then needs
+// nothing of the log call's types (LogEvent): the fuzz target for batches compiles RecordCoding.swift as it is.
+extension RecordCoding {
+    /// Appends one entry for `record` (metadata merged, source derived here, on the sending side).
+    static func writeEntry(_ record: PendingRecord, into bytes: inout [UInt8]) {
+        let event = record.event
+        writeEntry(
+            sequence: record.sequence, timeNanos: record.timeNanos, level: event.level, label: record.label,
+            message: event.message.description, source: event.source, file: event.file, function: event.function,
+            line: event.line, metadata: record.mergedMetadata, http: record.http?.exchange, into: &bytes)
+    }
+
+    /// Appends one entry for `record` to `buffer`.
+    static func writeEntry(_ record: PendingRecord, into buffer: inout ByteBuffer) {
+        var bytes: [UInt8] = []
+        writeEntry(record, into: &bytes)
+        buffer.writeBytes(bytes)
     }
 }
 

@@ -6,8 +6,9 @@ import NIOCore
 /// `Docs/Logging.md` describes the exchange step by step.
 ///
 /// 1. The viewer sends a ``LogSubscribe`` request; the source answers ``LogSubscribed``.
-/// 2. The source sends batches (binary messages of type ``LogProtocol/batchTypeName``), and ``LogsLost`` where records
-///    are missing, in sequence order, while the viewer's unacknowledged bytes stay within the window.
+/// 2. The source sends batches (binary messages of type ``LogProtocol/batchTypeName``, laid out as `LogBatch.swift`
+///    describes), and ``LogsLost`` where records are missing, in sequence order, while the viewer's unacknowledged
+///    bytes stay within the window.
 /// 3. The viewer sends ``LogAck`` once it has handled a batch; that opens the window again (and, with a spool,
 ///    releases the records from it).
 /// 4. Without `follow`, the source ends the subscription with ``LogsEnd`` after the last history record.
@@ -22,8 +23,6 @@ enum LogProtocol {
     static let statusInterval: Duration = .seconds(1)
     /// How long a viewer waits without hearing about a subscription before it subscribes again.
     static let silenceLimit: Duration = .seconds(4)
-    /// Batch header: version byte, subscription id, record count.
-    static let batchHeaderSize = 1 + 8 + 4
 
     /// TXT / handshake metadata keys a source publishes.
     enum Key {
@@ -38,46 +37,6 @@ enum LogProtocol {
     enum Role {
         static let source = "log-source"
         static let viewer = "log-viewer"
-    }
-
-    /// Appends a batch's header: version 1, the subscription, the number of entries that follow.
-    static func writeBatchHeader(subscription: UInt64, count: Int, into bytes: inout [UInt8]) {
-        bytes.append(1)
-        RecordCoding.writeInteger(subscription, into: &bytes)
-        RecordCoding.writeInteger(UInt32(truncatingIfNeeded: count), into: &bytes)
-    }
-
-    /// Sets the entry count of a batch whose header starts `bytes`.
-    static func setBatchCount(_ count: Int, in bytes: inout [UInt8]) {
-        RecordCoding.setInteger(UInt32(truncatingIfNeeded: count), at: 1 + 8, in: &bytes)
-    }
-
-    /// Parses a batch payload: its subscription and its records (read in place, in one pass).
-    static func parseBatch(_ data: Data, origin: RecordCoding.Origin) throws -> (
-        subscription: UInt64, records: [LogRecord]
-    ) {
-        try data.withUnsafeBytes { bytes in
-            var reader = RecordCoding.EntryReader(bytes)
-            guard reader.remaining >= 1, try reader.integer(UInt8.self) == 1 else {
-                throw RecordCoding.DecodingError(description: "unknown batch version")
-            }
-            guard reader.remaining >= 12 else {
-                throw RecordCoding.DecodingError(description: "truncated batch header")
-            }
-            let subscription = try reader.integer(UInt64.self)
-            let count = Int(try reader.integer(UInt32.self))
-            guard count * 12 <= reader.remaining else {
-                throw RecordCoding.DecodingError(
-                    description: "batch claims \(count) records in \(reader.remaining) bytes")
-            }
-            var records: [LogRecord] = []
-            records.reserveCapacity(min(count, 1024))  // the count is the peer's: grow as the records decode
-            for _ in 0..<count { records.append(try reader.entry(origin: origin)) }
-            if reader.remaining != 0 {
-                throw RecordCoding.DecodingError(description: "stray bytes after the last record")
-            }
-            return (subscription, records)
-        }
     }
 }
 

@@ -198,7 +198,11 @@ public final class LogViewer: Sendable {
             let origin = RecordCoding.Origin(appName: info.appName, host: info.host, processID: info.processID)
             do {
                 let batch = try LogProtocol.parseBatch(message.payload, origin: origin)
-                input.yield(.batch(subscription, batch.records))
+                if let damage = batch.damage {
+                    logger.warning("damaged log batch from \(info): \(damage)")
+                    input.yield(.problem("damaged log batch from \(info): \(damage)"))
+                }
+                if !batch.entries.isEmpty { input.yield(.batch(batch)) }
             } catch {
                 logger.warning("undecodable log batch from \(info): \(error)")
                 input.yield(.problem("undecodable log batch from \(info): \(error)"))
@@ -265,13 +269,29 @@ public final class LogViewer: Sendable {
                 try await handler(.discoveryUnavailable(text))
             case .following(let info, let resumed):
                 try await handler(.following(info, resumed: resumed))
-            case .batch(let subscription, let records):
-                guard let (info, peer) = state.subscription(subscription) else { continue }
-                let (fresh, gap) = state.accept(records, stream: info.streamID)
-                if let gap { try await handler(.lost(gap, info)) }
-                if !fresh.isEmpty { try await handler(.records(fresh, info)) }
-                if let last = records.last?.sequence {
-                    _ = try? transceiver.send(LogAck(subscription: subscription, through: last), to: peer)
+            case .batch(let batch):
+                guard let (info, peer) = state.subscription(batch.subscription) else { continue }
+                // The records in runs, each entry that did not decode reported lost where it was: in order.
+                var run: [LogRecord] = []
+                for entry in batch.entries {
+                    switch entry {
+                    case .record(let record):
+                        run.append(record)
+                    case .undecodable(let sequence):
+                        try await deliver(run, from: info, state: state, handler: handler)
+                        run.removeAll()
+                        if let sequence,
+                            let loss = state.acceptLoss(
+                                from: sequence, through: sequence, reason: "undecodable", stream: info.streamID)
+                        {
+                            try await handler(.lost(loss, info))
+                        }
+                    }
+                }
+                try await deliver(run, from: info, state: state, handler: handler)
+                // Undecodable entries are acknowledged too: no viewer will ever read them.
+                if let last = batch.entries.last(where: { $0.sequence != nil })?.sequence {
+                    _ = try? transceiver.send(LogAck(subscription: batch.subscription, through: last), to: peer)
                 }
             case .lost(let lost):
                 guard let (info, _) = state.subscription(lost.subscription) else { continue }
@@ -298,6 +318,17 @@ public final class LogViewer: Sendable {
                 return
             }
         }
+    }
+
+    /// Hands the records of `run` not delivered before to `handler`, after the gap before them, if any.
+    private func deliver(
+        _ run: [LogRecord], from info: LogSourceInfo, state: ViewerState,
+        handler: @Sendable (LogViewerEvent) async throws -> Void
+    ) async throws {
+        guard !run.isEmpty else { return }
+        let (fresh, gap) = state.accept(run, stream: info.streamID)
+        if let gap { try await handler(.lost(gap, info)) }
+        if !fresh.isEmpty { try await handler(.records(fresh, info)) }
     }
 
     // MARK: Finding sources
@@ -444,7 +475,7 @@ public final class LogViewer: Sendable {
         case problem(String)
         case discoveryUnavailable(String)
         case following(LogSourceInfo, resumed: Bool)
-        case batch(UInt64, [LogRecord])
+        case batch(ParsedBatch)
         case lost(LogsLost)
         case end(UInt64)
         case sourceLost(String)

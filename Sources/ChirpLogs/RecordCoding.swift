@@ -39,15 +39,6 @@ enum RecordCoding {
     // a `ByteBuffer` write method checks exclusive access to its storage at run time, and a record is about twenty
     // writes, which had been a quarter of the log pump's time.
 
-    /// Appends one entry for `record` (metadata merged, source derived here, on the sending side).
-    static func writeEntry(_ record: PendingRecord, into bytes: inout [UInt8]) {
-        let event = record.event
-        writeEntry(
-            sequence: record.sequence, timeNanos: record.timeNanos, level: event.level, label: record.label,
-            message: event.message.description, source: event.source, file: event.file, function: event.function,
-            line: event.line, metadata: record.mergedMetadata, http: record.http?.exchange, into: &bytes)
-    }
-
     /// Appends one entry for a ``LogRecord``.
     static func writeEntry(_ record: LogRecord, into bytes: inout [UInt8]) {
         writeEntry(
@@ -55,13 +46,6 @@ enum RecordCoding {
             level: record.level, label: record.label, message: record.message, source: record.source,
             file: record.file, function: record.function, line: record.line, metadata: record.metadata,
             http: record.http, into: &bytes)
-    }
-
-    /// Appends one entry for `record` to `buffer`.
-    static func writeEntry(_ record: PendingRecord, into buffer: inout ByteBuffer) {
-        var bytes: [UInt8] = []
-        writeEntry(record, into: &bytes)
-        buffer.writeBytes(bytes)
     }
 
     /// Appends one entry for a ``LogRecord`` to `buffer`.
@@ -254,14 +238,36 @@ enum RecordCoding {
 
         /// One entry: its length, then a body of exactly that many bytes.
         mutating func entry(origin: Origin) throws -> LogRecord {
-            let length = Int(try integer(UInt32.self))
-            guard length <= remaining else { throw DecodingError(description: "entry runs past the end of the batch") }
-            var body = EntryReader(UnsafeRawBufferPointer(rebasing: bytes[position..<position + length]))
-            let record = try body.body(origin: origin)
-            if body.remaining != 0 {
-                throw DecodingError(description: "\(body.remaining) stray bytes after an entry")
+            guard remaining >= 4 else { throw DecodingError(description: "truncated entry") }
+            guard var body = entryBody() else {
+                throw DecodingError(description: "entry runs past the end of the batch")
             }
-            position += length
+            return try body.record(origin: origin)
+        }
+
+        /// A reader over exactly the next entry's body, its length consumed with it; `nil`, with nothing consumed,
+        /// when the bytes left do not hold a whole entry.
+        mutating func entryBody() -> EntryReader? {
+            guard remaining >= 4 else { return nil }
+            let length = Int(UInt32(bigEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt32.self)))
+            guard length <= remaining - 4 else { return nil }
+            let body = EntryReader(UnsafeRawBufferPointer(rebasing: bytes[position + 4..<position + 4 + length]))
+            position += 4 + length
+            return body
+        }
+
+        /// The sequence number an entry body starts with, without consuming it; `nil` when it is shorter than that.
+        func peekSequence() -> UInt64? {
+            guard remaining >= 8 else { return nil }
+            return UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+        }
+
+        /// The record an entry body holds, all of it.
+        mutating func record(origin: Origin) throws -> LogRecord {
+            let record = try body(origin: origin)
+            if remaining != 0 {
+                throw DecodingError(description: "\(remaining) stray bytes after an entry")
+            }
             return record
         }
 

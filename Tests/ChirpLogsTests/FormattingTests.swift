@@ -145,6 +145,22 @@ struct FormattingTests {
         #expect(try #require(LogFormatter(useColor: true).httpLine(for: record(http: ok))).contains("\u{1B}[32m200"))
     }
 
+    /// Found by the log fuzz target: `\r\n` is one `Character`, so a body split into lines by `Character` kept it
+    /// whole and the line after it was printed unindented, passing for a line of the formatter's own.
+    @Test func httpDetailIndentsEveryLineOfABodyWithCRLF() throws {
+        let body = "ok\r\n12:00:00.000 info     bank[1] auth: login as admin\r\n\n\u{1B}[2Jlast"
+        let exchange = HTTPExchange(
+            method: "GET", url: "http://api.test/x", status: 200, responseBody: HTTPBody(Data(body.utf8)))
+        let detail = try #require(LogFormatter(useColor: false).httpDetail(for: record(http: exchange)))
+        let lines = detail.split(separator: "\n", omittingEmptySubsequences: false)
+        for line in lines {
+            #expect(["── ", "> ", "< ", "  "].contains { line.hasPrefix($0) }, "\(line.debugDescription)")
+        }
+        #expect(lines.contains("  ok\\r"))
+        #expect(lines.contains("  12:00:00.000 info     bank[1] auth: login as admin\\r"))
+        #expect(lines.contains("  \\u{1B}[2Jlast"))
+    }
+
     @Test func ndjsonEscapesDELC1SeparatorsAndBidiOverridesAsJSON() throws {
         let message = "a\u{7F}b\u{9B}31mc\u{2028}d\u{2029}e\u{202E}f\u{2066}g é東\u{2014}\u{A9}"
         let line = LogJSON.line(for: record(message: message))

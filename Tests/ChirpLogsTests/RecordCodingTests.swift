@@ -107,9 +107,66 @@ struct RecordCodingTests {
         RecordCoding.writeEntry(sampleRecord(), into: &payload)
         RecordCoding.writeEntry(sampleRecord(), into: &payload)
         let batch = try LogProtocol.parseBatch(Data(payload.readableBytesView), origin: origin)
-        #expect(batch.subscription == 99 && batch.records.count == 2)
+        #expect(batch.subscription == 99 && batch.records.count == 2 && batch.damage == nil)
         var lying = payload
         lying.setInteger(UInt32(1_000_000), at: 9)
-        #expect(throws: (any Error).self) { try LogProtocol.parseBatch(Data(lying.readableBytesView), origin: origin) }
+        let short = try LogProtocol.parseBatch(Data(lying.readableBytesView), origin: origin)
+        #expect(short.records.count == 2)
+        #expect(short.damage == "the batch claims 1000000 records but holds 2")
+        var version2 = payload
+        version2.setInteger(UInt8(2), at: 0)
+        #expect(throws: RecordCoding.DecodingError.self) {
+            try LogProtocol.parseBatch(Data(version2.readableBytesView), origin: origin)
+        }
+    }
+
+    /// A batch of records 1...5 whose third record has a level no version knows.
+    func batchWithADamagedRecord() -> ByteBuffer {
+        var payload = ByteBuffer()
+        payload.writeInteger(UInt8(1))
+        payload.writeInteger(UInt64(99))
+        payload.writeInteger(UInt32(5))
+        for sequence in UInt64(1)...5 {
+            var record = sampleRecord()
+            record.sequence = sequence
+            let start = payload.writerIndex
+            RecordCoding.writeEntry(record, into: &payload)
+            // length (4), sequence (8), time (8), then the level byte.
+            if sequence == 3 { payload.setInteger(UInt8(9), at: start + 4 + 8 + 8) }
+        }
+        return payload
+    }
+
+    @Test func aRecordThatDoesNotDecodeCostsOnlyItself() throws {
+        let payload = batchWithADamagedRecord()
+        let batch = try LogProtocol.parseBatch(Data(payload.readableBytesView), origin: origin)
+        #expect(batch.records.map(\.sequence) == [1, 2, 4, 5])
+        #expect(batch.entries.map(\.sequence) == [1, 2, 3, 4, 5])
+        guard case .undecodable(sequence: 3) = batch.entries[2] else {
+            Issue.record("the third entry is \(batch.entries[2]), not an undecodable record 3")
+            return
+        }
+        #expect(batch.damage == "record 3 does not decode: unknown level 9")
+
+        // Where the entries stop matching the header, parsing stops there, keeping what came before.
+        var torn = payload
+        torn.moveWriterIndex(to: torn.writerIndex - 10)
+        let tornBatch = try LogProtocol.parseBatch(Data(torn.readableBytesView), origin: origin)
+        #expect(tornBatch.entries.map(\.sequence) == [1, 2, 3, 4])
+        #expect(
+            tornBatch.damage
+                == "record 3 does not decode: unknown level 9; record 5 of 5 runs past the end of the batch")
+        var sound = ByteBuffer()
+        sound.writeInteger(UInt8(1))
+        sound.writeInteger(UInt64(99))
+        sound.writeInteger(UInt32(1))
+        RecordCoding.writeEntry(sampleRecord(), into: &sound)
+        let stray = try LogProtocol.parseBatch(Data(sound.readableBytesView + [0, 0]), origin: origin)
+        #expect(stray.records.count == 1)
+        #expect(stray.damage == "2 stray bytes after the last record")
+        let pastTheEnd = try LogProtocol.parseBatch(
+            Data(payload.readableBytesView.prefix(13 + 4) + [0, 0, 0, 200]), origin: origin)
+        #expect(pastTheEnd.entries.isEmpty)
+        #expect(pastTheEnd.damage == "record 1 of 5 runs past the end of the batch")
     }
 }

@@ -2,6 +2,7 @@ import Chirp
 import ChirpLogsURLSession
 import Foundation
 import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -47,6 +48,63 @@ struct StreamingTests {
             if case .records(let records, _) = event { collected.append(records.map(\.sequence)) }
         }
         #expect(collected.values == Array(701...1000))
+        await logs.stop()
+    }
+
+    @Test("a record damaged in an app's spool costs that record only: the viewer gets the others, told it was lost")
+    func damagedSpoolRecord() async throws {
+        let service = uniqueServiceType()
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // An app spools ten records and stops.
+        do {
+            let logs = try source(service) { $0.spool = LogSpoolConfiguration(directory: directory) }
+            let logger = Logger(label: "d") { logs.handler(label: $0) }
+            try await logs.start()
+            for n in 1...10 { logger.info("n \(n)") }
+            let deadline = ContinuousClock.now + .seconds(30)
+            while logs.statistics.unacknowledgedInSpool < 10, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(logs.statistics.unacknowledgedInSpool == 10)
+            await logs.stop()
+        }
+        // On disk, record 5's level byte becomes one no version knows.
+        let name = try #require(
+            try FileManager.default.contentsOfDirectory(atPath: directory).first { $0.hasPrefix("seg-") })
+        let path = directory + "/" + name
+        var file = ByteBuffer(data: try Data(contentsOf: URL(fileURLWithPath: path)))
+        file.moveReaderIndex(forwardBy: LogSpool.magic.count)
+        while let (sequence, length) = RecordCoding.peekEntry(file), sequence < 5 {
+            file.moveReaderIndex(forwardBy: length)
+        }
+        #expect(RecordCoding.peekEntry(file)?.sequence == 5)
+        file.setInteger(UInt8(9), at: file.readerIndex + 4 + 8 + 8)  // length, sequence, time, then the level
+        file.moveReaderIndex(to: 0)
+        try Data(file.readableBytesView).write(to: URL(fileURLWithPath: path))
+
+        // The app starts again on its spool; a viewer reads the history.
+        let logs = try source(service) { $0.spool = LogSpoolConfiguration(directory: directory) }
+        try await logs.start()
+        var configuration = viewerConfiguration(service)
+        configuration.follow = false
+        configuration.discoveryTime = .seconds(2)
+        let collected = Collected()
+        let losses = Events()
+        let problems = Events()
+        try await LogViewer(configuration: configuration).run { event in
+            switch event {
+            case .records(let records, _): collected.append(records.map(\.sequence))
+            case .lost(let loss, _): losses.append("\(loss.from)...\(loss.through) \(loss.reason)")
+            case .problem(let text): problems.append(text)
+            default: break
+            }
+        }
+        #expect(collected.values == [1, 2, 3, 4, 6, 7, 8, 9, 10])
+        #expect(losses.values == ["5...5 undecodable"])
+        #expect(problems.values.count == 1)
+        #expect(
+            problems.values.first?.hasSuffix("record 5 does not decode: unknown level 9") == true, "\(problems.values)")
         await logs.stop()
     }
 
@@ -104,6 +162,13 @@ final class Collected: @unchecked Sendable {
     private var storage: [UInt64] = []
     func append(_ values: [UInt64]) { lock.withLock { storage += values } }
     var values: [UInt64] { lock.withLock { storage } }
+}
+
+/// Collects strings from a `@Sendable` handler.
+final class Events: Sendable {
+    private let storage = NIOLockedValueBox<[String]>([])
+    func append(_ value: String) { storage.withLockedValue { $0.append(value) } }
+    var values: [String] { storage.withLockedValue { $0 } }
 }
 
 /// An HTTP server on 127.0.0.1 that answers `{"echo":"METHOD URI"}` (404 for /missing).

@@ -186,8 +186,12 @@ package struct LogFormatter: Sendable {
 }
 
 extension String {
-    /// Every line prefixed with `prefix`.
+    /// Every line prefixed with `prefix`. A line ends at every line feed, the one of a `\r\n` pair included: split by
+    /// `Character`, where `\r\n` is one character and not `"\n"`, a body holding `\r\n` would leave the line after
+    /// it unindented, where it could pass for a line of the formatter's own.
     func indented(by prefix: String) -> String {
-        split(separator: "\n", omittingEmptySubsequences: false).map { prefix + $0 }.joined(separator: "\n")
+        unicodeScalars.split(separator: "\n", omittingEmptySubsequences: false)
+            .map { prefix + Substring($0) }
+            .joined(separator: "\n")
     }
 }

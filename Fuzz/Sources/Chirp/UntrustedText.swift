@@ -1,0 +1,1 @@
+../../../Sources/Chirp/Support/UntrustedText.swift

@@ -1,0 +1,1 @@
+../../../Sources/ChirpLogs/Formatting/JSONPrettyPrinter.swift
