@@ -59,6 +59,14 @@ let package = Package(
             swiftSettings: fuzzerFlags,
             linkerSettings: fuzzerLinkFlags
         ),
+        // Codable messages' JSON: JSONMessageCoder's fast path (FastJSONDecoder, FastJSONEncoder) against
+        // Foundation's coders.
+        .executableTarget(
+            name: "FuzzJSON",
+            dependencies: ["CFuzzerDriver", .product(name: "NIOCore", package: "swift-nio")],
+            swiftSettings: fuzzerFlags,
+            linkerSettings: fuzzerLinkFlags
+        ),
         // DNS-SD TXT records as browsed peers advertise them (TXTRecord.init(bytes:)).
         .executableTarget(
             name: "FuzzTXT",

@@ -171,10 +171,41 @@ def logs_seeds():
     write("batches", "version-2", bytes([0]) + struct.pack(">BQI", 2, 7, 0))
 
 
-for target in ("frames", "hello", "txt", "batches"):
+def json_seeds():
+    # byte 0: the type (0 Flat, 1 Numbers, 2 Optionals, 3 Outer, 4 [Int], 5 [String?], 6 WithLevel, 7 [String: Int],
+    # 8 WithDate); then the JSON document.
+    def doc(kind, name, text):
+        write("json", name, bytes([kind]) + text.encode())
+    doc(0, "flat", '{"seq":17,"from":"alice","text":"quick brown fox","urgent":false}')
+    doc(0, "flat-escapes", '{"seq":-1,"from":"a\\u00e9\\ud83d\\ude00\\n\\"","text":"\\/\\b\\f\\t\\r","urgent":true}')
+    doc(0, "flat-reordered-extra", '{ "urgent" : true , "text":"", "extra":[1,{"x":null}], "from":"b", "seq":0 }')
+    doc(0, "flat-duplicate-key", '{"seq":1,"seq":2,"from":"a","text":"b","urgent":false}')
+    doc(0, "flat-escaped-key", '{"s\\u0065q":1,"from":"a","text":"b","urgent":false}')
+    doc(0, "flat-bad-utf8", '{"seq":1,"from":"\xff","text":"b","urgent":false}')
+    doc(1, "numbers", '{"int":-9223372036854775808,"int8":-128,"int16":32767,"int32":-2147483648,'
+        '"int64":9223372036854775807,"uint":18446744073709551615,"uint8":255,"uint16":65535,"uint32":4294967295,'
+        '"uint64":18446744073709551615,"double":-1.7976931348623157e308,"float":3.4028235e38}')
+    doc(1, "numbers-edges", '{"int":1e2,"int8":-0,"int16":0.0,"int32":1E+1,"int64":-0e0,"uint":0,"uint8":1,'
+        '"uint16":2,"uint32":3,"uint64":4,"double":4.9e-324,"float":1e-46}')
+    doc(2, "optionals-null", '{"name":null,"count":null,"flag":null,"values":null}')
+    doc(2, "optionals-missing", '{}')
+    doc(2, "optionals-set", '{"name":"x","count":3,"flag":true,"values":[1,2,3]}')
+    doc(3, "outer", '{"inner":{"id":1,"tags":["a"]},"list":[{"id":2,"tags":[]},{"id":3,"tags":["b","c"]}],'
+        '"matrix":[[1.5,-2],[],[3e10]],"optionalInner":null,"maybes":[1,null,3]}')
+    doc(4, "ints", '[1,-2,3,9007199254740993]')
+    doc(4, "ints-deep-garbage", '[' * 64 + ']' * 64)
+    doc(5, "strings", '["a",null,"\\u0000",""]')
+    doc(6, "level", '{"level":"low","levels":["high","low"]}')
+    doc(6, "level-unknown", '{"level":"medium","levels":[]}')
+    doc(7, "dictionary", '{"a":1,"b":2,"a":3}')
+    doc(8, "date", '{"id":1,"at":"2026-11-26T08:00:00Z"}')
+
+
+for target in ("frames", "hello", "txt", "batches", "json"):
     shutil.rmtree(os.path.join(ROOT, target), ignore_errors=True)
     os.makedirs(os.path.join(ROOT, target))
 frames_seeds()
 hello_seeds()
 txt_seeds()
 logs_seeds()
+json_seeds()

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the libFuzzer targets built in .build-fuzz/release for SECONDS each, one after the other, at low priority.
 #
-#   Fuzz/run.sh SECONDS [TARGET...]      TARGET: frames, hello, txt, batches (default: all four)
+#   Fuzz/run.sh SECONDS [TARGET...]      TARGET: frames, hello, txt, batches, json (default: all five)
 #
 # Seeds come from Fuzz/corpus/<target>/ (read only). What libFuzzer finds goes to fuzz-corpus-tmp/<target>/ (git
 # ignores it; it is kept between runs so later runs start from it), crashing inputs to fuzz-corpus-tmp/artifacts/,
@@ -10,10 +10,10 @@
 set -uo pipefail
 
 cd "$(dirname "$0")/.."
-SECONDS_EACH="${1:?usage: Fuzz/run.sh SECONDS [frames|hello|txt|batches ...]}"
+SECONDS_EACH="${1:?usage: Fuzz/run.sh SECONDS [frames|hello|txt|batches|json ...]}"
 shift
 TARGETS=("$@")
-[[ ${#TARGETS[@]} -gt 0 ]] || TARGETS=(frames hello txt batches)
+[[ ${#TARGETS[@]} -gt 0 ]] || TARGETS=(frames hello txt batches json)
 BIN="${FUZZ_BIN:-.build-fuzz/release}"
 TMP="${FUZZ_TMP:-fuzz-corpus-tmp}"
 NICE="${FUZZ_NICE:-nice -n 10}"
@@ -30,7 +30,8 @@ for target in "${TARGETS[@]}"; do
         txt) executable=FuzzTXT; options=(-max_len=1024) ;;
         # 20000 bytes: room for a metadata value or URL past the writer's 16 KiB limit, so the cut is exercised.
         batches) executable=FuzzLogs; options=(-max_len=20000) ;;
-        *) echo "==> unknown fuzz target '$target' (frames, hello, txt, batches)" >&2; exit 2 ;;
+        json) executable=FuzzJSON; options=(-max_len=4096 -dict=Fuzz/json.dict) ;;
+        *) echo "==> unknown fuzz target '$target' (frames, hello, txt, batches, json)" >&2; exit 2 ;;
     esac
     mkdir -p "$TMP/$target"
     log="$TMP/logs/$target.log"

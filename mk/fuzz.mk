@@ -1,5 +1,5 @@
 # Fuzzing (Fuzz/, Docs/Reliability.md "Fuzzing"): libFuzzer targets for the frame decoder, the handshake parser,
-# TXT records, and log batches with the lines `chirp logs` prints for them, built with Swift's
+# TXT records, Codable messages' JSON, and log batches with the lines `chirp logs` prints for them, built with Swift's
 # -sanitize=fuzzer,address as a package of their own (Fuzz/Package.swift) in their own build folder, so the main
 # build never sees the sanitizer flags.
 #
@@ -10,7 +10,7 @@
 # A crashing input lands in fuzz-corpus-tmp/artifacts/; replay it with `.build-fuzz/release/FuzzFrames FILE`.
 FUZZ_SECONDS ?= 300
 FUZZ_CI_SECONDS ?= 20
-FUZZ_TARGETS ?= frames hello txt batches
+FUZZ_TARGETS ?= frames hello txt batches json
 FUZZ_SCRATCH ?= .build-fuzz
 
 .PHONY: fuzz-build fuzz fuzz-ci

@@ -414,6 +414,12 @@ import Testing
         ] {
             expectDecodesLikeFoundation(Flat.self, json)
         }
+        // Bad escapes in a value the type does not read (found by the json fuzz target): Foundation refuses the
+        // document, so the fast path must not accept it.
+        for escape in [#"\ud83`"#, #"\ur"#, #"\x"#, #"\u12"#, #"\ud83d"#, #"\ud83d\u0041"#, #"\udc00"#] {
+            expectDecodesLikeFoundation(
+                Flat.self, #"{"s":"a\#(escape)b","seq":1,"from":"a","text":"b","urgent":false}"#)
+        }
         // Deep nesting is Foundation's to judge.
         let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
         #expect(throws: FastJSONFallback.self) { try FastJSONDecoder(bytes: Array(deep.utf8)).decode([[[Int]]].self) }

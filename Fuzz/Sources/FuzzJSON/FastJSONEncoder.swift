@@ -1,0 +1,1 @@
+../../../Sources/Chirp/Wire/FastJSONEncoder.swift

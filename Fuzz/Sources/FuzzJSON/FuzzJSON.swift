@@ -1,0 +1,114 @@
+// libFuzzer target: the JSON of a Codable message as a peer sends it, through JSONMessageCoder's fast path
+// (FastJSONDecoder, FastJSONEncoder), differentially against Foundation's coders, whose answer the fast path must give
+// whenever it gives one at all (it declines, and Foundation decodes, whatever it does not handle).
+//
+// Input layout: byte 0 picks the type decoded (mod 9: the test suite's shapes, Flat, Numbers, Optionals, Outer,
+// top-level arrays, a string enum, a dictionary, a Date); the rest is the JSON document. Invariants beyond "no crash":
+//   - when the fast decoder returns a value, Foundation's JSONDecoder decodes the same document to an equal one: the
+//     fast path never accepts what Foundation refuses, nor reads a value differently;
+//   - a value Foundation decoded, encoded by the fast encoder (unless it declines), is JSON that Foundation and the
+//     fast decoder (unless it declines) both read back equal.
+import Foundation
+
+func require(_ condition: Bool, _ message: @autoclosure () -> String) {
+    if !condition { fatalError("invariant violated: \(message())") }
+}
+
+struct Flat: Codable, Equatable {
+    var seq: Int
+    var from: String
+    var text: String
+    var urgent: Bool
+}
+
+struct Numbers: Codable, Equatable {
+    var int: Int
+    var int8: Int8
+    var int16: Int16
+    var int32: Int32
+    var int64: Int64
+    var uint: UInt
+    var uint8: UInt8
+    var uint16: UInt16
+    var uint32: UInt32
+    var uint64: UInt64
+    var double: Double
+    var float: Float
+}
+
+struct Optionals: Codable, Equatable {
+    var name: String?
+    var count: Int?
+    var flag: Bool?
+    var values: [Int]?
+}
+
+struct Inner: Codable, Equatable {
+    var id: Int
+    var tags: [String]
+}
+
+struct Outer: Codable, Equatable {
+    var inner: Inner
+    var list: [Inner]
+    var matrix: [[Double]]
+    var optionalInner: Inner?
+    var maybes: [Int?]
+}
+
+enum Level: String, Codable, Equatable {
+    case low, high
+}
+
+struct WithLevel: Codable, Equatable {
+    var level: Level
+    var levels: [Level]
+}
+
+struct WithDate: Codable, Equatable {
+    var id: Int
+    var at: Date
+}
+
+let foundationDecoder: JSONDecoder = {
+    let decoder = JSONDecoder()
+    decoder.dateDecodingStrategy = .iso8601  // JSONMessageCoder's default
+    return decoder
+}()
+
+/// Checks both invariants for `document` decoded as `T`.
+func check<T: Codable & Equatable>(_: T.Type, _ document: [UInt8]) {
+    let fast = try? FastJSONDecoder(bytes: document).decode(T.self)
+    let foundation = try? foundationDecoder.decode(T.self, from: Data(document))
+    if let fast {
+        require(foundation != nil, "the fast path accepted a document Foundation refuses, as \(T.self): \(fast)")
+        require(fast == foundation, "the fast path read \(fast), Foundation \(foundation.map { "\($0)" } ?? "")")
+    }
+    guard let value = foundation, let encoded = try? FastJSONEncoder().encode(value) else { return }
+    let back = try? foundationDecoder.decode(T.self, from: Data(encoded))
+    require(
+        back == value,
+        "Foundation reads the fast encoder's \(String(decoding: encoded, as: UTF8.self)) as \(back.map { "\($0)" } ?? "an error"), not \(value)"
+    )
+    if let again = try? FastJSONDecoder(bytes: encoded).decode(T.self) {
+        require(again == value, "the fast path reads its own \(String(decoding: encoded, as: UTF8.self)) as \(again)")
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    guard size >= 1 else { return 0 }
+    let document = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
+    switch data[0] % 9 {
+    case 0: check(Flat.self, document)
+    case 1: check(Numbers.self, document)
+    case 2: check(Optionals.self, document)
+    case 3: check(Outer.self, document)
+    case 4: check([Int].self, document)
+    case 5: check([String?].self, document)
+    case 6: check(WithLevel.self, document)
+    case 7: check([String: Int].self, document)
+    default: check(WithDate.self, document)
+    }
+    return 0
+}
