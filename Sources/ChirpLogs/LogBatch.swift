@@ -25,10 +25,10 @@ extension LogProtocol {
     /// Parses a batch payload: its subscription and its entries (read in place, in one pass).
     ///
     /// Only a header that is not version 1, or too short to hold one, is refused as a whole. After it, each entry
-    /// whose length fits in the batch is decoded on its own: one that does not decode is kept as
-    /// ``ParsedBatch/Entry/undecodable(sequence:)`` and the others still arrive (a damaged record in an app's spool
-    /// costs that record, not its whole batch). Where the entries stop matching the header (a length past the end,
-    /// fewer entries than claimed, bytes left over) parsing stops there; ``ParsedBatch/damage`` says what was wrong.
+    /// whose length fits in the batch is decoded on its own: one that does not decode is listed in
+    /// ``ParsedBatch/undecodable`` and the others still arrive (a damaged record in an app's spool costs that record,
+    /// not its whole batch). Where the entries stop matching the header (a length past the end, fewer entries than
+    /// claimed, bytes left over) parsing stops there; ``ParsedBatch/damage`` says what was wrong.
     static func parseBatch(_ data: Data, origin: RecordCoding.Origin) throws -> ParsedBatch {
         try data.withUnsafeBytes { bytes in
             var reader = RecordCoding.EntryReader(bytes)
@@ -38,73 +38,62 @@ extension LogProtocol {
             guard reader.remaining >= 12 else {
                 throw RecordCoding.DecodingError(description: "truncated batch header")
             }
-            let subscription = try reader.integer(UInt64.self)
+            var batch = ParsedBatch(subscription: try reader.integer(UInt64.self))
             let count = Int(try reader.integer(UInt32.self))
-            var entries: [ParsedBatch.Entry] = []
-            entries.reserveCapacity(min(count, 1024))  // the count is the peer's: grow as the entries decode
-            var damage: String?
+            batch.records.reserveCapacity(min(count, 1024))  // the count is the peer's: grow as the entries decode
             // Every pass consumes at least the 4 bytes of a length, or ends the loop: a lying count cannot spin it.
             for _ in 0..<count {
                 guard var body = reader.entryBody() else {
-                    let problem =
+                    batch.note(
                         reader.remaining == 0
-                        ? "the batch claims \(count) records but holds \(entries.count)"
-                        : "record \(entries.count + 1) of \(count) runs past the end of the batch"
-                    damage = damage.map { "\($0); \(problem)" } ?? problem
+                            ? "the batch claims \(count) records but holds \(batch.entryCount)"
+                            : "record \(batch.entryCount + 1) of \(count) runs past the end of the batch")
                     break
                 }
                 let sequence = body.peekSequence()
                 do {
-                    entries.append(.record(try body.record(origin: origin)))
+                    batch.records.append(try body.record(origin: origin))
                 } catch {
-                    entries.append(.undecodable(sequence: sequence))
-                    if damage == nil {
+                    if batch.undecodable.isEmpty {
                         let which = sequence.map { "record \($0)" } ?? "a record shorter than its sequence number"
-                        damage = "\(which) does not decode: \(error)"
+                        batch.note("\(which) does not decode: \(error)")
                     }
+                    batch.undecodable.append((before: batch.records.count, sequence: sequence))
                 }
             }
-            if reader.remaining != 0, entries.count == count {
-                let problem = "\(reader.remaining) stray bytes after the last record"
-                damage = damage.map { "\($0); \(problem)" } ?? problem
+            if reader.remaining != 0, batch.entryCount == count {
+                batch.note("\(reader.remaining) stray bytes after the last record")
             }
-            return ParsedBatch(subscription: subscription, entries: entries, damage: damage)
+            return batch
         }
     }
 }
 
-/// A batch as ``LogProtocol/parseBatch(_:origin:)`` read it: its entries in the order they came, each a record or an
-/// entry that did not decode.
+/// A batch as ``LogProtocol/parseBatch(_:origin:)`` read it: the records that decoded, and where entries that did not
+/// decode sat among them.
 struct ParsedBatch: Sendable {
-    /// One entry of a batch.
-    enum Entry: Sendable {
-        /// A record that decoded.
-        case record(LogRecord)
-        /// An entry whose bytes do not decode, with its sequence number when at least that much of it is there.
-        case undecodable(sequence: UInt64?)
-
-        /// The entry's sequence number, when known.
-        var sequence: UInt64? {
-            switch self {
-            case .record(let record): return record.sequence
-            case .undecodable(let sequence): return sequence
-            }
-        }
-    }
-
     /// The subscription the batch belongs to.
     var subscription: UInt64
-    /// The entries, in the order they came.
-    var entries: [Entry]
+    /// The records that decoded, in order.
+    var records: [LogRecord] = []
+    /// The entries that did not decode, in order: each with the number of ``records`` that came before it, and its
+    /// sequence number when at least that much of it is there.
+    var undecodable: [(before: Int, sequence: UInt64?)] = []
     /// What is wrong with the batch, for the viewer to report: the first entry that did not decode, and where the
     /// entries stopped matching the header; `nil` for a sound batch.
     var damage: String?
 
-    /// The records that decoded, in order.
-    var records: [LogRecord] {
-        entries.compactMap { entry in
-            if case .record(let record) = entry { return record }
-            return nil
-        }
+    /// The entries read: records and undecodable ones.
+    var entryCount: Int { records.count + undecodable.count }
+
+    /// The sequence number of the last entry, decoded or not, when known: what a viewer acknowledges.
+    var lastSequence: UInt64? {
+        if let last = undecodable.last, last.before == records.count, let sequence = last.sequence { return sequence }
+        return records.last?.sequence
+    }
+
+    /// Adds `problem` to ``damage``.
+    mutating func note(_ problem: String) {
+        damage = damage.map { "\($0); \(problem)" } ?? problem
     }
 }

@@ -202,7 +202,7 @@ public final class LogViewer: Sendable {
                     logger.warning("damaged log batch from \(info): \(damage)")
                     input.yield(.problem("damaged log batch from \(info): \(damage)"))
                 }
-                if !batch.entries.isEmpty { input.yield(.batch(batch)) }
+                if batch.entryCount > 0 { input.yield(.batch(batch)) }
             } catch {
                 logger.warning("undecodable log batch from \(info): \(error)")
                 input.yield(.problem("undecodable log batch from \(info): \(error)"))
@@ -271,26 +271,22 @@ public final class LogViewer: Sendable {
                 try await handler(.following(info, resumed: resumed))
             case .batch(let batch):
                 guard let (info, peer) = state.subscription(batch.subscription) else { continue }
-                // The records in runs, each entry that did not decode reported lost where it was: in order.
-                var run: [LogRecord] = []
-                for entry in batch.entries {
-                    switch entry {
-                    case .record(let record):
-                        run.append(record)
-                    case .undecodable(let sequence):
-                        try await deliver(run, from: info, state: state, handler: handler)
-                        run.removeAll()
-                        if let sequence,
-                            let loss = state.acceptLoss(
-                                from: sequence, through: sequence, reason: "undecodable", stream: info.streamID)
-                        {
-                            try await handler(.lost(loss, info))
-                        }
+                // The records, each entry that did not decode reported lost where it was among them: in order.
+                var start = 0
+                for (before, sequence) in batch.undecodable {
+                    try await deliver(Array(batch.records[start..<before]), from: info, state: state, handler: handler)
+                    start = before
+                    if let sequence,
+                        let loss = state.acceptLoss(
+                            from: sequence, through: sequence, reason: "undecodable", stream: info.streamID)
+                    {
+                        try await handler(.lost(loss, info))
                     }
                 }
-                try await deliver(run, from: info, state: state, handler: handler)
+                let rest = start == 0 ? batch.records : Array(batch.records[start...])
+                try await deliver(rest, from: info, state: state, handler: handler)
                 // Undecodable entries are acknowledged too: no viewer will ever read them.
-                if let last = batch.entries.last(where: { $0.sequence != nil })?.sequence {
+                if let last = batch.lastSequence {
                     _ = try? transceiver.send(LogAck(subscription: batch.subscription, through: last), to: peer)
                 }
             case .lost(let lost):

@@ -2,8 +2,9 @@
 // (FastJSONDecoder, FastJSONEncoder), differentially against Foundation's coders, whose answer the fast path must give
 // whenever it gives one at all (it declines, and Foundation decodes, whatever it does not handle).
 //
-// Input layout: byte 0 picks the type decoded (mod 9: the test suite's shapes, Flat, Numbers, Optionals, Outer,
-// top-level arrays, a string enum, a dictionary, a Date); the rest is the JSON document. Invariants beyond "no crash":
+// Input layout: byte 0 picks the type decoded (mod 9: the test suite's shapes, Tests/ChirpTests/Support/
+// JSONShapes.swift: Flat, Numbers, Optionals, Outer, top-level arrays, a string enum, a dictionary, a Date); the rest
+// is the JSON document. Invariants beyond "no crash":
 //   - when the fast decoder returns a value, Foundation's JSONDecoder decodes the same document to an equal one: the
 //     fast path never accepts what Foundation refuses, nor reads a value differently;
 //   - a value Foundation decoded, encoded by the fast encoder (unless it declines), is JSON that Foundation and the
@@ -14,60 +15,16 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError("invariant violated: \(message())") }
 }
 
-struct Flat: Codable, Equatable {
-    var seq: Int
-    var from: String
-    var text: String
-    var urgent: Bool
-}
+typealias Flat = JSONShapes.Flat
+typealias Numbers = JSONShapes.Numbers
+typealias Optionals = JSONShapes.Optionals
+typealias Outer = JSONShapes.Outer
+typealias WithDate = JSONShapes.WithDate
 
-struct Numbers: Codable, Equatable {
-    var int: Int
-    var int8: Int8
-    var int16: Int16
-    var int32: Int32
-    var int64: Int64
-    var uint: UInt
-    var uint8: UInt8
-    var uint16: UInt16
-    var uint32: UInt32
-    var uint64: UInt64
-    var double: Double
-    var float: Float
-}
-
-struct Optionals: Codable, Equatable {
-    var name: String?
-    var count: Int?
-    var flag: Bool?
-    var values: [Int]?
-}
-
-struct Inner: Codable, Equatable {
-    var id: Int
-    var tags: [String]
-}
-
-struct Outer: Codable, Equatable {
-    var inner: Inner
-    var list: [Inner]
-    var matrix: [[Double]]
-    var optionalInner: Inner?
-    var maybes: [Int?]
-}
-
-enum Level: String, Codable, Equatable {
-    case low, high
-}
-
+/// A string enum, alone and in an array.
 struct WithLevel: Codable, Equatable {
-    var level: Level
-    var levels: [Level]
-}
-
-struct WithDate: Codable, Equatable {
-    var id: Int
-    var at: Date
+    var level: JSONShapes.Level
+    var levels: [JSONShapes.Level]
 }
 
 let foundationDecoder: JSONDecoder = {

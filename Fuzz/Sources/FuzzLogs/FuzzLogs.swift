@@ -44,11 +44,14 @@ public func fuzzLogs(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         return 0
     }
     let claimed = payload[9..<13].reduce(0) { $0 << 8 | Int($1) }  // it parsed: the header is there
-    require(parsed.entries.count <= claimed, "\(parsed.entries.count) entries for a batch that claims \(claimed)")
+    require(parsed.entryCount <= claimed, "\(parsed.entryCount) entries for a batch that claims \(claimed)")
+    require(
+        zip(parsed.undecodable, parsed.undecodable.dropFirst()).allSatisfy { $0.before <= $1.before }
+            && parsed.undecodable.allSatisfy { $0.before <= parsed.records.count },
+        "undecodable entries out of place: \(parsed.undecodable) among \(parsed.records.count) records")
     if parsed.damage == nil {
-        require(
-            parsed.entries.count == claimed, "no damage reported, but \(parsed.entries.count) of \(claimed) entries")
-        require(parsed.records.count == claimed, "no damage reported, but an entry did not decode")
+        require(parsed.entryCount == claimed, "no damage reported, but \(parsed.entryCount) of \(claimed) entries")
+        require(parsed.undecodable.isEmpty, "no damage reported, but an entry did not decode")
     }
     let batch = (subscription: parsed.subscription, records: parsed.records)
 

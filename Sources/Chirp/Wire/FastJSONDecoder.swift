@@ -204,12 +204,11 @@ final class FastJSONDecoder {
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
         guard index < bytes.count else { throw FastJSONFallback() }
+        // Whether the digits so far are all zeros.
+        var zero = false
         if bytes[index] == UInt8(ascii: "0") {
             index += 1
-            // "0e5" is valid JSON that Foundation refuses: leave it to Foundation.
-            if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-                throw FastJSONFallback()
-            }
+            zero = true
         } else if digits() == 0 {
             throw FastJSONFallback()
         }
@@ -217,9 +216,15 @@ final class FastJSONDecoder {
         if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
             index += 1
             integer = false
+            let fraction = index
             guard digits() > 0 else { throw FastJSONFallback() }
+            zero = zero && bytes[fraction..<index].allSatisfy { $0 == UInt8(ascii: "0") }
         }
         if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            // A zero with an exponent is valid JSON that Foundation refuses in some forms ("0e5", "0.00e10",
+            // "-0.0e1") and not in others ("0.0e1"): leave them all to Foundation. (The json fuzz target found the
+            // forms after "0e5".)
+            guard !zero else { throw FastJSONFallback() }
             index += 1
             integer = false
             if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {

@@ -1,0 +1,1 @@
+../../../Tests/ChirpTests/Support/JSONShapes.swift
