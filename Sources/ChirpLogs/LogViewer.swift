@@ -276,10 +276,7 @@ public final class LogViewer: Sendable {
                 for (before, sequence) in batch.undecodable {
                     try await deliver(Array(batch.records[start..<before]), from: info, state: state, handler: handler)
                     start = before
-                    if let sequence,
-                        let loss = state.acceptLoss(
-                            from: sequence, through: sequence, reason: "undecodable", stream: info.streamID)
-                    {
+                    for loss in sequence.map({ state.acceptUndecodable($0, stream: info.streamID) }) ?? [] {
                         try await handler(.lost(loss, info))
                     }
                 }

@@ -102,6 +102,22 @@ final class ViewerState: Sendable {
         }
     }
 
+    /// An entry of a batch that did not decode: reported lost, after the gap before it when the source skipped
+    /// numbers (as ``accept(_:stream:)`` reports one before a record); nothing for a number already delivered.
+    func acceptUndecodable(_ sequence: UInt64, stream: String) -> [LogLoss] {
+        state.withLockedValue { state in
+            let last = state.lastSequence[stream]
+            if let last, sequence <= last { return [] }
+            var losses: [LogLoss] = []
+            if let last, sequence > last + 1 {  // `last < sequence`, so `last + 1` cannot overflow
+                losses.append(LogLoss(from: last + 1, through: sequence - 1, reason: "missing"))
+            }
+            losses.append(LogLoss(from: sequence, through: sequence, reason: "undecodable"))
+            state.lastSequence[stream] = sequence
+            return losses
+        }
+    }
+
     /// Marks a subscription complete; returns its source.
     func end(_ subscription: UInt64) -> LogSourceInfo? {
         state.withLockedValue { state in

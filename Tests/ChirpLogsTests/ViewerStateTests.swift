@@ -26,6 +26,32 @@ import Testing
                 from: .max, through: .max, reason: "spool full", stream: "stream") == nil)
     }
 
+    /// An entry that did not decode is lost in its place: after the gap before it, if the source skipped numbers;
+    /// not at all if its number was delivered already.
+    @Test func anUndecodableEntryIsLostInItsPlace() {
+        let cases: [(delivered: UInt64?, entry: UInt64, losses: [String])] = [
+            (nil, 7, ["7...7 undecodable"]),  // the first of a stream: no gap before it can be known
+            (4, 5, ["5...5 undecodable"]),
+            (4, 8, ["5...7 missing", "8...8 undecodable"]),
+            (9, 8, []),
+            (9, 9, []),
+            (.max - 1, .max, ["\(UInt64.max)...\(UInt64.max) undecodable"]),
+            (.max, .max, [])
+        ]
+        for (delivered, entry, expected) in cases {
+            let state = ViewerState(resumeAfter: delivered.map { ["stream": $0] } ?? [:])
+            let losses = state.acceptUndecodable(entry, stream: "stream").map {
+                "\($0.from)...\($0.through) \($0.reason)"
+            }
+            #expect(losses == expected, "delivered through \(String(describing: delivered)), entry \(entry)")
+        }
+        // And the stream goes on after it, without reporting it again as a gap.
+        let state = ViewerState(resumeAfter: ["stream": 4])
+        _ = state.acceptUndecodable(5, stream: "stream")
+        let (fresh, gap) = state.accept([Self.record(6)], stream: "stream")
+        #expect(fresh.map(\.sequence) == [6] && gap == nil)
+    }
+
     private static func record(_ sequence: UInt64) -> LogRecord {
         LogRecord(sequence: sequence, timestamp: Date(), level: .info, label: "test", message: "m")
     }
