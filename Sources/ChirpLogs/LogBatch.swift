@@ -50,10 +50,11 @@ extension LogProtocol {
                             : "record \(batch.entryCount + 1) of \(count) runs past the end of the batch")
                     break
                 }
-                let sequence = body.peekSequence()
+                let entry = body  // where the entry starts, for its sequence number if it does not decode
                 do {
                     batch.records.append(try body.record(origin: origin))
                 } catch {
+                    let sequence = entry.peekSequence()
                     if batch.undecodable.isEmpty {
                         let which = sequence.map { "record \($0)" } ?? "a record shorter than its sequence number"
                         batch.note("\(which) does not decode: \(error)")

@@ -203,9 +203,9 @@ struct SecretTests {
 
         // With the secret, the same viewer gets the records.
         configuration.security = .sharedSecret(try SharedSecret(secret))
-        let collected = Collected()
+        let collected = Collected<UInt64>()
         try await LogViewer(configuration: configuration).run { event in
-            if case .records(let records, _) = event { collected.append(records.map(\.sequence)) }
+            if case .records(let records, _) = event { collected.append(contentsOf: records.map(\.sequence)) }
         }
         #expect(collected.values.count >= 20)
         await logs.stop()

@@ -2,7 +2,6 @@ import Chirp
 import ChirpLogsURLSession
 import Foundation
 import Logging
-import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import NIOPosix
@@ -43,9 +42,9 @@ struct StreamingTests {
         var configuration = viewerConfiguration(service)
         configuration.follow = false
         configuration.discoveryTime = .seconds(2)
-        let collected = Collected()
+        let collected = Collected<UInt64>()
         try await LogViewer(configuration: configuration).run { event in
-            if case .records(let records, _) = event { collected.append(records.map(\.sequence)) }
+            if case .records(let records, _) = event { collected.append(contentsOf: records.map(\.sequence)) }
         }
         #expect(collected.values == Array(701...1000))
         await logs.stop()
@@ -89,12 +88,12 @@ struct StreamingTests {
         var configuration = viewerConfiguration(service)
         configuration.follow = false
         configuration.discoveryTime = .seconds(2)
-        let collected = Collected()
-        let losses = Events()
-        let problems = Events()
+        let collected = Collected<UInt64>()
+        let losses = Collected<String>()
+        let problems = Collected<String>()
         try await LogViewer(configuration: configuration).run { event in
             switch event {
-            case .records(let records, _): collected.append(records.map(\.sequence))
+            case .records(let records, _): collected.append(contentsOf: records.map(\.sequence))
             case .lost(let loss, _): losses.append("\(loss.from)...\(loss.through) \(loss.reason)")
             case .problem(let text): problems.append(text)
             default: break
@@ -154,21 +153,6 @@ struct StreamingTests {
         #expect(exchanges[0].duration > 0)
         try await server.channel.close()
     }
-}
-
-/// Collects values from a `@Sendable` handler.
-final class Collected: @unchecked Sendable {
-    private let lock = NSLock()
-    private var storage: [UInt64] = []
-    func append(_ values: [UInt64]) { lock.withLock { storage += values } }
-    var values: [UInt64] { lock.withLock { storage } }
-}
-
-/// Collects strings from a `@Sendable` handler.
-final class Events: Sendable {
-    private let storage = NIOLockedValueBox<[String]>([])
-    func append(_ value: String) { storage.withLockedValue { $0.append(value) } }
-    var values: [String] { storage.withLockedValue { $0 } }
 }
 
 /// An HTTP server on 127.0.0.1 that answers `{"echo":"METHOD URI"}` (404 for /missing).

@@ -42,18 +42,6 @@ struct Pair {
     }
 }
 
-final class Collected<T: Sendable>: Sendable {
-    private let box = NIOLockedValueBox<[T]>([])
-    func append(_ value: T) { box.withLockedValue { $0.append(value) } }
-    var values: [T] { box.withLockedValue { $0 } }
-
-    func waitForCount(_ count: Int, timeout: Double = 20) async throws {
-        try await withTimeout(.seconds(timeout), "\(count) values (have \(self.values.count))") {
-            while self.values.count < count { try await Task.sleep(for: .milliseconds(10)) }
-        }
-    }
-}
-
 extension LiveTests {
     @Suite struct MessagingTests {
         @Test func severalMessageTypesArriveInOrder() async throws {

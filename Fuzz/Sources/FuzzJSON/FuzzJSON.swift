@@ -15,12 +15,6 @@ func require(_ condition: Bool, _ message: @autoclosure () -> String) {
     if !condition { fatalError("invariant violated: \(message())") }
 }
 
-typealias Flat = JSONShapes.Flat
-typealias Numbers = JSONShapes.Numbers
-typealias Optionals = JSONShapes.Optionals
-typealias Outer = JSONShapes.Outer
-typealias WithDate = JSONShapes.WithDate
-
 /// A string enum, alone and in an array.
 struct WithLevel: Codable, Equatable {
     var level: JSONShapes.Level
@@ -57,15 +51,15 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard size >= 1 else { return 0 }
     let document = Array(UnsafeBufferPointer(start: data + 1, count: size - 1))
     switch data[0] % 9 {
-    case 0: check(Flat.self, document)
-    case 1: check(Numbers.self, document)
-    case 2: check(Optionals.self, document)
-    case 3: check(Outer.self, document)
+    case 0: check(JSONShapes.Flat.self, document)
+    case 1: check(JSONShapes.Numbers.self, document)
+    case 2: check(JSONShapes.Optionals.self, document)
+    case 3: check(JSONShapes.Outer.self, document)
     case 4: check([Int].self, document)
     case 5: check([String?].self, document)
     case 6: check(WithLevel.self, document)
     case 7: check([String: Int].self, document)
-    default: check(WithDate.self, document)
+    default: check(JSONShapes.WithDate.self, document)
     }
     return 0
 }
