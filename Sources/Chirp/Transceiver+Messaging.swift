@@ -447,7 +447,7 @@ extension Transceiver {
         let wait = timeout ?? configuration.requestTimeout
         let response: ResponseBody
         do {
-            response = try await connection.request(id: id, frame: frame, timeout: wait.timeAmount).get()
+            response = try await connection.request(id: id, frame: frame, timeout: wait.timeAmount)
         } catch is RequestTimeoutError {
             throw ChirpError.requestTimedOut(type: typeName, peer: connection.peer, seconds: wait.seconds)
         } catch is ConnectionClosedError {
@@ -479,7 +479,7 @@ extension Transceiver {
         let start = clock.now
         _ = try await retryingIfNotSent(peer) { connection in
             do {
-                try await connection.ping(timeout: timeout.timeAmount).get()
+                try await connection.ping(timeout: timeout.timeAmount)
             } catch is RequestTimeoutError {
                 throw ChirpError.requestTimedOut(type: "ping", peer: connection.peer, seconds: timeout.seconds)
             } catch let error as FrameNotQueuedError {

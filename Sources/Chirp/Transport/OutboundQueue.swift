@@ -73,6 +73,27 @@ struct OutboundQueue {
         return .accepted
     }
 
+    /// Queues a small frame of `kind` whose body (`bodySize` bytes) `body` writes straight into the current batch:
+    /// a frame built where it is queued (a ping, on the event loop) needs no buffer of its own.
+    mutating func admit(
+        _ kind: FrameKind, bodySize: Int, allocator: ByteBufferAllocator, body: (inout ByteBuffer) -> Void
+    ) -> Admission {
+        let size = WireFormat.lengthPrefixSize + WireFormat.kindSize + bodySize
+        if isClosed { return .closed }
+        if isRetired { return .retired }
+        if queuedBytes > 0 && queuedBytes + size > limit { return .full }
+        queuedBytes += size
+        framesQueued += 1
+        var open = batch.take() ?? newBatch(allocator: allocator)
+        FrameWriter.write(kind, into: &open, body: body)
+        if open.readableBytes >= Self.coalescedWriteSize {
+            queue.append(open)
+        } else {
+            batch = open
+        }
+        return .accepted
+    }
+
     private mutating func append(_ frame: ByteBuffer, allocator: ByteBufferAllocator) {
         queuedBytes += frame.readableBytes
         framesQueued += 1

@@ -39,9 +39,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
     @exclusivity(unchecked) private var context: ChannelHandlerContext?
     private var lifecycle = ConnectionLifecycle()
     /// Requests we sent on this connection, waiting for their response.
-    private var requests = PendingExchanges<EventLoopPromise<ResponseBody>>()
+    private var requests = PendingExchanges<ExchangeWaiter<ResponseBody>>()
     /// Pings we sent (``PeerConnection/ping(timeout:)``), waiting for their pong.
-    private var pings = PendingExchanges<EventLoopPromise<Void>>()
+    private var pings = PendingExchanges<ExchangeWaiter<Void>>()
     /// The one timer of the requests and pings in flight (``ExpiryCheck``), and when it fires: no later than the
     /// earliest of their deadlines.
     private var expiryCheck: (deadline: NIODeadline, callback: NIOScheduledCallback)?
@@ -345,23 +345,25 @@ final class PeerChannelHandler: ChannelInboundHandler {
         perform(lifecycle.exchangeEnded(exchangesInFlight: exchangesInFlight))
     }
 
-    /// Waits for the response to request `id`, at most `timeout`.
-    func awaitResponse(id: UInt64, promise: EventLoopPromise<ResponseBody>, timeout: TimeAmount) {
-        let deadline = promise.futureResult.eventLoop.now + timeout
-        if let refused = requests.add(id, promise, deadline: deadline) {
+    /// Waits for the response to request `id`, at most `timeout` from now on `eventLoop` (this handler's).
+    func awaitResponse(
+        id: UInt64, waiter: ExchangeWaiter<ResponseBody>, timeout: TimeAmount, on eventLoop: any EventLoop
+    ) {
+        let deadline = eventLoop.now + timeout
+        if let refused = requests.add(id, waiter, deadline: deadline) {
             Self.failNotSent(refused)
         } else {
-            armExpiryCheck(by: deadline, on: promise.futureResult.eventLoop)
+            armExpiryCheck(by: deadline, on: eventLoop)
         }
     }
 
-    /// Waits for the pong to ping `id`, at most `timeout`.
-    func awaitPong(id: UInt64, promise: EventLoopPromise<Void>, timeout: TimeAmount) {
-        let deadline = promise.futureResult.eventLoop.now + timeout
-        if let refused = pings.add(id, promise, deadline: deadline) {
+    /// Waits for the pong to ping `id`, at most `timeout` from now on `eventLoop` (this handler's).
+    func awaitPong(id: UInt64, waiter: ExchangeWaiter<Void>, timeout: TimeAmount, on eventLoop: any EventLoop) {
+        let deadline = eventLoop.now + timeout
+        if let refused = pings.add(id, waiter, deadline: deadline) {
             Self.failNotSent(refused)
         } else {
-            armExpiryCheck(by: deadline, on: promise.futureResult.eventLoop)
+            armExpiryCheck(by: deadline, on: eventLoop)
         }
     }
 
@@ -387,8 +389,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     private func expireExchanges(on eventLoop: some EventLoop) {
         expiryCheck = nil
         let now = eventLoop.now
-        for promise in requests.expired(at: now) { answered(promise) { $0.fail(RequestTimeoutError()) } }
-        for promise in pings.expired(at: now) { answered(promise) { $0.fail(RequestTimeoutError()) } }
+        for waiter in requests.expired(at: now) { answered(waiter) { $0.fail(RequestTimeoutError()) } }
+        for waiter in pings.expired(at: now) { answered(waiter) { $0.fail(RequestTimeoutError()) } }
         let next = [requests.earliestDeadline, pings.earliestDeadline].compactMap { $0 }.min()
         if let next { armExpiryCheck(by: next, on: eventLoop) }
     }
@@ -404,14 +406,14 @@ final class PeerChannelHandler: ChannelInboundHandler {
     }
 
     /// Fails a waiter in flight when the connection closed.
-    private static func failClosed<Value>(_ promise: EventLoopPromise<Value>) {
-        promise.fail(ConnectionClosedError())
+    private static func failClosed<Value>(_ waiter: ExchangeWaiter<Value>) {
+        waiter.fail(ConnectionClosedError())
     }
 
     /// Fails a waiter the connection could not take (it closed before the frame was queued): nothing was sent, and
     /// the caller may try the peer's current connection.
-    private static func failNotSent<Value>(_ promise: EventLoopPromise<Value>) {
-        promise.fail(FrameNotQueuedError())
+    private static func failNotSent<Value>(_ waiter: ExchangeWaiter<Value>) {
+        waiter.fail(FrameNotQueuedError())
     }
 
     /// Request `id` failed before its response: its frame was not queued.
@@ -425,9 +427,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
     }
 
     /// Resolves a waiter the tables gave back (if any), then lets the lifecycle know an exchange ended.
-    private func answered<Value>(_ promise: EventLoopPromise<Value>?, _ resolve: (EventLoopPromise<Value>) -> Void) {
-        guard let promise else { return }
-        resolve(promise)
+    private func answered<Value>(_ waiter: ExchangeWaiter<Value>?, _ resolve: (ExchangeWaiter<Value>) -> Void) {
+        guard let waiter else { return }
+        resolve(waiter)
         exchangeEnded()
     }
 

@@ -143,39 +143,89 @@ final class PeerConnection: Sendable {
         outbound.withLockedValue { $0.makeRequestID() }
     }
 
-    /// Sends a request frame (built with `id`) and completes with the response, a timeout, or a disconnect.
+    /// Sends a request frame (built with `id`) and returns the response; throws at the timeout or a disconnect.
     ///
-    /// One task on the event loop registers the wait, queues the frame and writes it; the response completes the
-    /// future there. Until that task has run, the connection counts the request as in flight (a retired connection
-    /// does not close under it).
+    /// One task on the event loop registers the wait, queues the frame and writes it; the response resumes the
+    /// caller from there. Until that task has run, the connection counts the request as in flight (a retired
+    /// connection does not close under it).
+    func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) async throws -> ResponseBody {
+        try await withUnsafeThrowingContinuation { continuation in
+            startRequest(id: id, frame: frame, timeout: timeout, waiter: .continuation(continuation))
+        }
+    }
+
+    /// The same, completing a future (for code that is not async).
     func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
         let promise = eventLoop.makePromise(of: ResponseBody.self)
-        outbound.withLockedValue { $0.waitStarting() }
-        onLoop { handler in
-            handler.awaitResponse(id: id, promise: promise, timeout: timeout)
-            let admission = self.admitAndDrain(frame, handler: handler)
-            if admission != .accepted { handler.abandonRequest(id: id, error: Self.error(for: admission)) }
-        }
+        startRequest(id: id, frame: frame, timeout: timeout, waiter: .promise(promise))
         return promise.futureResult
     }
 
-    /// Sends a ping with a fresh nonce; completes when the matching pong arrives (one task on the event loop, as
+    private func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>)
+    {
+        outbound.withLockedValue { $0.waitStarting() }
+        if eventLoop.inEventLoop {
+            sendRequest(id: id, frame: frame, timeout: timeout, waiter: waiter, handler: handler.value)
+        } else {
+            // One closure for the hop, not a closure for the work wrapped in another for `execute`.
+            let handler = self.handler
+            eventLoop.execute {
+                self.sendRequest(id: id, frame: frame, timeout: timeout, waiter: waiter, handler: handler.value)
+            }
+        }
+    }
+
+    /// On the loop: registers the wait, then queues and writes the frame.
+    private func sendRequest(
+        id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>,
+        handler: PeerChannelHandler
+    ) {
+        handler.awaitResponse(id: id, waiter: waiter, timeout: timeout, on: eventLoop)
+        let admission = admitAndDrain(frame, handler: handler)
+        if admission != .accepted { handler.abandonRequest(id: id, error: Self.error(for: admission)) }
+    }
+
+    /// Sends a ping with a fresh nonce; returns when the matching pong arrives (one task on the event loop, as
     /// ``request(id:frame:timeout:)``).
+    func ping(timeout: TimeAmount) async throws {
+        try await withUnsafeThrowingContinuation { continuation in
+            startPing(timeout: timeout, waiter: .continuation(continuation))
+        }
+    }
+
+    /// The same, completing a future (for code that is not async).
     func ping(timeout: TimeAmount) -> EventLoopFuture<Void> {
         let promise = eventLoop.makePromise(of: Void.self)
-        var body = allocator.buffer(capacity: 8)
-        let id = outbound.withLockedValue { queue in
-            queue.waitStarting()
-            return queue.makeRequestID()
-        }
-        body.writeInteger(id)
-        let frame = FrameWriter.frame(.ping, body: body, allocator: allocator)
-        onLoop { handler in
-            handler.awaitPong(id: id, promise: promise, timeout: timeout)
-            let admission = self.admitAndDrain(frame, handler: handler)
-            if admission != .accepted { handler.abandonPing(id: id, error: Self.error(for: admission)) }
-        }
+        startPing(timeout: timeout, waiter: .promise(promise))
         return promise.futureResult
+    }
+
+    private func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
+        outbound.withLockedValue { $0.waitStarting() }
+        if eventLoop.inEventLoop {
+            sendPing(timeout: timeout, waiter: waiter, handler: handler.value)
+        } else {
+            // One closure for the hop, not a closure for the work wrapped in another for `execute`.
+            let handler = self.handler
+            eventLoop.execute { self.sendPing(timeout: timeout, waiter: waiter, handler: handler.value) }
+        }
+    }
+
+    /// On the loop: registers the wait for the pong, then writes the ping (its 8-byte nonce, a fresh id) straight
+    /// into the queue's batch and the batch to the socket.
+    private func sendPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>, handler: PeerChannelHandler) {
+        let allocator = self.allocator
+        let id = outbound.withLockedValue { $0.makeRequestID() }
+        handler.awaitPong(id: id, waiter: waiter, timeout: timeout, on: eventLoop)
+        let admission = outbound.withLockedValue { queue in
+            queue.waitRegistered()
+            return queue.admit(.ping, bodySize: 8, allocator: allocator) { $0.writeInteger(id) }
+        }
+        if admission == .accepted {
+            handler.drain()
+        } else {
+            handler.abandonPing(id: id, error: Self.error(for: admission))
+        }
     }
 
     /// The error a request or ping fails with when its frame was not queued.

@@ -73,8 +73,10 @@ final class RawSocketPeer: Sendable {
         setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
     }
 
-    /// Sends our hello, reads the transceiver's, then starts the reading thread.
-    func handshake(service: String) throws {
+    /// Sends our hello, reads the transceiver's, then starts the thread that reads what the transceiver sends: it
+    /// counts the bytes, and with `answers` it also answers each ping with its pong and each request with an ok
+    /// response whose message body is `answers` (flags, type name, payload: Docs/Protocol.md section 5).
+    func handshake(service: String, answers: [UInt8]? = nil) throws {
         let hello =
             #"{"metadata":{},"name":"raw","peerID":"\#(UUID().uuidString)","protocol":1,"service":"\#(service)"}"#
         try write(Self.frame(kind: 1, Array(hello.utf8)))
@@ -90,11 +92,101 @@ final class RawSocketPeer: Sendable {
             let capacity = 1 << 16
             let buffer = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8)
             defer { buffer.deallocate() }
+            guard let answers else {
+                while true {
+                    let count = read(fd, buffer, capacity)
+                    if count < 0 && errno == EINTR { continue }
+                    if count <= 0 { return }
+                    received.withLockedValue { $0 += count }
+                }
+            }
+            var responder = Responder(fd: fd, answers: answers)
+            defer { responder.deallocate() }
+            var end = 0
             while true {
-                let count = read(fd, buffer, capacity)
+                let count = read(fd, buffer + end, capacity - end)
                 if count < 0 && errno == EINTR { continue }
                 if count <= 0 { return }
                 received.withLockedValue { $0 += count }
+                end += count
+                let consumed = responder.answerFrames(in: UnsafeRawBufferPointer(start: buffer, count: end))
+                guard consumed > 0 else {
+                    if end == capacity { return }  // a frame larger than the buffer: not one this benchmark sends
+                    continue
+                }
+                end -= consumed
+                if end > 0 { buffer.copyMemory(from: buffer + consumed, byteCount: end) }
+            }
+        }
+    }
+
+    /// Answers pings and requests in the bytes read, writing from memory allocated once.
+    private struct Responder {
+        let fd: Int32
+        let answers: [UInt8]
+        let output: UnsafeMutableRawPointer
+        let outputCapacity: Int
+
+        init(fd: Int32, answers: [UInt8]) {
+            self.fd = fd
+            self.answers = answers
+            self.outputCapacity = 1 << 16
+            self.output = UnsafeMutableRawPointer.allocate(byteCount: outputCapacity, alignment: 8)
+        }
+
+        func deallocate() { output.deallocate() }
+
+        /// Answers the whole frames at the start of `bytes`; returns how many bytes they took.
+        func answerFrames(in bytes: UnsafeRawBufferPointer) -> Int {
+            var offset = 0
+            var written = 0
+            while bytes.count - offset >= 4 {
+                let length = Int(bytes.loadUnaligned(fromByteOffset: offset, as: UInt32.self).bigEndian)
+                guard bytes.count - offset - 4 >= length, length >= 1 else { break }
+                let kind = bytes[offset + 4]
+                let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + 5)..<(offset + 4 + length)])
+                switch kind {
+                case 6:  // ping: a pong with the same bytes
+                    written += put(kind: 7, body, extra: [], at: written)
+                case 4 where body.count >= 8:  // request: an ok response with its id
+                    written += put(kind: 5, UnsafeRawBufferPointer(rebasing: body[0..<8]), extra: answers, at: written)
+                default:
+                    break
+                }
+                offset += 4 + length
+            }
+            if written > 0 { send(written) }
+            return offset
+        }
+
+        /// Writes one frame into the output at `at`: `body`, then for a response the status (ok) and `extra`.
+        private func put(kind: UInt8, _ body: UnsafeRawBufferPointer, extra: [UInt8], at: Int) -> Int {
+            let status = kind == 5 ? 1 : 0
+            let length = 1 + body.count + status + extra.count
+            guard at + 4 + length <= outputCapacity else { return 0 }
+            output.storeBytes(of: UInt32(length).bigEndian, toByteOffset: at, as: UInt32.self)
+            output.storeBytes(of: kind, toByteOffset: at + 4, as: UInt8.self)
+            (output + at + 5).copyMemory(from: body.baseAddress!, byteCount: body.count)
+            var next = at + 5 + body.count
+            if status == 1 {
+                output.storeBytes(of: 0, toByteOffset: next, as: UInt8.self)
+                next += 1
+            }
+            if !extra.isEmpty {
+                extra.withUnsafeBytes { (output + next).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            }
+            return 4 + length
+        }
+
+        private func send(_ count: Int) {
+            var offset = 0
+            while offset < count {
+                let written = Glibc.write(fd, output + offset, count - offset)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                offset += written
             }
         }
     }
@@ -153,7 +245,12 @@ final class RawSocketPeer: Sendable {
 
     /// A message frame of `typeName` with a JSON payload.
     static func messageFrame(typeName: String, json: String) -> [UInt8] {
+        frame(kind: 3, messageBody(typeName: typeName, json: json))
+    }
+
+    /// A message body (Docs/Protocol.md section 5): flags 0, the type name and its length, the JSON payload.
+    static func messageBody(typeName: String, json: String) -> [UInt8] {
         let name = Array(typeName.utf8)
-        return frame(kind: 3, [0, UInt8(name.count >> 8), UInt8(name.count & 0xFF)] + name + Array(json.utf8))
+        return [0, UInt8(name.count >> 8), UInt8(name.count & 0xFF)] + name + Array(json.utf8)
     }
 }
