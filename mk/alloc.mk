@@ -1,6 +1,6 @@
 # Allocations per small message on the send and the receive side (issue 16: at most 2 each), and per ping and request
-# round trip on the requester's side, counted by package-benchmark's malloc interposer in a package of its own
-# (Benchmarks/Allocations), release build.
+# round trip on the requester's and the answering side, counted by package-benchmark's malloc interposer in a package
+# of its own (Benchmarks/Allocations), release build.
 #
 #   make alloc            print the figures
 #   make alloc-check      compare with Benchmarks/Allocations/Thresholds (in `make test`): fails at one allocation

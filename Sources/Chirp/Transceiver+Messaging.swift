@@ -409,9 +409,16 @@ extension Transceiver {
         let typeName = MessageTypeName.of(Request.self)
         let (response, connection) = try await retryingIfNotSent(peer) { connection in
             let id = connection.makeRequestID()
-            let frame = try PayloadCoding.frame(
-                request, requestID: id, typeName: typeName, coder: self.configuration.coder,
-                allocator: connection.allocator, limit: self.configuration.maximumMessageSize)
+            // Built in memory this thread reuses (``CodingScratch``): the event loop copies a small frame into its
+            // batch, so once the exchange is over the frame's memory can serve the next one.
+            var frame = CodingScratch.forThisThread.takeFrameBuffer() ?? connection.allocator.buffer(capacity: 128)
+            let coder = self.configuration.coder
+            try PayloadCoding.writeFrame(
+                requestID: id, typeName: typeName, limit: self.configuration.maximumMessageSize, into: &frame
+            ) {
+                try PayloadCoding.encode(request, coder: coder, into: &$0)
+            }
+            defer { CodingScratch.forThisThread.giveBack(frame, ifAtMost: OutboundQueue.coalescedFrameLimit) }
             return try await self.exchange(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
         }
         do {

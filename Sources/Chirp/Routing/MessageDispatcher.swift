@@ -74,12 +74,9 @@ final class MessageDispatcher: Sendable {
                     message: "no responder for \(typeName)", allocator: allocator))
             return
         }
-        let respond: @Sendable (Result<Router.Reply, any Error>) -> Void = { result in
-            connection.sendReply(Self.replyFrame(result, to: request, allocator: allocator))
-        }
         switch responder {
         case .sync(let body):
-            respond(Result { try body(request.message, connection.peer, coder) })
+            Self.reply(Result { try body(request.message, connection.peer, coder) }, to: request, on: connection)
         case .async(let body):
             // Called from an event loop, so the async responder needs a task of its own: the pool runs it, or queues
             // it (and stops reading this peer) while maximumConcurrentResponders run.
@@ -87,27 +84,42 @@ final class MessageDispatcher: Sendable {
             responders.submit(
                 ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
                     do {
-                        respond(.success(try await body(request.message, peer, coder)))
+                        Self.reply(.success(try await body(request.message, peer, coder)), to: request, on: connection)
                     } catch  where Task.isCancelled {
                         // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
                     } catch {
-                        respond(.failure(error))
+                        Self.reply(.failure(error), to: request, on: connection)
                     }
                 })
         }
     }
 
-    /// The response frame for a responder's result: the reply, encoded once, or the failure with its status.
-    static func replyFrame(
-        _ result: Result<Router.Reply, any Error>, to request: RequestBody, allocator: ByteBufferAllocator
-    ) -> ByteBuffer {
+    /// Queues the response to `request` on `connection`, built in memory this thread reuses (``CodingScratch``): the
+    /// connection copies a small frame into its batch, so the next reply is built in the same memory.
+    private static func reply(
+        _ result: Result<Router.Reply, any Error>, to request: RequestBody, on connection: PeerConnection
+    ) {
+        let scratch = CodingScratch.forThisThread
+        var frame = scratch.takeFrameBuffer() ?? connection.allocator.buffer(capacity: 128)
+        writeReply(result, to: request, into: &frame)
+        connection.sendReply(frame)
+        scratch.giveBack(frame, ifAtMost: OutboundQueue.coalescedFrameLimit)
+    }
+
+    /// Appends the response frame for a responder's result to `buffer`: the reply, encoded once, or the failure with
+    /// its status (what a reply that did not encode wrote is taken back first).
+    static func writeReply(
+        _ result: Result<Router.Reply, any Error>, to request: RequestBody, into buffer: inout ByteBuffer
+    ) {
+        let start = buffer.writerIndex
         let failure: any Error
         switch result {
         case .success(let reply):
             do {
-                return try PayloadCoding.responseFrame(
-                    id: request.requestID, status: .ok, reply: reply, allocator: allocator)
+                try PayloadCoding.writeResponse(id: request.requestID, status: .ok, reply: reply, into: &buffer)
+                return
             } catch {
+                buffer.moveWriterIndex(to: start)
                 failure = error  // the reply did not encode: the requester hears why
             }
         case .failure(let error):
@@ -116,9 +128,9 @@ final class MessageDispatcher: Sendable {
         let status: ResponseStatus
         if (failure as? ChirpError)?.code == .decodingFailed { status = .undecodable } else { status = .failed }
         let message = (failure as? ChirpError).map { "\($0)" } ?? "\(failure)"
-        return PayloadCoding.failureFrame(
+        PayloadCoding.writeFailure(
             id: request.requestID, status: status, typeName: request.message.typeName, message: message,
-            allocator: allocator)
+            into: &buffer)
     }
 
     /// Cancels the running async responders and drops the queued ones (at `stop()`).

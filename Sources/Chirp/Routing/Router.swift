@@ -195,11 +195,11 @@ enum PayloadCoding {
         }
     }
 
-    /// A complete response frame, the reply's payload encoded straight into it. Throws what the encoding throws.
-    static func responseFrame(id: UInt64, status: ResponseStatus, reply: Router.Reply, allocator: ByteBufferAllocator)
-        throws -> ByteBuffer
+    /// Appends a complete response frame to `buffer`, the reply's payload encoded straight into it. Throws what the
+    /// encoding throws (having written part of the frame: the caller takes it back).
+    static func writeResponse(id: UInt64, status: ResponseStatus, reply: Router.Reply, into buffer: inout ByteBuffer)
+        throws
     {
-        var buffer = allocator.buffer(capacity: 96 + reply.typeName.utf8.count)
         try FrameWriter.write(.response, into: &buffer) { buffer in
             buffer.writeInteger(id)
             buffer.writeInteger(status.rawValue)
@@ -208,7 +208,6 @@ enum PayloadCoding {
             let flags = try reply.writePayload(&buffer)
             if !flags.isEmpty { buffer.setInteger(flags.rawValue, at: flagsIndex) }
         }
-        return buffer
     }
 
     /// A failure response frame carrying `message` as text.
@@ -216,13 +215,20 @@ enum PayloadCoding {
         id: UInt64, status: ResponseStatus, typeName: String, message: String, allocator: ByteBufferAllocator
     ) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 32 + typeName.utf8.count + message.utf8.count)
+        writeFailure(id: id, status: status, typeName: typeName, message: message, into: &buffer)
+        return buffer
+    }
+
+    /// Appends a failure response frame carrying `message` as text to `buffer`.
+    static func writeFailure(
+        id: UInt64, status: ResponseStatus, typeName: String, message: String, into buffer: inout ByteBuffer
+    ) {
         FrameWriter.write(.response, into: &buffer) { buffer in
             buffer.writeInteger(id)
             buffer.writeInteger(status.rawValue)
             FrameWriter.writeMessageHeader(typeName: typeName, flags: [], into: &buffer)
             buffer.writeString(message)
         }
-        return buffer
     }
 }
 

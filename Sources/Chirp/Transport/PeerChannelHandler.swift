@@ -54,6 +54,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// Whether what we queue waits before it is written: the connection won a tie-break that moved our messages to it
     /// from the one that lost (``PeerConnection/holdOutbound(until:)``).
     @exclusivity(unchecked) private var holdsOutbound = false
+    /// The last pong written, whose memory the next one reuses.
+    @exclusivity(unchecked) private var sparePong: ByteBuffer?
     /// Frames and bytes read since the last read completed, counted into the metrics once per read.
     @exclusivity(unchecked) private var framesRead = 0
     @exclusivity(unchecked) private var bytesRead = 0
@@ -527,9 +529,13 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 let response = try FrameParser.response(frame.body, names: &typeNames)
                 answered(requests.answered(response.requestID)) { $0.succeed(response) }
             case .ping:
-                context.writeAndFlush(
-                    wrapOutboundOut(FrameWriter.frame(.pong, body: frame.body, allocator: context.channel.allocator)),
-                    promise: nil)
+                // Built in the memory of the last pong, which the socket has taken by now as a rule (when it has
+                // not, `clear()` copies on write: the bytes NIO still holds stay as they are).
+                var pong = sparePong.take() ?? context.channel.allocator.buffer(capacity: 16)
+                pong.clear()
+                FrameWriter.write(.pong, into: &pong) { $0.writeImmutableBuffer(frame.body) }
+                context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+                if pong.capacity <= 1024 { sparePong = pong }  // not a large one a peer's odd ping made
             case .pong:
                 // A heartbeat's pong is empty; a ping's carries its id.
                 guard let id = frame.body.getInteger(at: frame.body.readerIndex, as: UInt64.self) else { return }

@@ -89,7 +89,11 @@ final class PeerConnection: Sendable {
         if admit(frame, isReply: true) != .accepted {
             outbound.withLockedValue { $0.replyDropped() }
         }
-        onLoop { $0.exchangeEnded() }
+        if eventLoop.inEventLoop {
+            handler.value.exchangeEnded()  // a synchronous responder's reply: no closure to make
+        } else {
+            onLoop { $0.exchangeEnded() }
+        }
     }
 
     private func admit(_ frame: ByteBuffer, isReply: Bool) -> Admission {
