@@ -9,9 +9,9 @@ import NIOCore
 /// peer's frames stay in its socket and ours, and the sender's outbound queue fills up to its
 /// ``Configuration/outboundLimit``.
 ///
-/// Its state is touched on the channel's event loop only; other threads go through ``LoopBoundGate``.
-final class ReadGate: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = ByteBuffer
+/// Its state is touched on the channel's event loop only; other threads go through ``LoopBoundGate``. An outbound
+/// handler only (it sees `read`, nothing inbound), so that what is read does not pass through it.
+final class ReadGate: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = ByteBuffer
     // `@exclusivity(unchecked)`: one event loop, no overlapping access; see PeerChannelHandler.
 
