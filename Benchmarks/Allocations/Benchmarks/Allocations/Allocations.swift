@@ -167,20 +167,18 @@ let benchmarks: @Sendable () -> Void = {
 
     // The answering side: the transceiver answers 1,000 pings, or 1,000 requests of the small message (a synchronous
     // responder), that the raw peer writes at once; from the bytes in the socket to the answers read by the peer.
+    let pings = (0..<1000).map { RawSocketPeer.frame(kind: 6, bigEndianBytes(UInt64($0))) }
+    answerBenchmark("answer.ping", frames: pings.flatMap { $0 }, first: pings[0], answerSize: 4 + 1 + 8)
+    let requests = (0..<1000).map { seq in
+        RawSocketPeer.frame(
+            kind: 4,
+            bigEndianBytes(UInt64(seq + 1))
+                + RawSocketPeer.messageBody(
+                    typeName: Small.chirpTypeName,
+                    json: #"{"seq":\#(100_000 + seq),"from":"bench-main","text":"quick brown fox","urgent":false}"#))
+    }
     answerBenchmark(
-        "answer.ping", frames: (0..<1000).flatMap { RawSocketPeer.frame(kind: 6, bigEndianBytes(UInt64($0))) },
-        answerSize: 4 + 1 + 8)
-    answerBenchmark(
-        "answer.request",
-        frames: (0..<1000).flatMap { seq in
-            RawSocketPeer.frame(
-                kind: 4,
-                bigEndianBytes(UInt64(seq + 1))
-                    + RawSocketPeer.messageBody(
-                        typeName: Small.chirpTypeName,
-                        json: #"{"seq":\#(100_000 + seq),"from":"bench-main","text":"quick brown fox","urgent":false}"#)
-            )
-        },
+        "answer.request", frames: requests.flatMap { $0 }, first: requests[0],
         // id, status, flags, the name and its length, then {"seq":1xxxxx,"from":"bench-sink","text":"lazy dog","urgent":true}
         answerSize: 4 + 1 + 8 + 1 + 3 + Small.chirpTypeName.utf8.count
             + #"{"seq":100000,"from":"bench-sink","text":"lazy dog","urgent":true}"#.utf8.count)
@@ -221,8 +219,9 @@ func roundTripBenchmark(
 }
 
 /// A benchmark of the answering side: the raw peer writes `frames` (1,000 pings or requests) at once and waits until
-/// it has read 1,000 answers of `answerSize` bytes each.
-func answerBenchmark(_ name: String, frames: [UInt8], answerSize: Int) {
+/// it has read 1,000 answers of `answerSize` bytes each. The setup checks that size on one exchange first (`first`,
+/// the bytes of one frame), so that a different answer (a failure's text, say) cannot end a run early.
+func answerBenchmark(_ name: String, frames: [UInt8], first: [UInt8], answerSize: Int) {
     Benchmark(
         name,
         closure: { benchmark, session in
@@ -232,8 +231,13 @@ func answerBenchmark(_ name: String, frames: [UInt8], answerSize: Int) {
                 fatalError("the transceiver did not answer every frame")
             }
         },
-        setup: {
-            try await Session.answering()
+        setup: { () async throws -> Session in
+            let session = try await Session.answering()
+            try session.raw.write(first)
+            guard session.raw.waitUntilReceived(answerSize), session.raw.received == answerSize else {
+                fatalError("\(name): the answer to one frame was \(session.raw.received) bytes, not \(answerSize)")
+            }
+            return session
         })
 }
 
