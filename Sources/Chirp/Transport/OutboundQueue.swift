@@ -65,9 +65,7 @@ struct OutboundQueue {
 
     /// Queues a complete frame, or says why not. A reply is queued on a retired connection too.
     mutating func admit(_ frame: ByteBuffer, isReply: Bool, allocator: ByteBufferAllocator) -> Admission {
-        if isClosed { return .closed }
-        if isRetired && !isReply { return .retired }
-        if queuedBytes > 0 && queuedBytes + frame.readableBytes > limit { return .full }
+        if let refusal = refusal(size: frame.readableBytes, isReply: isReply) { return refusal }
         append(frame, allocator: allocator)
         if isReply { repliesOwed = max(0, repliesOwed - 1) }
         return .accepted
@@ -79,19 +77,19 @@ struct OutboundQueue {
         _ kind: FrameKind, bodySize: Int, allocator: ByteBufferAllocator, body: (inout ByteBuffer) -> Void
     ) -> Admission {
         let size = WireFormat.lengthPrefixSize + WireFormat.kindSize + bodySize
-        if isClosed { return .closed }
-        if isRetired { return .retired }
-        if queuedBytes > 0 && queuedBytes + size > limit { return .full }
+        if let refusal = refusal(size: size, isReply: false) { return refusal }
         queuedBytes += size
         framesQueued += 1
-        var open = batch.take() ?? newBatch(allocator: allocator)
-        FrameWriter.write(kind, into: &open, body: body)
-        if open.readableBytes >= Self.coalescedWriteSize {
-            queue.append(open)
-        } else {
-            batch = open
-        }
+        writeIntoBatch(allocator: allocator) { FrameWriter.write(kind, into: &$0, body: body) }
         return .accepted
+    }
+
+    /// Why a frame of `size` bytes cannot be queued now, or `nil` when it can.
+    private func refusal(size: Int, isReply: Bool) -> Admission? {
+        if isClosed { return .closed }
+        if isRetired && !isReply { return .retired }
+        if queuedBytes > 0 && queuedBytes + size > limit { return .full }
+        return nil
     }
 
     private mutating func append(_ frame: ByteBuffer, allocator: ByteBufferAllocator) {
@@ -102,8 +100,13 @@ struct OutboundQueue {
             queue.append(frame)
             return
         }
+        writeIntoBatch(allocator: allocator) { $0.writeImmutableBuffer(frame) }
+    }
+
+    /// Has `write` append to the open batch (a new one when none is open), then closes the batch once it is full.
+    private mutating func writeIntoBatch(allocator: ByteBufferAllocator, _ write: (inout ByteBuffer) -> Void) {
         var open = batch.take() ?? newBatch(allocator: allocator)
-        open.writeImmutableBuffer(frame)
+        write(&open)
         if open.readableBytes >= Self.coalescedWriteSize {
             queue.append(open)
         } else {

@@ -116,13 +116,15 @@ final class PeerConnection: Sendable {
         return admission
     }
 
-    /// Queues a request or ping frame on the event loop, right after its wait was registered, and writes it at once:
-    /// the caller's one hand-off to the loop carries both.
-    private func admitAndDrain(_ frame: ByteBuffer, handler: PeerChannelHandler) -> Admission {
+    /// Queues a request or ping frame on the event loop (`admit` queues it), right after its wait was registered, and
+    /// writes it at once: the caller's one hand-off to the loop carries both.
+    private func admitAndDrain(
+        handler: PeerChannelHandler, _ admit: (inout OutboundQueue, ByteBufferAllocator) -> Admission
+    ) -> Admission {
         let allocator = self.allocator
         let admission = outbound.withLockedValue { queue in
             queue.waitRegistered()
-            return queue.admit(frame, isReply: false, allocator: allocator)
+            return admit(&queue, allocator)
         }
         if admission == .accepted { handler.drain() }
         return admission
@@ -185,7 +187,7 @@ final class PeerConnection: Sendable {
         handler: PeerChannelHandler
     ) {
         handler.awaitResponse(id: id, waiter: waiter, timeout: timeout, on: eventLoop)
-        let admission = admitAndDrain(frame, handler: handler)
+        let admission = admitAndDrain(handler: handler) { $0.admit(frame, isReply: false, allocator: $1) }
         if admission != .accepted { handler.abandonRequest(id: id, error: Self.error(for: admission)) }
     }
 
@@ -205,31 +207,27 @@ final class PeerConnection: Sendable {
     }
 
     private func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
-        outbound.withLockedValue { $0.waitStarting() }
+        let id = outbound.withLockedValue { queue in
+            queue.waitStarting()
+            return queue.makeRequestID()
+        }
         if eventLoop.inEventLoop {
-            sendPing(timeout: timeout, waiter: waiter, handler: handler.value)
+            sendPing(id: id, timeout: timeout, waiter: waiter, handler: handler.value)
         } else {
             // One closure for the hop, not a closure for the work wrapped in another for `execute`.
             let handler = self.handler
-            eventLoop.execute { self.sendPing(timeout: timeout, waiter: waiter, handler: handler.value) }
+            eventLoop.execute { self.sendPing(id: id, timeout: timeout, waiter: waiter, handler: handler.value) }
         }
     }
 
-    /// On the loop: registers the wait for the pong, then writes the ping (its 8-byte nonce, a fresh id) straight
-    /// into the queue's batch and the batch to the socket.
-    private func sendPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>, handler: PeerChannelHandler) {
-        let allocator = self.allocator
-        let id = outbound.withLockedValue { $0.makeRequestID() }
+    /// On the loop: registers the wait for the pong, then writes the ping (its 8-byte nonce, `id`) straight into the
+    /// queue's batch and the batch to the socket.
+    private func sendPing(id: UInt64, timeout: TimeAmount, waiter: ExchangeWaiter<Void>, handler: PeerChannelHandler) {
         handler.awaitPong(id: id, waiter: waiter, timeout: timeout, on: eventLoop)
-        let admission = outbound.withLockedValue { queue in
-            queue.waitRegistered()
-            return queue.admit(.ping, bodySize: 8, allocator: allocator) { $0.writeInteger(id) }
+        let admission = admitAndDrain(handler: handler) {
+            $0.admit(.ping, bodySize: 8, allocator: $1) { $0.writeInteger(id) }
         }
-        if admission == .accepted {
-            handler.drain()
-        } else {
-            handler.abandonPing(id: id, error: Self.error(for: admission))
-        }
+        if admission != .accepted { handler.abandonPing(id: id, error: Self.error(for: admission)) }
     }
 
     /// The error a request or ping fails with when its frame was not queued.

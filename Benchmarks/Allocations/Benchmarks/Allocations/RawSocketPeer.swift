@@ -147,9 +147,9 @@ final class RawSocketPeer: Sendable {
                 let body = UnsafeRawBufferPointer(rebasing: bytes[(offset + 5)..<(offset + 4 + length)])
                 switch kind {
                 case 6:  // ping: a pong with the same bytes
-                    written += put(kind: 7, body, extra: [], at: written)
-                case 4 where body.count >= 8:  // request: an ok response with its id
-                    written += put(kind: 5, UnsafeRawBufferPointer(rebasing: body[0..<8]), extra: answers, at: written)
+                    written += put(kind: 7, body, at: written)
+                case 4 where body.count >= 8:  // request: an ok response with its id, then the answer's body
+                    written += put(kind: 5, UnsafeRawBufferPointer(rebasing: body[0..<8]), then: answers, at: written)
                 default:
                     break
                 }
@@ -159,21 +159,20 @@ final class RawSocketPeer: Sendable {
             return offset
         }
 
-        /// Writes one frame into the output at `at`: `body`, then for a response the status (ok) and `extra`.
-        private func put(kind: UInt8, _ body: UnsafeRawBufferPointer, extra: [UInt8], at: Int) -> Int {
-            let status = kind == 5 ? 1 : 0
-            let length = 1 + body.count + status + extra.count
+        /// Writes one frame into the output at `at`: `head`, then for a response its status (ok) and `tail`; returns
+        /// its size.
+        private func put(kind: UInt8, _ head: UnsafeRawBufferPointer, then tail: [UInt8]? = nil, at: Int) -> Int {
+            let status = tail == nil ? 0 : 1
+            let length = 1 + head.count + status + (tail?.count ?? 0)
             guard at + 4 + length <= outputCapacity else { return 0 }
             output.storeBytes(of: UInt32(length).bigEndian, toByteOffset: at, as: UInt32.self)
             output.storeBytes(of: kind, toByteOffset: at + 4, as: UInt8.self)
-            (output + at + 5).copyMemory(from: body.baseAddress!, byteCount: body.count)
-            var next = at + 5 + body.count
-            if status == 1 {
-                output.storeBytes(of: 0, toByteOffset: next, as: UInt8.self)
-                next += 1
-            }
-            if !extra.isEmpty {
-                extra.withUnsafeBytes { (output + next).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            (output + at + 5).copyMemory(from: head.baseAddress!, byteCount: head.count)
+            guard let tail else { return 4 + length }
+            let next = at + 5 + head.count
+            output.storeBytes(of: 0, toByteOffset: next, as: UInt8.self)  // status: ok
+            if !tail.isEmpty {
+                tail.withUnsafeBytes { (output + next + 1).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             }
             return 4 + length
         }
