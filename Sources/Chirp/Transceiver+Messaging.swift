@@ -129,10 +129,10 @@ extension Transceiver {
         let responseName = MessageTypeName.of(Response.self)
         router.setResponder(
             for: typeName,
-            .sync { message, peer, coder in
+            .sync(replyTypeName: responseName) { message, peer, coder, frame in
                 let request = try Self.decodeRequest(
                     Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
-                return Self.reply(try handler(request, peer), typeName: responseName, coder: coder)
+                return try PayloadCoding.encode(try handler(request, peer), coder: coder, into: &frame)
             })
     }
 
@@ -168,7 +168,7 @@ extension Transceiver {
         }
     }
 
-    /// The reply of a responder: `value`, to be encoded once, into the response frame.
+    /// The reply of an async responder: `value`, to be encoded once, into the response frame.
     private static func reply<Response: Encodable & Sendable>(
         _ value: Response, typeName: String, coder: any MessageCoder
     ) -> Router.Reply {

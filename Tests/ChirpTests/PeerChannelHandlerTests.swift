@@ -329,6 +329,70 @@ import Testing
         #expect(session.channel.isActive)
     }
 
+    /// A reply whose encoding fails half-way, having written a field.
+    struct Unencodable: Encodable, Sendable {
+        enum Key: String, CodingKey { case first }
+        func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: Key.self)
+            try container.encode("half-written", forKey: .first)
+            throw EncodingError.invalidValue(self, .init(codingPath: [], debugDescription: "not today"))
+        }
+    }
+    struct AskUnencodable: Codable, Sendable {}
+
+    /// A synchronous responder writes its reply straight into the response frame; when the request does not decode,
+    /// the responder throws or the reply does not encode, what it wrote is taken back and a failure frame with the
+    /// right status stands in its place, and the next request on the connection is answered as usual.
+    @Test func aSynchronousResponderFailureReplacesItsFrameAndTheConnectionGoesOn() throws {
+        let responder = Transceiver(configuration: Configuration(serviceType: "test"))
+        responder.respond(to: Echo.self) { request, _ in Echo(text: request.text.uppercased()) }
+        responder.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
+        responder.respond(to: AskUnencodable.self) { _, _ in Unencodable() }
+        let session = try Session(router: responder.router)
+        /// A request frame's body: id, flags, type name, payload.
+        func request(_ id: UInt8, _ type: Any.Type, _ payload: String) -> [UInt8] {
+            let name = Array(String(reflecting: type).utf8)
+            return [0, 0, 0, 0, 0, 0, 0, id, 0, UInt8(name.count >> 8), UInt8(name.count & 0xFF)] + name
+                + Array(payload.utf8)
+        }
+        try session.receive(.request, request(1, Echo.self, #"{"txet":"hi"}"#))
+        try session.receive(.request, request(2, Fails.self, "{}"))
+        try session.receive(.request, request(3, AskUnencodable.self, "{}"))
+        try session.receive(.request, request(4, Echo.self, #"{"text":"hi"}"#))
+
+        let responses = try session.written()
+        #expect(responses.count == 4 && responses.allSatisfy { $0.kind == FrameKind.response.rawValue })
+        /// (id, status, type name, payload) of a response frame's body.
+        func parse(_ body: [UInt8]) throws -> (id: UInt8, status: UInt8, typeName: String, payload: [UInt8]) {
+            var buffer = ByteBuffer(bytes: body)
+            let id = buffer.readInteger(as: UInt64.self)
+            let status = buffer.readInteger(as: UInt8.self)
+            _ = buffer.readInteger(as: UInt8.self)  // flags
+            let name = buffer.readInteger(as: UInt16.self).flatMap { buffer.readString(length: Int($0)) }
+            return (
+                UInt8(try #require(id)), try #require(status), try #require(name),
+                buffer.readBytes(length: buffer.readableBytes) ?? []
+            )
+        }
+        let parsed = try responses.map { try parse($0.body) }
+        #expect(parsed.map(\.id) == [1, 2, 3, 4])
+        #expect(
+            parsed.map(\.status)
+                == [
+                    ResponseStatus.undecodable.rawValue, ResponseStatus.failed.rawValue,
+                    ResponseStatus.failed.rawValue, ResponseStatus.ok.rawValue
+                ])
+        // A failure names the request's type and says why, as text; nothing of the reply begun before it is left.
+        let texts = parsed.map { String(decoding: $0.payload, as: UTF8.self) }
+        #expect(parsed[0].typeName == String(reflecting: Echo.self) && texts[0].contains("text"))
+        #expect(parsed[1].typeName == String(reflecting: Fails.self) && !texts[1].isEmpty)
+        #expect(parsed[2].typeName == String(reflecting: AskUnencodable.self) && texts[2].contains("not today"))
+        #expect(!texts[2].contains("half-written"))
+        // The control: the same responder answers a request that decodes, with its reply's type and value.
+        #expect(parsed[3].typeName == String(reflecting: Echo.self))
+        #expect(try JSONDecoder().decode(Echo.self, from: Data(parsed[3].payload)).text == "HI")
+    }
+
     @Test func aPingIsAnsweredWithItsBytesAndAPongCompletesOurPing() throws {
         let session = try Session()
         try session.receive(.ping, [1, 2, 3])

@@ -75,20 +75,34 @@ final class MessageDispatcher: Sendable {
             return
         }
         switch responder {
-        case .sync(let body):
-            Self.reply(Result { try body(request.message, connection.peer, coder) }, to: request, on: connection)
+        case .sync(let replyTypeName, let body):
+            // The handler runs inside the writing of the frame, its reply encoded straight into it.
+            let peer = connection.peer
+            Self.reply(to: request, on: connection) { buffer in
+                try PayloadCoding.writeResponse(
+                    id: request.requestID, status: .ok, typeName: replyTypeName, into: &buffer
+                ) { try body(request.message, peer, coder, &$0) }
+            }
         case .async(let body):
             // Called from an event loop, so the async responder needs a task of its own: the pool runs it, or queues
             // it (and stops reading this peer) while maximumConcurrentResponders run.
             let peer = connection.peer
             responders.submit(
                 ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
+                    let reply: Router.Reply
                     do {
-                        Self.reply(.success(try await body(request.message, peer, coder)), to: request, on: connection)
+                        reply = try await body(request.message, peer, coder)
                     } catch  where Task.isCancelled {
                         // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
+                        return
                     } catch {
-                        Self.reply(.failure(error), to: request, on: connection)
+                        Self.reply(to: request, on: connection) { _ in throw error }
+                        return
+                    }
+                    Self.reply(to: request, on: connection) { buffer in
+                        try PayloadCoding.writeResponse(
+                            id: request.requestID, status: .ok, typeName: reply.typeName, into: &buffer,
+                            writePayload: reply.writePayload)
                     }
                 })
         }
@@ -97,32 +111,28 @@ final class MessageDispatcher: Sendable {
     /// Queues the response to `request` on `connection`, built in memory this thread reuses (``CodingScratch``): the
     /// connection copies a small frame into its batch, so the next reply is built in the same memory.
     private static func reply(
-        _ result: Result<Router.Reply, any Error>, to request: RequestBody, on connection: PeerConnection
+        to request: RequestBody, on connection: PeerConnection, _ writeResponse: (inout ByteBuffer) throws -> Void
     ) {
         let scratch = CodingScratch.forThisThread
         var frame = scratch.takeFrameBuffer() ?? connection.allocator.buffer(capacity: 128)
-        writeReply(result, to: request, into: &frame)
+        writeReply(to: request, into: &frame, writeResponse)
         connection.sendReply(frame)
         scratch.giveBack(frame, ifAtMost: OutboundQueue.coalescedFrameLimit)
     }
 
-    /// Appends the response frame for a responder's result to `buffer`: the reply, encoded once, or the failure with
-    /// its status (what a reply that did not encode wrote is taken back first).
-    static func writeReply(
-        _ result: Result<Router.Reply, any Error>, to request: RequestBody, into buffer: inout ByteBuffer
+    /// Appends to `buffer` the response frame that `writeResponse` appends, or, when it throws (the request did not
+    /// decode, the responder failed, the reply did not encode), what it wrote taken back and a failure frame with
+    /// the error's status in its place.
+    private static func writeReply(
+        to request: RequestBody, into buffer: inout ByteBuffer, _ writeResponse: (inout ByteBuffer) throws -> Void
     ) {
         let start = buffer.writerIndex
         let failure: any Error
-        switch result {
-        case .success(let reply):
-            do {
-                try PayloadCoding.writeResponse(id: request.requestID, status: .ok, reply: reply, into: &buffer)
-                return
-            } catch {
-                buffer.moveWriterIndex(to: start)
-                failure = error  // the reply did not encode: the requester hears why
-            }
-        case .failure(let error):
+        do {
+            try writeResponse(&buffer)
+            return
+        } catch {
+            buffer.moveWriterIndex(to: start)
             failure = error
         }
         let status: ResponseStatus

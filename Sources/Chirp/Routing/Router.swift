@@ -22,8 +22,8 @@ final class Router: Sendable {
         var gate: LoopBoundGate?
     }
 
-    /// What a responder produces: the reply's type name, and the payload's encoding, which runs once, straight into
-    /// the response frame (``PayloadCoding/responseFrame(id:status:reply:allocator:)``).
+    /// What an async responder produces: the reply's type name, and the payload's encoding, which runs once,
+    /// straight into the response frame (``PayloadCoding/writeResponse(id:status:typeName:into:writePayload:)``).
     struct Reply: Sendable {
         var typeName: String
         /// Appends the payload and returns its flags.
@@ -32,7 +32,13 @@ final class Router: Sendable {
 
     /// A registered responder.
     enum Responder: Sendable {
-        case sync(@Sendable (MessageBody, Peer, any MessageCoder) throws -> Reply)
+        /// Runs on the event loop, inside the writing of the response frame: decodes the request, calls the
+        /// handler and appends its reply's payload to the frame (whose header names `replyTypeName`), returning the
+        /// payload's flags. Nothing is allocated to carry the reply from the handler to the frame.
+        case sync(
+            replyTypeName: String,
+            @Sendable (MessageBody, Peer, any MessageCoder, inout ByteBuffer) throws -> PayloadFlags)
+        /// Runs in a task of the ``ResponderPool``; its ``Reply`` is encoded when the task ends.
         case async(@Sendable (MessageBody, Peer, any MessageCoder) async throws -> Reply)
     }
 
@@ -195,17 +201,18 @@ enum PayloadCoding {
         }
     }
 
-    /// Appends a complete response frame to `buffer`, the reply's payload encoded straight into it. Throws what the
-    /// encoding throws (having written part of the frame: the caller takes it back).
-    static func writeResponse(id: UInt64, status: ResponseStatus, reply: Router.Reply, into buffer: inout ByteBuffer)
-        throws
-    {
+    /// Appends a complete response frame to `buffer` whose payload `writePayload` appends, straight into it. Throws
+    /// what `writePayload` throws (having written part of the frame: the caller takes it back).
+    static func writeResponse(
+        id: UInt64, status: ResponseStatus, typeName: String, into buffer: inout ByteBuffer,
+        writePayload: (inout ByteBuffer) throws -> PayloadFlags
+    ) throws {
         try FrameWriter.write(.response, into: &buffer) { buffer in
             buffer.writeInteger(id)
             buffer.writeInteger(status.rawValue)
             let flagsIndex = buffer.writerIndex
-            FrameWriter.writeMessageHeader(typeName: reply.typeName, flags: [], into: &buffer)
-            let flags = try reply.writePayload(&buffer)
+            FrameWriter.writeMessageHeader(typeName: typeName, flags: [], into: &buffer)
+            let flags = try writePayload(&buffer)
             if !flags.isEmpty { buffer.setInteger(flags.rawValue, at: flagsIndex) }
         }
     }
