@@ -5,7 +5,7 @@
 //     chirp-bench --only oneway,roundtrip  # some of them
 //     chirp-bench --json bench-results/latest.json
 //
-// The same executable is spawned in a peer role (`--role sink|raw-sink|join|noop|log-ref`) for the measurements
+// The same executable is spawned in a peer role (`--role sink|raw-sink|nio-echo|join|noop|log-ref`) for the measurements
 // that need a second process; those roles are internal.
 import Foundation
 

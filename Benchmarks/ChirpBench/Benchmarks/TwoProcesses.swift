@@ -147,27 +147,31 @@ extension Harness {
     // MARK: - round trip
 
     /// Request and ping round trips against the raw TCP echo, interleaved: each run measures Chirp's requests, its
-    /// pings and the raw echo one after the other, so that the three see the machine in the same state. On this
-    /// project's VMs the echo alone moves between 12 and 80 µs from one minute to the next (whether its two ends share
-    /// a vCPU, and how deeply idle vCPUs sleep between the wake-ups a round trip needs), more than any change to Chirp
-    /// moves its figures; a reference measured minutes apart from what it is compared with says more about the
-    /// machine than about Chirp.
+    /// pings, the raw echo and a bare NIO ping-pong (``NIOSession``) one after the other, so that all see the machine
+    /// in the same state. On this project's VMs the echo alone moves between 12 and 80 µs from one minute to the next
+    /// (whether its two ends share a vCPU, and how deeply idle vCPUs sleep between the wake-ups a round trip needs),
+    /// more than any change to Chirp moves its figures; a reference measured minutes apart from what it is compared
+    /// with says more about the machine than about Chirp. The bare NIO ping-pong is the floor of any peer built on
+    /// SwiftNIO: Chirp's pings are read against it too.
     ///
     /// Then the same again with the processes pinned, once on one CPU and once on two (``Placement``): Chirp and the
     /// echo each measured where the scheduler was told to put them, not where it happened to.
     private func roundTrip(_ session: ChirpSession, _ raw: RawSession) throws -> [Figure] {
         let count = plan.roundTrips
         let payload = try smallPayload()
+        let nio = try NIOSession(executable: executable)
+        defer { nio.close() }
         try runBlocking { [transceiver = session.transceiver, peer = session.peers[0]] in
             for seq in 0..<200 { try await Self.request(transceiver, peer, seq) }  // warm-up
         }
         _ = try raw.pingPong(count: 200, payload: payload)
-        let unpinned = try roundTripRuns(session, raw, payload: payload)
+        _ = try nio.onLoop(count: 200, frame: RawSession.frame(payload))
+        let unpinned = try roundTripRuns(session, raw, nio, payload: payload)
         let anchor = PyZMQ.measure(.reqrep, count: count, runs: plan.runs)
         var figures = roundTripFigures(unpinned, anchor: anchor, placement: nil)
 
         let cpus = Affinity.current() ?? []
-        let children = [raw.child.pid] + session.children.map(\.pid)
+        let children = [raw.child.pid, nio.child.pid] + session.children.map(\.pid)
         if cpus.contains(0), cpus.contains(1) {
             defer {
                 // Back to where everything was allowed to run, for the benchmarks that follow.
@@ -177,7 +181,7 @@ extension Harness {
                 try Affinity.pin(getpid(), to: [placement.cpus.requester])
                 for pid in children { try Affinity.pin(pid, to: [placement.cpus.responder]) }
                 _ = try raw.pingPong(count: 200, payload: payload)  // settle where they now are
-                let runs = try roundTripRuns(session, raw, payload: payload)
+                let runs = try roundTripRuns(session, raw, nio, payload: payload)
                 figures += roundTripFigures(runs, anchor: nil, placement: placement)
             }
         } else {
@@ -200,11 +204,16 @@ extension Harness {
         var onLoopRequests: [[Double]] = []
         var onLoopPings: [[Double]] = []
         var raw: [[Double]] = []
+        /// The bare NIO ping-pong (``NIOSession``): from the handler, and from a task of the global executor.
+        var nioOnLoop: [[Double]] = []
+        var nioFromTask: [[Double]] = []
         var writes: UInt64 = 0
         var cpu: UInt64 = 0
     }
 
-    private func roundTripRuns(_ session: ChirpSession, _ raw: RawSession, payload: [UInt8]) throws -> RoundTripRuns {
+    private func roundTripRuns(_ session: ChirpSession, _ raw: RawSession, _ nio: NIOSession, payload: [UInt8]) throws
+        -> RoundTripRuns
+    {
         let transceiver = session.transceiver
         let peer = session.peers[0]
         let count = plan.roundTrips
@@ -246,6 +255,10 @@ extension Harness {
             runs.onLoopRequests.append(loopRequests.times)
             runs.onLoopPings.append(loopPings)
             runs.raw.append(try raw.pingPong(count: count, payload: payload))
+            let frame = RawSession.frame(payload)
+            runs.nioOnLoop.append(try nio.onLoop(count: count / 2, frame: frame))
+            runs.nioFromTask.append(
+                try runBlocking { [driver = nio.driver] in try await driver.fromTask(count: count / 2, frame: frame) })
         }
         return runs
     }
@@ -265,6 +278,13 @@ extension Harness {
         let rawReference = Figure.Reference(
             name: "raw-tcp-echo\(suffix)", value: Spread(rawMedians).median, spread: Spread(rawMedians))
         let anchorFigure = anchor.flatMap { try? $0.get() }
+        /// A bare NIO ping-pong of the same run, as a reference.
+        func nioReference(_ samples: [[Double]], _ name: String) -> Figure.Reference {
+            let medians = samples.map { Spread($0).median }
+            return Figure.Reference(name: name + suffix, value: Spread(medians).median, spread: Spread(medians))
+        }
+        let nioFromTask = nioReference(runs.nioFromTask, "nio-pingpong")
+        let nioOnLoop = nioReference(runs.nioOnLoop, "nio-pingpong-on-loop")
         let anchorNote = anchor.map { anchor in (try? anchor.get()).map { _ in "" } ?? "\(anchor.failureText); " } ?? ""
         return [
             Figure(
@@ -285,7 +305,8 @@ extension Harness {
                 name: "roundtrip.ping\(suffix)",
                 title: "Transceiver.ping round trip (protocol-level, no coder), two processes\(placed)",
                 unit: "µs", samples: runs.pings.map { Spread($0).median }, reference: rawReference,
-                goal: .ratioAtMost(1.5), note: "\(count / 2) pings/run, median per run"),
+                anchor: nioFromTask, goal: .ratioAtMost(1.5),
+                note: "\(count / 2) pings/run, median per run; vs: the bare NIO ping-pong awaited from a task"),
             Figure(
                 name: "roundtrip.request-on-loop\(suffix)",
                 title:
@@ -300,7 +321,24 @@ extension Harness {
                 title:
                     "Transceiver.ping round trip from a task on the connection's event loop (taskExecutor(for:))\(placed)",
                 unit: "µs", samples: runs.onLoopPings.map { Spread($0).median }, reference: rawReference,
-                goal: .ratioAtMost(1.5), note: "\(count / 2) pings/run, median per run")
+                anchor: nioOnLoop, goal: .ratioAtMost(1.5),
+                note: "\(count / 2) pings/run, median per run; vs: the bare NIO ping-pong on its loop"),
+            Figure(
+                name: "roundtrip.nio-pingpong\(suffix)",
+                title:
+                    "bare SwiftNIO ping-pong, no Chirp: one handler each side, each echo awaited by a task of the global executor\(placed)",
+                unit: "µs", samples: runs.nioFromTask.map { Spread($0).median }, reference: rawReference,
+                note:
+                    "\(count / 2) round trips/run, median per run; the floor of Chirp's default path (a reference, no goal)"
+            ),
+            Figure(
+                name: "roundtrip.nio-pingpong-on-loop\(suffix)",
+                title:
+                    "bare SwiftNIO ping-pong, no Chirp: one handler each side, the next frame written from the handler\(placed)",
+                unit: "µs", samples: runs.nioOnLoop.map { Spread($0).median }, reference: rawReference,
+                note:
+                    "\(count / 2) round trips/run, median per run; the floor of a round trip from the loop (a reference, no goal)"
+            )
         ]
     }
 

@@ -21,6 +21,7 @@ enum PeerRoles {
                 service: try option("--service"), port: Int(try option("--port")) ?? 0, name: try option("--name"),
                 secure: arguments.contains("--secure"))
         case "raw-sink": try rawSink()
+        case "nio-echo": try nioEcho()
         case "slow-sink":
             try slowSink(
                 service: try option("--service"), port: Int(try option("--port")) ?? 0, mode: try option("--mode"),

@@ -165,10 +165,14 @@ final class RawSession {
         return Double(nowNanos() - start) / 1e9
     }
 
+    /// `payload` behind its 4-byte big-endian length: what ``pingPong(count:payload:)`` echoes.
+    static func frame(_ payload: [UInt8]) -> [UInt8] {
+        withUnsafeBytes(of: UInt32(payload.count).bigEndian) { Array($0) } + payload
+    }
+
     /// Round-trip times, in microseconds, of `count` frames of `payload` echoed one at a time.
     func pingPong(count: Int, payload: [UInt8]) throws -> [Double] {
-        var frame = withUnsafeBytes(of: UInt32(payload.count).bigEndian) { Array($0) }
-        frame += payload
+        let frame = Self.frame(payload)
         var echo = [UInt8](repeating: 0, count: frame.count)
         var times: [Double] = []
         times.reserveCapacity(count)
