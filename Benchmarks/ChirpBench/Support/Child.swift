@@ -129,6 +129,21 @@ final class Child: @unchecked Sendable {
     }
 }
 
+extension Child {
+    /// Starts this executable in `role`, a peer that listens and reports its port (`port N` on standard output);
+    /// the child is stopped again when it does not (`what` names it in the error).
+    static func listeningPeer(_ executable: String, role: String, what: String) throws -> (child: Child, port: Int) {
+        let child = try Child(executable, ["--role", role])
+        guard let line = child.stdout?.next(timeout: 30, where: { $0.hasPrefix("port ") }),
+            let port = Int(line.text.dropFirst(5))
+        else {
+            child.stop()
+            throw BenchError("\(what) did not start")
+        }
+        return (child, port)
+    }
+}
+
 /// Reads a file descriptor line by line on a thread of its own, recording when each line arrived.
 final class LineReader: @unchecked Sendable {
     struct Line {

@@ -13,22 +13,17 @@ import NIOPosix
 /// default path).
 final class NIOSession {
     let child: Child
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let group: MultiThreadedEventLoopGroup
     private let channel: any Channel
     private let client: NIOLoopBound<PingPongHandler>
 
     init(executable: String) throws {
-        child = try Child(executable, ["--role", "nio-echo"])
-        guard let line = child.stdout?.next(timeout: 30, where: { $0.hasPrefix("port ") }),
-            let port = Int(line.text.dropFirst(5))
-        else {
-            child.stop()
-            try? group.syncShutdownGracefully()
-            throw BenchError("the NIO echo did not start")
-        }
+        let (child, port) = try Child.listeningPeer(executable, role: "nio-echo", what: "the NIO echo")
+        self.child = child
+        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         let loop = group.next()
-        let handler = try loop.submit { NIOLoopBound(PingPongHandler(), eventLoop: loop) }.wait()
         do {
+            let handler = try loop.submit { NIOLoopBound(PingPongHandler(), eventLoop: loop) }.wait()
             channel = try ClientBootstrap(group: loop)
                 .channelOption(.tcpOption(.tcp_nodelay), value: 1)
                 .channelInitializer { channel in
@@ -37,12 +32,12 @@ final class NIOSession {
                     }
                 }
                 .connect(host: "127.0.0.1", port: port).wait()
+            client = handler
         } catch {
             child.stop()
             try? group.syncShutdownGracefully()
             throw error
         }
-        client = handler
     }
 
     /// Round-trip times (µs) of `count` echoes of `frame`, each written by the handler that read the previous one.

@@ -104,13 +104,8 @@ final class RawSession {
     let fd: Int32
 
     init(executable: String) throws {
-        child = try Child(executable, ["--role", "raw-sink"])
-        guard let line = child.stdout?.next(timeout: 30, where: { $0.hasPrefix("port ") }),
-            let port = Int(line.text.dropFirst(5))
-        else {
-            child.stop()
-            throw BenchError("the raw sink did not start")
-        }
+        let (child, port) = try Child.listeningPeer(executable, role: "raw-sink", what: "the raw sink")
+        self.child = child
         fd = try RawSocket.connect(port: port)
     }
 

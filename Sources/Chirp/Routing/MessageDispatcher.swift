@@ -78,10 +78,8 @@ final class MessageDispatcher: Sendable {
         case .sync(let replyTypeName, let body):
             // The handler runs inside the writing of the frame, its reply encoded straight into it.
             let peer = connection.peer
-            Self.reply(to: request, on: connection) { buffer in
-                try PayloadCoding.writeResponse(
-                    id: request.requestID, status: .ok, typeName: replyTypeName, into: &buffer
-                ) { try body(request.message, peer, coder, &$0) }
+            Self.reply(to: request, on: connection, typeName: replyTypeName) {
+                try body(request.message, peer, coder, &$0)
             }
         case .async(let body):
             // Called from an event loop, so the async responder needs a task of its own: the pool runs it, or queues
@@ -99,12 +97,20 @@ final class MessageDispatcher: Sendable {
                         Self.reply(to: request, on: connection) { _ in throw error }
                         return
                     }
-                    Self.reply(to: request, on: connection) { buffer in
-                        try PayloadCoding.writeResponse(
-                            id: request.requestID, status: .ok, typeName: reply.typeName, into: &buffer,
-                            writePayload: reply.writePayload)
-                    }
+                    Self.reply(to: request, on: connection, typeName: reply.typeName, reply.writePayload)
                 })
+        }
+    }
+
+    /// Queues the ok response to `request` on `connection`, of type `typeName`, whose payload `writePayload` appends
+    /// (a failure response in its place when that throws).
+    private static func reply(
+        to request: RequestBody, on connection: PeerConnection, typeName: String,
+        _ writePayload: (inout ByteBuffer) throws -> PayloadFlags
+    ) {
+        reply(to: request, on: connection) { buffer in
+            try PayloadCoding.writeResponse(
+                id: request.requestID, status: .ok, typeName: typeName, into: &buffer, writePayload: writePayload)
         }
     }
 
