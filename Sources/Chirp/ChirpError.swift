@@ -36,7 +36,7 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
         public static let invalidServiceType = Code(.invalidServiceType)
         /// A configuration setting is out of range; ``ChirpError/reason`` says which and why.
         public static let invalidConfiguration = Code(.invalidConfiguration)
-        /// The transceiver is not running: call `resume()` or `start()` first.
+        /// The transceiver is not running: call ``Transceiver/start()`` first.
         public static let notRunning = Code(.notRunning)
         /// The listener could not be opened.
         public static let listenFailed = Code(.listenFailed)

@@ -91,7 +91,7 @@ public struct Configuration: Sendable {
     /// Messages written at once that make a burst (see ``burstLinger``).
     public static let burstFrameCount = 8
     /// How many received messages may wait for a slow consumer of ``Transceiver/messages(of:)`` or
-    /// ``Transceiver/allMessages()`` before Chirp stops reading from the peers that send them. Default: stop at 256
+    /// `messages(of: RawMessage.self)` before Chirp stops reading from the peers that send them. Default: stop at 256
     /// waiting messages, read again below 64.
     public var backpressure = Backpressure()
 
@@ -107,7 +107,7 @@ public struct Configuration: Sendable {
         /// At this many waiting messages, Chirp stops reading from the senders. Default: 256.
         public var highWatermark: Int
 
-        /// Watermarks in messages; `1 <= lowWatermark <= highWatermark` (checked by `resume()`).
+        /// Watermarks in messages; `1 <= lowWatermark <= highWatermark` (checked by ``Transceiver/start()``).
         public init(lowWatermark: Int = 64, highWatermark: Int = 256) {
             self.lowWatermark = lowWatermark
             self.highWatermark = highWatermark

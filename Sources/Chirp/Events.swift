@@ -1,5 +1,4 @@
-/// Something that happened to a ``Transceiver``, delivered in order through ``Transceiver/events`` and the
-/// callback properties.
+/// Something that happened to a ``Transceiver``, delivered in order through ``Transceiver/makeEvents()``.
 public enum TransceiverEvent: Sendable {
     /// The transceiver is listening on `port` and has asked the daemon to advertise it.
     case started(port: Int)

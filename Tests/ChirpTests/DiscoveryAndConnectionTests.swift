@@ -32,7 +32,7 @@ extension LiveTests {
         @Test func aTransceiverThatDoesNotAdvertiseFindsAndDialsPeersButIsNeverAnnounced() async throws {
             let type = uniqueServiceType()
             let app = Transceiver(configuration: testConfiguration("app", serviceType: type))
-            app.respond(to: String.self) { text, _ in text.uppercased() }
+            try app.respond(to: String.self) { text, _ in text.uppercased() }
             let appEvents = EventRecorder(app)
             var toolConfiguration = testConfiguration("tool", serviceType: type)
             toolConfiguration.advertises = false
@@ -133,7 +133,7 @@ extension LiveTests {
             await transceiver.shutdown()
             await transceiver.shutdown()
             #expect(!transceiver.isRunning)
-            #expect(throws: ChirpError.notRunning) { try transceiver.broadcast("x") }
+            #expect(throws: ChirpError.notRunning) { try transceiver.send("x", to: .all) }
         }
 
         @Test func aHundredResumeStopCyclesLeakNoFileDescriptors() async throws {

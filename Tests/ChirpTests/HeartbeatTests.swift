@@ -30,7 +30,7 @@ extension LiveTests {
             let aliceEvents = EventRecorder(alice)
             let bobEvents = EventRecorder(bob)
             let received = Collected<String>()
-            bob.receive(AddItem.self) { item in received.append(item.title) }
+            try bob.receive(AddItem.self) { item in received.append(item.title) }
             try await alice.start()
             try await bob.start()
             let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
@@ -40,7 +40,7 @@ extension LiveTests {
             // queues messages for bob meanwhile; they wait in her queue.
             let loop = busyGroup.next()
             let busy = keepRunningTasks(on: loop, until: .now() + .seconds(5))
-            for index in 0..<20 { try alice.send(AddItem(title: "item \(index)"), to: bobPeer) }
+            for index in 0..<20 { try await alice.send(AddItem(title: "item \(index)"), to: bobPeer) }
             try await busy.get()
 
             try await received.waitForCount(20)

@@ -345,9 +345,9 @@ import Testing
     /// right status stands in its place, and the next request on the connection is answered as usual.
     @Test func aSynchronousResponderFailureReplacesItsFrameAndTheConnectionGoesOn() throws {
         let responder = Transceiver(configuration: Configuration(serviceType: "test"))
-        responder.respond(to: Echo.self) { request, _ in Echo(text: request.text.uppercased()) }
-        responder.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
-        responder.respond(to: AskUnencodable.self) { _, _ in Unencodable() }
+        try responder.respond(to: Echo.self) { request, _ in Echo(text: request.text.uppercased()) }
+        try responder.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
+        try responder.respond(to: AskUnencodable.self) { _, _ in Unencodable() }
         let session = try Session(router: responder.router)
         /// A request frame's body: id, flags, type name, payload.
         func request(_ id: UInt8, _ type: Any.Type, _ payload: String) -> [UInt8] {

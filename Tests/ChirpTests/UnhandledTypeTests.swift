@@ -10,7 +10,7 @@ extension LiveTests {
     @Suite struct UnhandledTypeTests {
         /// Alice connected to bob, whose log goes to the returned capture; `configure` sets bob up before he starts.
         static func connectedPair(
-            configure: (Transceiver) -> Void = { _ in }
+            configure: (Transceiver) throws -> Void = { _ in }
         ) async throws -> (alice: Transceiver, bob: Transceiver, bobPeer: Peer, logs: LogCapture) {
             let type = uniqueServiceType()
             let logs = LogCapture()
@@ -18,7 +18,7 @@ extension LiveTests {
             bobConfiguration.logger = logs.logger("bob")
             let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
             let bob = Transceiver(configuration: bobConfiguration)
-            configure(bob)
+            try configure(bob)
             try await alice.start()
             try await bob.start()
             let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
@@ -29,15 +29,16 @@ extension LiveTests {
         @Test func aTypeWithTheSameShortNameFromAnotherModuleIsWarnedAboutOnceWithTheFix() async throws {
             let received = Collected<String>()
             let (alice, bob, bobPeer, logs) = try await Self.connectedPair { bob in
-                bob.receive(ChatLine.self) { line, _ in received.append(line.text) }  // travels as ChirpTests.ChatLine
+                // Travels as ChirpTests.ChatLine.
+                try bob.receive(ChatLine.self) { line, _ in received.append(line.text) }
             }
 
             // Alice's program declared its own ChatLine: it travels as "OtherApp.ChatLine". Sent twice: one warning.
             let foreign = RawMessage(typeName: "OtherApp.ChatLine", payload: Data(#"{"text":"lost"}"#.utf8))
-            try alice.send(foreign, to: bobPeer)
-            try alice.send(foreign, to: bobPeer)
+            try await alice.send(foreign, to: bobPeer)
+            try await alice.send(foreign, to: bobPeer)
             // The positive control for "handled messages are not warned about": a real ChatLine after them arrives.
-            try alice.send(ChatLine(text: "arrives"), to: bobPeer)
+            try await alice.send(ChatLine(text: "arrives"), to: bobPeer)
             try await received.waitForCount(1)
             try await logs.waitForLine(containing: "no handler for messages of type 'OtherApp.ChatLine' from alice")
 
@@ -57,7 +58,7 @@ extension LiveTests {
 
             // What `chirp send TYPE $'x\n... critical receiver: FORGED LINE' '{}'` sends.
             let forged = "x\n2026-11-24T10:00:00+0000 critical receiver: FORGED LINE \u{1B}]0;TITLE\u{07}"
-            try alice.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: bobPeer)
+            try await alice.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: bobPeer)
             // The positive control: the warning about it is logged, with the forged text in it, escaped.
             try await logs.waitForLine(
                 containing: #"x\n2026-11-24T10:00:00+0000 critical receiver: FORGED LINE \u{1B}]0;TITLE\u{7}"#)

@@ -29,7 +29,7 @@ final class MessageDispatcher: Sendable {
     }
 
     /// A message frame arrived: runs the handlers for its type (typed ones in registration order, then the
-    /// `receiveAll` ones). A handler that fails is reported; the others still run.
+    /// `receive(RawMessage.self)` ones). A handler that fails is reported; the others still run.
     func route(_ message: MessageBody, from connection: PeerConnection) {
         let handlers = router.handlers(for: MessageTypeName.routed(message.typeName))
         if handlers.isEmpty {
@@ -91,7 +91,7 @@ final class MessageDispatcher: Sendable {
                     do {
                         reply = try await body(request.message, peer, coder)
                     } catch  where Task.isCancelled {
-                        // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
+                        // Cancelled by shutdown(): nothing is sent, the connection is closing and the requester hears that.
                         return
                     } catch {
                         Self.reply(to: request, on: connection) { _ in throw error }
@@ -149,7 +149,7 @@ final class MessageDispatcher: Sendable {
             into: &buffer)
     }
 
-    /// Cancels the running async responders and drops the queued ones (at `stop()`).
+    /// Cancels the running async responders and drops the queued ones (at shutdown).
     func cancelResponders() {
         responders.cancelAll()
     }

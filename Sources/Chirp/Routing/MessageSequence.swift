@@ -5,7 +5,7 @@ import NIOCore
 ///
 /// When the consumer falls behind and ``Configuration/Backpressure/highWatermark`` messages wait, Chirp stops reading
 /// from the peers that send them: their data stays in the sockets, TCP's flow control slows the senders down, and
-/// their ``Transceiver/sendWhenReady(_:to:)`` waits, and their `send` throws ``ChirpError/Code/outboundLimitExceeded``
+/// their waiting `try await send` waits, and their throwing `send` throws ``ChirpError/Code/outboundLimitExceeded``
 /// once their outbound limit is reached. Nothing is dropped and nothing is reordered; reading resumes when fewer than
 /// ``Configuration/Backpressure/lowWatermark`` wait.
 ///

@@ -45,7 +45,7 @@ final class Router: Sendable {
     private struct Tables {
         var handlers: [String: [Handler]] = [:]
         var responders: [String: Responder] = [:]
-        /// Handlers that see every message, whatever its type (``Transceiver/receiveAll(_:)``).
+        /// Handlers that see every message, whatever its type (`receive(RawMessage.self)`).
         var wildcard: [Handler] = []
         var nextToken: UInt64 = 1
     }

@@ -4,7 +4,7 @@ import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// One run of a transceiver, from `resume()` to `stop()`: the wiring of the listener, discovery, the dialer and the
+/// One run of a transceiver, from `start()` to `shutdown()`: the wiring of the listener, discovery, the dialer and the
 /// ``PeerTable``.
 ///
 /// It holds no rules of its own. Discovery and the connections report to it; it turns each report into an event
