@@ -79,7 +79,7 @@ struct Probe: AsyncParsableCommand {
         if let outboundLimit { configuration.outboundLimit = outboundLimit }
 
         let transceiver = Transceiver(configuration: configuration)
-        transceiver.receive(ProbeMessage.self) { message, sender in
+        try transceiver.receive(ProbeMessage.self) { message, sender in
             emit(["event": "message", "from": sender.name, "seq": message.seq, "bytes": message.padding.utf8.count])
         }
         let events = transceiver.makeEvents()
@@ -225,7 +225,7 @@ actor Driver {
         let padding = String(repeating: "x", count: max(0, bytes))
         let first = nextSeq
         for _ in 0..<max(0, count) {
-            sendOne(padding, &outcome) { try transceiver.broadcast($0) }
+            sendOne(padding, &outcome) { try transceiver.send($0, to: .all) }
         }
         let fields: [String: Any] = ["event": "broadcasted", "firstSeq": first, "lastSeq": nextSeq - 1]
         emit(fields.merging(outcome.fields) { $1 })
