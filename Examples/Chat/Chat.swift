@@ -90,11 +90,9 @@ struct Chat: AsyncParsableCommand {
         configuration.security = try secret.security()
 
         let transceiver = Transceiver(configuration: configuration)
-        transceiver.receive(ChatLine.self) { line, sender in
+        try transceiver.receive(ChatLine.self) { line, sender in
             say("[\(sender.name)] \(line.text)")
         }
-        transceiver.peerConnected = { peer in say("* connected to \(peer.name)") }
-        transceiver.peerDisconnected = { peer in say("* \(peer.name) left") }
         let events = transceiver.makeEvents()
         try await transceiver.start()
 
@@ -113,8 +111,12 @@ struct Chat: AsyncParsableCommand {
     static func reportRefusals(_ events: AsyncStream<TransceiverEvent>) async {
         var reported: Set<String> = []
         for await event in events {
-            if case .connectionRefused(let peer, let reason) = event, reported.insert("\(peer) \(reason)").inserted {
+            switch event {
+            case .peerConnected(let peer): say("* connected to \(peer.name)")
+            case .peerDisconnected(let peer): say("* \(peer.name) left")
+            case .connectionRefused(let peer, let reason) where reported.insert("\(peer) \(reason)").inserted:
                 StandardStreams.warning("cannot connect to \(peer): \(reason)")
+            default: break
             }
         }
     }

@@ -71,8 +71,8 @@ public final class CommandReceiver: Sendable {
     ///     `CommandResponse.failure(_:)` with the error's message.
     public func handle<C: ChirpCommand>(
         _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) throws -> CommandResponse
-    ) {
-        transceiver.respond(to: C.self) { (command: C, sender: Peer) throws -> Data in
+    ) throws {
+        try transceiver.respond(to: C.self) { (command: C, sender: Peer) throws -> Data in
             self.reply(Result { try handler(command, sender) }, to: C.chirpTypeName, from: sender)
         }
     }
@@ -84,8 +84,8 @@ public final class CommandReceiver: Sendable {
     /// ```
     public func handle<C: ChirpCommand>(
         _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) async throws -> CommandResponse
-    ) {
-        transceiver.respond(to: C.self) { (command: C, sender: Peer) async throws -> Data in
+    ) throws {
+        try transceiver.respond(to: C.self) { (command: C, sender: Peer) async throws -> Data in
             let result: Result<CommandResponse, any Error>
             do { result = .success(try await handler(command, sender)) } catch { result = .failure(error) }
             return self.reply(result, to: C.chirpTypeName, from: sender)

@@ -104,7 +104,8 @@ private struct ListenRun: Sendable {
         // chirp stops reading the senders instead of buffering what they send (Configuration.backpressure).
         let sequence = NIOLockedValueBox<MessageSequence<RawMessage>?>(nil)
         let configure: (Transceiver) -> Void = { transceiver in
-            sequence.withLockedValue { $0 = transceiver.allMessages() }
+            // Every message, whatever its type: `messages(of:)` never throws for RawMessage.
+            sequence.withLockedValue { $0 = try? transceiver.messages(of: RawMessage.self) }
         }
         return try await PeerSession.run(
             serviceType: serviceType, common: common, join: join, logger: logger, configure: configure

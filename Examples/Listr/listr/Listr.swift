@@ -85,7 +85,7 @@ struct Listr: AsyncParsableCommand {
         if let source = secret.source() { logger.info("requiring a shared secret (from \(source))") }
         let transceiver = Transceiver(configuration: configuration)
         let receiver = CommandReceiver(transceiver: transceiver, logger: logger)
-        ListrService.register(on: receiver, store: todo, logger: logger, debugCommands: enableDebugCommands)
+        try ListrService.register(on: receiver, store: todo, logger: logger, debugCommands: enableDebugCommands)
 
         let events = transceiver.makeEvents()
         let signals = TerminationSignals.stream()

@@ -8,7 +8,7 @@ import Testing
 /// the daemon has advertised it (so other processes find it at once).
 func startPeer(
     _ serviceType: String, name: String, metadata: [String: String] = [:], secret: String? = nil,
-    configure: (Transceiver) -> Void = { _ in }
+    configure: (Transceiver) throws -> Void = { _ in }
 ) async throws -> Transceiver {
     var configuration = Configuration(serviceType: serviceType)
     configuration.peerName = name
@@ -16,7 +16,7 @@ func startPeer(
     configuration.interface = .loopback
     if let secret { configuration.security = .sharedSecret(try SharedSecret(secret)) }
     let transceiver = Transceiver(configuration: configuration)
-    configure(transceiver)
+    try configure(transceiver)
     let events = transceiver.makeEvents()
     try await transceiver.start()
     let advertised = await first(of: events, timeout: .seconds(20)) { event in
@@ -32,7 +32,7 @@ func startPeer(
 /// down, waiting for it, whether `body` returned or threw: no peer outlives its test.
 func withPeer<T>(
     _ serviceType: String, name: String, metadata: [String: String] = [:], secret: String? = nil,
-    configure: (Transceiver) -> Void = { _ in }, _ body: (Transceiver) async throws -> T
+    configure: (Transceiver) throws -> Void = { _ in }, _ body: (Transceiver) async throws -> T
 ) async throws -> T {
     let peer = try await startPeer(serviceType, name: name, metadata: metadata, secret: secret, configure: configure)
     return try await withTeardown {
