@@ -24,7 +24,8 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
         private enum Wrapped: String, Hashable, Sendable {
             case invalidServiceType, invalidConfiguration, notRunning, listenFailed, peerNotConnected,
                 peerDisconnected, requestTimedOut, noResponder, remoteFailure, decodingFailed, encodingFailed,
-                handlerFailed, messageTooLarge, outboundLimitExceeded, protocolViolation, connectionFailed
+                handlerFailed, messageTooLarge, outboundLimitExceeded, protocolViolation, connectionFailed,
+                invalidTypeName
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -65,6 +66,10 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
         public static let protocolViolation = Code(.protocolViolation)
         /// ``Transceiver/connect(host:port:)`` could not open a TCP connection; ``ChirpError/reason`` says why.
         public static let connectionFailed = Code(.connectionFailed)
+        /// A message type's wire name cannot travel (empty, or over 1,024 bytes of UTF-8): refused where a handler
+        /// or a responder is registered, and where a message or a request is sent. ``ChirpError/messageType`` is the
+        /// name.
+        public static let invalidTypeName = Code(.invalidTypeName)
     }
 
     /// What went wrong.
@@ -229,6 +234,19 @@ extension ChirpError {
     public static func protocolViolation(peer: String, reason: String) -> ChirpError {
         ChirpError(
             code: .protocolViolation, message: "protocol violation by \(shown(peer)): \(shown(reason))", reason: reason)
+    }
+
+    /// The wire name `name` (of the Swift type `swiftType`, when it is one) cannot travel, because of `problem`
+    /// ("it is empty", "it is 1025 bytes long").
+    public static func invalidTypeName(_ name: String, swiftType: String?, problem: String) -> ChirpError {
+        let shownName = name.utf8.count > 64 ? "\(shown(String(name.prefix(48))))..." : shown(name)
+        let subject = swiftType.map { "the wire name of \($0), '\(shownName)'," } ?? "the type name '\(shownName)'"
+        let fix = swiftType == nil ? "" : ": give the type a chirpTypeName (ChirpMessage) that is"
+        return ChirpError(
+            code: .invalidTypeName,
+            message:
+                "\(subject) cannot travel: \(problem); a type name must be 1-\(WireFormat.maxTypeNameLength) bytes of UTF-8\(fix)",
+            messageType: name, reason: problem)
     }
 
     /// A TCP connection to `address` (`host:port`) could not be opened; `reason` says why in words: "connection

@@ -46,7 +46,7 @@ extension Transceiver {
     /// With `RawMessage.self`, `handler` gets every message, whatever its type, as it came (after the typed handlers
     /// of its type): what `chirp listen` prints.
     ///
-    /// - Throws: when `T` cannot be received under its wire name.
+    /// - Throws: ``ChirpError/Code/invalidTypeName`` when `T`'s wire name cannot travel (empty, or over 1,024 bytes).
     @discardableResult
     public func receive<T: Decodable & Sendable>(
         _ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void
@@ -63,7 +63,7 @@ extension Transceiver {
             }
             return HandlerToken(router: router, token: token)
         }
-        let typeName = MessageTypeName.of(type)
+        let typeName = try MessageTypeName.of(type)
         let token = router.addHandler(for: typeName) { message, delivery, coder in
             let peer = delivery.peer
             let value: T
@@ -108,7 +108,7 @@ extension Transceiver {
                 }
             }
         }
-        let typeName = MessageTypeName.of(type)
+        let typeName = try MessageTypeName.of(type)
         return makeMessageSequence { flow, source in
             self.router.addHandler(for: typeName) { message, delivery, coder in
                 let value: T

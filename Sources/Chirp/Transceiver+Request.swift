@@ -15,12 +15,13 @@ extension Transceiver {
     /// reply encoded straight into the response frame, so keep it short or use the `async` overload. A thrown error
     /// reaches the requester as ``ChirpError/Code/remoteFailure`` with the error's description.
     ///
-    /// - Throws: when `Request` cannot be received, or `Response` sent, under its wire name.
+    /// - Throws: ``ChirpError/Code/invalidTypeName`` when the wire name of `Request` or of `Response` cannot travel
+    ///   (empty, or over 1,024 bytes).
     public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) throws -> Response
     ) throws {
-        let typeName = MessageTypeName.of(type)
-        let responseName = MessageTypeName.of(Response.self)
+        let typeName = try MessageTypeName.of(type)
+        let responseName = try MessageTypeName.of(Response.self)
         router.setResponder(
             for: typeName,
             .sync(replyTypeName: responseName) { message, peer, coder, frame in
@@ -47,8 +48,8 @@ extension Transceiver {
         to type: Request.Type,
         with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) async throws -> Response
     ) throws {
-        let typeName = MessageTypeName.of(type)
-        let responseName = MessageTypeName.of(Response.self)
+        let typeName = try MessageTypeName.of(type)
+        let responseName = try MessageTypeName.of(Response.self)
         router.setResponder(
             for: typeName,
             .async { message, peer, coder in
@@ -101,7 +102,7 @@ extension Transceiver {
         if Request.self == RawMessage.self || Response.self == RawMessage.self {
             return try await rawRequest(request, to: peer, as: responseType, timeout: timeout)
         }
-        let typeName = MessageTypeName.of(Request.self)
+        let typeName = try MessageTypeName.of(Request.self)
         let (response, connection) = try await retryingIfNotSent(peer) { connection in
             let id = connection.makeRequestID()
             // Built in memory this thread reuses (``CodingScratch``): the event loop copies a small frame into its
@@ -131,7 +132,7 @@ extension Transceiver {
         _ request: Request, to peer: Peer, as responseType: Response.Type, timeout: Duration?
     ) async throws -> Response {
         let raw = request as? RawMessage
-        let typeName = raw?.typeName ?? MessageTypeName.of(Request.self)
+        let typeName = try raw?.typeName ?? MessageTypeName.of(Request.self)
         let coder = configuration.coder
         let limit = configuration.maximumMessageSize
         let (response, connection) = try await retryingIfNotSent(peer) { connection in

@@ -21,8 +21,9 @@ extension Transceiver {
     /// one the compiler picks.
     ///
     /// - Throws: ``ChirpError/Code/notRunning``, ``ChirpError/Code/peerNotConnected``,
-    ///   ``ChirpError/Code/outboundLimitExceeded``, ``ChirpError/Code/encodingFailed`` or
-    ///   ``ChirpError/Code/messageTooLarge``. With several peers, the first error: the peers before it were sent to.
+    ///   ``ChirpError/Code/outboundLimitExceeded``, ``ChirpError/Code/invalidTypeName`` (`T`'s wire name cannot
+    ///   travel: nothing is sent), ``ChirpError/Code/encodingFailed`` or ``ChirpError/Code/messageTooLarge``. With
+    ///   several peers, the first error: the peers before it were sent to.
     public func send<T: Encodable, R: Recipients>(_ value: T, to recipients: R) throws {
         switch recipients._recipientSet.target {
         case .peer(let peer): try sendNow(value, to: peer)
@@ -147,7 +148,7 @@ extension Transceiver {
     @inline(never)
     private func largeDataFrame<T: Encodable>(_ value: T, on connection: PeerConnection) throws -> ByteBuffer? {
         guard let data = value as? Data, data.count > OutboundQueue.coalescedFrameLimit else { return nil }
-        let typeName = MessageTypeName.of(Data.self)
+        let typeName = MessageTypeName.data
         let capacity = data.count + typeName.utf8.count + 32  // the header: length, kind, type name, flags
         var frame =
             connection.takeSpareLargeBuffer(minimumCapacity: capacity)
@@ -235,7 +236,7 @@ extension Transceiver {
         var frame = scratch.takeFrameBuffer() ?? allocator.buffer(capacity: 128)
         let coder = configuration.coder
         try PayloadCoding.writeFrame(
-            typeName: MessageTypeName.of(T.self), limit: configuration.maximumMessageSize, into: &frame
+            typeName: try MessageTypeName.of(T.self), limit: configuration.maximumMessageSize, into: &frame
         ) {
             try PayloadCoding.encode(value, coder: coder, into: &$0)
         }
@@ -255,7 +256,7 @@ extension Transceiver {
     func messageFrame<T: Encodable>(_ value: T, allocator: ByteBufferAllocator) throws -> ByteBuffer {
         if T.self == RawMessage.self { return try rawFrame(value, allocator: allocator) }
         return try PayloadCoding.frame(
-            value, typeName: MessageTypeName.of(T.self), coder: configuration.coder, allocator: allocator,
+            value, typeName: try MessageTypeName.of(T.self), coder: configuration.coder, allocator: allocator,
             limit: configuration.maximumMessageSize)
     }
 

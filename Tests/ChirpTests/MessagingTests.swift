@@ -20,11 +20,19 @@ struct Named: Codable, Sendable, ChirpMessage {
 struct Pair {
     let alice: Transceiver
     let bob: Transceiver
-    let type = uniqueServiceType()
+    let type: String
 
     init() {
+        type = uniqueServiceType()
         alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
         bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
+    }
+
+    /// Two transceivers of one service type, configured by the caller.
+    init(alice: Transceiver, bob: Transceiver) {
+        type = alice.configuration.serviceType
+        self.alice = alice
+        self.bob = bob
     }
 
     /// Starts both; returns bob as alice sees him and alice as bob sees her.

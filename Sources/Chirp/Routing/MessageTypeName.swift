@@ -35,11 +35,23 @@ enum MessageTypeName {
 
     private static let legacyDataNameLengths = Set(legacyDataNames.map(\.utf8.count))
 
-    /// The name `type` travels under: resolved once per type on each thread and kept in that thread's
-    /// ``CodingScratch``, so that sending takes no process-wide lock.
-    static func of<T>(_ type: T.Type) -> String {
+    /// The name `type` travels under: resolved and checked once per type on each thread and kept in that thread's
+    /// ``CodingScratch``, so that sending takes no process-wide lock and checks nothing per message.
+    /// - Throws: ``ChirpError/Code/invalidTypeName`` when the wire cannot carry the name.
+    static func of<T>(_ type: T.Type) throws -> String {
         if type == Data.self { return data }
-        return CodingScratch.forThisThread.typeName(of: type) { resolve(type) }
+        return try CodingScratch.forThisThread.typeName(of: type) { try checked(resolve(type), of: type) }
+    }
+
+    /// `name` when a frame can carry it: 1-``WireFormat/maxTypeNameLength`` bytes (a frame gives the name two length
+    /// bytes, and a receiver refuses a longer one as a protocol violation). Swift strings are valid UTF-8 already.
+    /// - Throws: ``ChirpError/Code/invalidTypeName``, naming `type` when there is one (`nil` for a ``RawMessage``).
+    static func checked(_ name: String, of type: Any.Type?) throws -> String {
+        let length = name.utf8.count
+        guard length == 0 || length > WireFormat.maxTypeNameLength else { return name }
+        let swiftType = type.map { String(reflecting: $0) }
+        let problem = length == 0 ? "it is empty" : "it is \(length) bytes long"
+        throw ChirpError.invalidTypeName(name, swiftType: swiftType, problem: problem)
     }
 
     /// The name `type` travels under, worked out (a dynamic cast, and for most types `String(reflecting:)`).

@@ -191,11 +191,8 @@ enum PayloadCoding {
     static func frame(_ raw: RawMessage, requestID: UInt64? = nil, allocator: ByteBufferAllocator, limit: Int) throws
         -> ByteBuffer
     {
-        guard !raw.typeName.isEmpty, raw.typeName.utf8.count <= WireFormat.maxTypeNameLength else {
-            throw ChirpError.encodingFailed(
-                type: raw.typeName, reason: "a type name must be 1-\(WireFormat.maxTypeNameLength) bytes")
-        }
-        return try frame(requestID: requestID, typeName: raw.typeName, allocator: allocator, limit: limit) { buffer in
+        let typeName = try MessageTypeName.checked(raw.typeName, of: nil)
+        return try frame(requestID: requestID, typeName: typeName, allocator: allocator, limit: limit) { buffer in
             buffer.writeBytes(raw.payload)
             return raw.isBinary ? .binary : []
         }

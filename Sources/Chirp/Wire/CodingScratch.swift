@@ -75,11 +75,12 @@ final class CodingScratch {
         routeAnchor = nil
     }
 
-    /// The wire name of `type` as this thread last resolved it, or `resolve()`'s answer, kept.
-    func typeName(of type: Any.Type, resolve: () -> String) -> String {
+    /// The wire name of `type` as this thread last resolved it, or `resolve()`'s answer, kept (nothing is kept when
+    /// it throws).
+    func typeName(of type: Any.Type, resolve: () throws -> String) rethrows -> String {
         let key = ObjectIdentifier(type)
         if let name = typeNames[key] { return name }
-        let name = resolve()
+        let name = try resolve()
         typeNames[key] = name
         return name
     }
