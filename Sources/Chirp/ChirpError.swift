@@ -25,7 +25,7 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
             case invalidServiceType, invalidConfiguration, notRunning, listenFailed, peerNotConnected,
                 peerDisconnected, requestTimedOut, noResponder, remoteFailure, decodingFailed, encodingFailed,
                 handlerFailed, messageTooLarge, outboundLimitExceeded, protocolViolation, connectionFailed,
-                invalidTypeName
+                invalidTypeName, typeNameConflict
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -70,6 +70,9 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
         /// or a responder is registered, and where a message or a request is sent. ``ChirpError/messageType`` is the
         /// name.
         public static let invalidTypeName = Code(.invalidTypeName)
+        /// Two Swift types were registered under one wire name (two modules' types with the same
+        /// ``ChirpMessage/chirpTypeName``): the second registration is refused, naming both.
+        public static let typeNameConflict = Code(.typeNameConflict)
     }
 
     /// What went wrong.
@@ -247,6 +250,16 @@ extension ChirpError {
             message:
                 "\(subject) cannot travel: \(problem); a type name must be 1-\(WireFormat.maxTypeNameLength) bytes of UTF-8\(fix)",
             messageType: name, reason: problem)
+    }
+
+    /// `refused` (a Swift type) cannot be registered under the wire name `name`: `registered` is.
+    public static func typeNameConflict(_ name: String, registered: String, refused: String) -> ChirpError {
+        ChirpError(
+            code: .typeNameConflict,
+            message:
+                "cannot register \(refused) under the wire name '\(shown(name))': \(registered) is registered under it; "
+                + "the messages of one name decode as one type. Give one of them another chirpTypeName (ChirpMessage)",
+            messageType: name, reason: "\(registered) is registered under it")
     }
 
     /// A TCP connection to `address` (`host:port`) could not be opened; `reason` says why in words: "connection

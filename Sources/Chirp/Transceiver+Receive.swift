@@ -46,7 +46,9 @@ extension Transceiver {
     /// With `RawMessage.self`, `handler` gets every message, whatever its type, as it came (after the typed handlers
     /// of its type): what `chirp listen` prints.
     ///
-    /// - Throws: ``ChirpError/Code/invalidTypeName`` when `T`'s wire name cannot travel (empty, or over 1,024 bytes).
+    /// - Throws: ``ChirpError/Code/invalidTypeName`` when `T`'s wire name cannot travel (empty, or over 1,024 bytes);
+    ///   ``ChirpError/Code/typeNameConflict`` when another Swift type has a handler or a responder under that name
+    ///   (the messages of one name decode as one type).
     @discardableResult
     public func receive<T: Decodable & Sendable>(
         _ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void
@@ -64,7 +66,7 @@ extension Transceiver {
             return HandlerToken(router: router, token: token)
         }
         let typeName = try MessageTypeName.of(type)
-        let token = router.addHandler(for: typeName) { message, delivery, coder in
+        let token = try router.addHandler(for: typeName, type: T.self) { message, delivery, coder in
             let peer = delivery.peer
             let value: T
             do {
@@ -109,8 +111,8 @@ extension Transceiver {
             }
         }
         let typeName = try MessageTypeName.of(type)
-        return makeMessageSequence { flow, source in
-            self.router.addHandler(for: typeName) { message, delivery, coder in
+        return try makeMessageSequence { flow, source in
+            try self.router.addHandler(for: typeName, type: T.self) { message, delivery, coder in
                 let value: T
                 do {
                     value = try PayloadCoding.decode(T.self, from: message, coder: coder)

@@ -16,14 +16,15 @@ extension Transceiver {
     /// reaches the requester as ``ChirpError/Code/remoteFailure`` with the error's description.
     ///
     /// - Throws: ``ChirpError/Code/invalidTypeName`` when the wire name of `Request` or of `Response` cannot travel
-    ///   (empty, or over 1,024 bytes).
+    ///   (empty, or over 1,024 bytes); ``ChirpError/Code/typeNameConflict`` when another Swift type has a handler or
+    ///   a responder under `Request`'s name.
     public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) throws -> Response
     ) throws {
         let typeName = try MessageTypeName.of(type)
         let responseName = try MessageTypeName.of(Response.self)
-        router.setResponder(
-            for: typeName,
+        try router.setResponder(
+            for: typeName, type: Request.self,
             .sync(replyTypeName: responseName) { message, peer, coder, frame in
                 let request = try Self.decodeRequest(
                     Request.self, typeName: typeName, message: message, peer: peer, coder: coder)
@@ -50,8 +51,8 @@ extension Transceiver {
     ) throws {
         let typeName = try MessageTypeName.of(type)
         let responseName = try MessageTypeName.of(Response.self)
-        router.setResponder(
-            for: typeName,
+        try router.setResponder(
+            for: typeName, type: Request.self,
             .async { message, peer, coder in
                 let request = try Self.decodeRequest(
                     Request.self, typeName: typeName, message: message, peer: peer, coder: coder)

@@ -274,7 +274,7 @@ import Testing
     @Test func slowHandlersRunAtMost50msPerTurnAndTheRestWaitsWithReadingStopped() throws {
         let router = Router()
         let handled = NIOLockedValueBox(0)
-        router.addHandler(for: "slow") { _, _, _ in
+        try router.addHandler(for: "slow", type: String.self) { _, _, _ in
             handled.withLockedValue { $0 += 1 }
             usleep(5_000)  // 5 ms a message: 100 messages are half a second of work
         }
@@ -296,7 +296,7 @@ import Testing
     @Test func fastHandlersRunInTheTurnTheirFramesArrivedIn() throws {
         let router = Router()
         let handled = NIOLockedValueBox(0)
-        router.addHandler(for: "fast") { _, _, _ in handled.withLockedValue { $0 += 1 } }
+        try router.addHandler(for: "fast", type: String.self) { _, _, _ in handled.withLockedValue { $0 += 1 } }
         let session = try Session(router: router)
         for _ in 0..<100 {
             try session.channel.writeInbound(Frame(.message, body: ByteBuffer(bytes: [0, 0, 4] + Array("fast".utf8))))
@@ -308,7 +308,7 @@ import Testing
     @Test func aMalformedFrameIsReportedWithItsPeerAndTheConnectionGoesOn() async throws {
         let router = Router()
         let handled = NIOLockedValueBox(0)
-        router.addHandler(for: "fine") { _, _, _ in handled.withLockedValue { $0 += 1 } }
+        try router.addHandler(for: "fine", type: String.self) { _, _, _ in handled.withLockedValue { $0 += 1 } }
         let session = try Session(router: router)
         let events = session.hub.makeStream()
         // A type name longer than the frame, then a good message: the first is reported and skipped.

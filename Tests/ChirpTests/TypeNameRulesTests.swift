@@ -23,26 +23,26 @@ struct LongestNamed: Codable, Sendable, ChirpMessage {
     var value = 1
 }
 
+/// Checks that `body` throws a ``ChirpError`` of `code` whose message contains every one of `parts`.
+func expectChirpError(
+    _ code: ChirpError.Code, mentioning parts: [String], sourceLocation: SourceLocation = #_sourceLocation,
+    _ body: () throws -> Void
+) {
+    do {
+        try body()
+        Issue.record("no error thrown; expected \(code)", sourceLocation: sourceLocation)
+    } catch let error as ChirpError {
+        #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
+        for part in parts {
+            #expect(error.message.contains(part), "\(error.message)", sourceLocation: sourceLocation)
+        }
+    } catch {
+        Issue.record("\(error) is not a ChirpError", sourceLocation: sourceLocation)
+    }
+}
+
 @Suite(.timeLimit(.minutes(1))) struct TypeNameRulesTests {
     let transceiver = Transceiver(configuration: Configuration(serviceType: "test"))
-
-    /// Checks that `body` throws a ``ChirpError`` of `code` whose message contains every one of `parts`.
-    func expectError(
-        _ code: ChirpError.Code, mentioning parts: [String], sourceLocation: SourceLocation = #_sourceLocation,
-        _ body: () throws -> Void
-    ) {
-        do {
-            try body()
-            Issue.record("no error thrown; expected \(code)", sourceLocation: sourceLocation)
-        } catch let error as ChirpError {
-            #expect(error.code == code, "\(error)", sourceLocation: sourceLocation)
-            for part in parts {
-                #expect(error.message.contains(part), "\(error.message)", sourceLocation: sourceLocation)
-            }
-        } catch {
-            Issue.record("\(error) is not a ChirpError", sourceLocation: sourceLocation)
-        }
-    }
 
     @Test func aNameTheWireCannotCarryIsRefusedWhereAHandlerOrAResponderIsRegistered() throws {
         let types: [(any (Codable & Sendable).Type, String)] = [
@@ -58,10 +58,10 @@ struct LongestNamed: Codable, Sendable, ChirpMessage {
                 // The request's name is fine: the reply's is not, and would be written into every response frame.
                 try transceiver.respond(to: Echo.self) { (_, _) throws -> T in throw CancellationError() }
             }
-            expectError(.invalidTypeName, mentioning: [shown]) { try receive(type) }
-            expectError(.invalidTypeName, mentioning: [shown]) { try messages(type) }
-            expectError(.invalidTypeName, mentioning: [shown]) { try respond(type) }
-            expectError(.invalidTypeName, mentioning: [shown]) { try reply(type) }
+            expectChirpError(.invalidTypeName, mentioning: [shown]) { try receive(type) }
+            expectChirpError(.invalidTypeName, mentioning: [shown]) { try messages(type) }
+            expectChirpError(.invalidTypeName, mentioning: [shown]) { try respond(type) }
+            expectChirpError(.invalidTypeName, mentioning: [shown]) { try reply(type) }
         }
         // The control: the longest name that travels is taken.
         try transceiver.receive(LongestNamed.self) { _, _ in }
@@ -69,7 +69,7 @@ struct LongestNamed: Codable, Sendable, ChirpMessage {
     }
 
     @Test func theErrorSaysWhatTheRuleIsAndShowsALongNameShortened() {
-        expectError(.invalidTypeName, mentioning: ["empty", "1-1024 bytes", "chirpTypeName"]) {
+        expectChirpError(.invalidTypeName, mentioning: ["empty", "1-1024 bytes", "chirpTypeName"]) {
             try transceiver.receive(EmptyNamed.self) { _, _ in }
         }
         do {
@@ -89,8 +89,10 @@ struct LongestNamed: Codable, Sendable, ChirpMessage {
             try PayloadCoding.frame(
                 RawMessage(typeName: name, payload: Data("{}".utf8)), allocator: .init(), limit: 1 << 20)
         }
-        expectError(.invalidTypeName, mentioning: ["empty"]) { _ = try frame("") }
-        expectError(.invalidTypeName, mentioning: ["1025 bytes"]) { _ = try frame(String(repeating: "r", count: 1025)) }
+        expectChirpError(.invalidTypeName, mentioning: ["empty"]) { _ = try frame("") }
+        expectChirpError(.invalidTypeName, mentioning: ["1025 bytes"]) {
+            _ = try frame(String(repeating: "r", count: 1025))
+        }
         #expect(throws: Never.self) { _ = try frame(String(repeating: "r", count: 1024)) }
     }
 }

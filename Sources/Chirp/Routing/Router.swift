@@ -42,9 +42,19 @@ final class Router: Sendable {
         case async(@Sendable (MessageBody, Peer, any MessageCoder) async throws -> Reply)
     }
 
+    /// The Swift type registered under a wire name, and how many registrations hold it.
+    private struct Owner {
+        var type: ObjectIdentifier
+        var typeDescription: String
+        var handlers = 0
+        var hasResponder = false
+    }
+
     private struct Tables {
         var handlers: [String: [Handler]] = [:]
         var responders: [String: Responder] = [:]
+        /// The one Swift type each wire name with a handler or a responder belongs to.
+        var owners: [String: Owner] = [:]
         /// Handlers that see every message, whatever its type (`receive(RawMessage.self)`).
         var wildcard: [Handler] = []
         var nextToken: UInt64 = 1
@@ -52,16 +62,36 @@ final class Router: Sendable {
 
     private let tables = NIOLockedValueBox(Tables())
 
+    /// Adds a handler for the messages of `typeName`, decoded as `type`.
+    /// - Throws: ``ChirpError/Code/typeNameConflict`` when another Swift type holds `typeName`.
     @discardableResult
     func addHandler(
-        for typeName: String, _ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void
-    ) -> UInt64 {
-        tables.withLockedValue { tables in
+        for typeName: String, type: Any.Type,
+        _ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void
+    ) throws -> UInt64 {
+        try tables.withLockedValue { tables in
+            try Self.claim(typeName, for: type, in: &tables) { $0.handlers += 1 }
             let token = tables.nextToken
             tables.nextToken += 1
             tables.handlers[typeName, default: []].append(Handler(token: token, invoke: invoke))
             return token
         }
+    }
+
+    /// Records that `type` is registered under `typeName` (`change` counts the registration), or throws when another
+    /// Swift type is: the messages of one wire name decode as one type.
+    private static func claim(
+        _ typeName: String, for type: Any.Type, in tables: inout Tables, _ change: (inout Owner) -> Void
+    ) throws {
+        var owner =
+            tables.owners[typeName]
+            ?? Owner(type: ObjectIdentifier(type), typeDescription: String(reflecting: type))
+        guard owner.type == ObjectIdentifier(type) else {
+            throw ChirpError.typeNameConflict(
+                typeName, registered: owner.typeDescription, refused: String(reflecting: type))
+        }
+        change(&owner)
+        tables.owners[typeName] = owner
     }
 
     @discardableResult
@@ -81,13 +111,23 @@ final class Router: Sendable {
             tables.wildcard.removeAll { $0.token == token }
             for (name, list) in tables.handlers {
                 let kept = list.filter { $0.token != token }
+                guard kept.count < list.count else { continue }
                 tables.handlers[name] = kept.isEmpty ? nil : kept
+                if var owner = tables.owners[name] {
+                    owner.handlers -= 1
+                    tables.owners[name] = owner.handlers == 0 && !owner.hasResponder ? nil : owner
+                }
             }
         }
     }
 
-    func setResponder(for typeName: String, _ responder: Responder?) {
-        tables.withLockedValue { $0.responders[typeName] = responder }
+    /// Sets the responder for the requests of `typeName`, decoded as `type` (replacing the one there was).
+    /// - Throws: ``ChirpError/Code/typeNameConflict`` when another Swift type holds `typeName`.
+    func setResponder(for typeName: String, type: Any.Type, _ responder: Responder) throws {
+        try tables.withLockedValue { tables in
+            try Self.claim(typeName, for: type, in: &tables) { $0.hasResponder = true }
+            tables.responders[typeName] = responder
+        }
     }
 
     /// The handlers for `typeName` in registration order, then the wildcard handlers.
