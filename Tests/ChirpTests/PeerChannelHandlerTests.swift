@@ -25,6 +25,8 @@ import Testing
             closed.withLockedValue { $0.append(Closed(peerStopping: peerStopping, refusal: refusal)) }
         }
         func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?) {}
+        /// No events to deliver here: what waits for them goes on at once.
+        func afterEventsDelivered(_ body: @escaping @Sendable () -> Void) { body() }
     }
 
     /// An embedded channel whose handshake is done: the handler and the connection it made.
@@ -52,6 +54,7 @@ import Testing
             channel.pipeline.fireUserInboundEventTriggered(
                 HandshakeCompleted(remote: Hello(peerID: "remote", name: "remote", service: "test", metadata: [:])))
             connection = try #require(reports.established.withLockedValue { $0.first })
+            channel.embeddedEventLoop.run()  // ends the hold until the events of the handshake were delivered
         }
 
         /// The frames written since the last call: (kind, body), in order, whatever writes carried them.

@@ -467,6 +467,10 @@ final class Engine: ConnectionDelegate {
                     openedAt: connection.openedAt)))
     }
 
+    func afterEventsDelivered(_ body: @escaping @Sendable () -> Void) {
+        hub.afterPendingEvents(body)
+    }
+
     func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?) {
         let actions = apply(
             .closed(connection, peerID: connection.remote.peerID, peerStopping: peerStopping, refusal: refusal))
