@@ -121,6 +121,8 @@ struct Probe: AsyncParsableCommand {
                 ])
             case .connectionRefused(let peer, let reason): emit(["event": "refused", "peer": peer, "reason": reason])
             case .discoveryUnavailable(let message): emit(["event": "discoveryUnavailable", "message": message])
+            case .unhandledMessage(let typeName, let sender):
+                emit(["event": "unhandledMessage", "type": typeName, "from": sender.name])
             case .error(let error):
                 if error.code == .outboundLimitExceeded, let peer = error.peer {
                     // A flood reports this once per skipped message: print counts 1, 2, 4, 8, ... only.

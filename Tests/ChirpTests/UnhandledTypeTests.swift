@@ -1,5 +1,6 @@
 import Chirp
 import Foundation
+import MetricsTestKit
 import Testing
 
 /// The README's `ChatLine` declared in two programs without `ChirpMessage`: each sends it under its own module's
@@ -66,6 +67,48 @@ extension LiveTests {
             #expect(!logs.lines.contains { $0.contains("\n") || $0.contains("\u{1B}") })
             await alice.shutdown()
             await bob.shutdown()
+        }
+
+        /// The quick start has no logger: a message of a type nobody handles is an event (once per type and peer,
+        /// as the warning) and a counter (every such message), so an app sees it without one.
+        @Test func aMessageNobodyHandlesIsAnEventAndACounterWithoutALogger() async throws {
+            let type = uniqueServiceType()
+            let metrics = TestMetrics()
+            var bobConfiguration = Configuration(serviceType: type)  // no logger: the default discards everything
+            bobConfiguration.peerName = "bob"
+            bobConfiguration.interface = .loopback
+            bobConfiguration.metricsFactory = metrics
+            let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
+            let bob = Transceiver(configuration: bobConfiguration)
+            let bobEvents = EventRecorder(bob)
+            let received = Collected<String>()
+            try bob.receive(ChatLine.self) { line, _ in received.append(line.text) }
+            try await alice.start()
+            try await bob.start()
+            let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
+            _ = try await bob.waitForConnectedPeers(1)
+
+            let unknown = RawMessage(typeName: "nobody.handles", payload: Data("{}".utf8))
+            try await alice.send(unknown, to: bobPeer)
+            try await alice.send(unknown, to: bobPeer)
+            try await alice.send(ChatLine(text: "handled"), to: bobPeer)  // the positive control, after them
+            try await received.waitForCount(1)
+            try await bobEvents.waitFor("the unhandled-message event") { event in
+                if case .unhandledMessage(let typeName, let sender) = event {
+                    typeName == "nobody.handles" && sender.name == "alice"
+                } else {
+                    false
+                }
+            }
+            // Counted when handled, before the message after them: both already.
+            #expect(try metrics.expectCounter("chirp_messages_unhandled_total", [("service", type)]).totalValue == 2)
+            await alice.shutdown()
+            await bob.shutdown()
+            // Every event up to `stopped` is recorded: one event for the two messages.
+            try await bobEvents.waitFor("bob's stopped event") { if case .stopped = $0 { true } else { false } }
+            let unhandled = bobEvents.events.filter { if case .unhandledMessage = $0 { true } else { false } }
+            #expect(unhandled.count == 1, "\(unhandled)")
+            #expect(received.values == ["handled"])
         }
     }
 }

@@ -50,12 +50,15 @@ final class MessageDispatcher: Sendable {
         }
     }
 
-    /// A type nobody handles: a warning once per type and peer (bounded), naming registered look-alikes.
+    /// A type nobody handles: counted; an event and a warning once per type and peer (bounded), the warning naming
+    /// registered look-alikes.
     private func warnUnhandled(_ typeName: String, from peer: Peer) {
+        metrics.messagesUnhandled.increment()
         let (warn, isLast) = unhandledTypes.withLockedValue { state in
             (state.shouldWarn(typeName: typeName, peerID: peer.id), state.isFull)
         }
         guard warn else { return }
+        hub.emit(.unhandledMessage(typeName: typeName, from: peer))
         let lookalikes = UnhandledTypeWarnings.lookalikes(of: typeName, among: router.registeredTypeNames())
         logger.warning(
             "\(UnhandledTypeWarnings.message(typeName: typeName, peer: peer, lookalikes: lookalikes, isLast: isLast))")

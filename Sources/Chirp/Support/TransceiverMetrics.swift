@@ -20,6 +20,8 @@ struct TransceiverMetrics: Sendable {
     let bytesIn: Counter
     /// Frames from a peer that could not be parsed (skipped).
     let framesRefused: Counter
+    /// Messages that no handler takes (dropped).
+    let messagesUnhandled: Counter
     /// Sends refused because a peer's outbound queue was full.
     let outboundLimitHits: Counter
     /// Accepted connections closed at once because `maximumPendingHandshakes` were already in their handshake.
@@ -50,6 +52,7 @@ struct TransceiverMetrics: Sendable {
         framesIn = counter("chirp_frames_total", [("direction", "in")])
         bytesIn = counter("chirp_bytes_total", [("direction", "in")])
         framesRefused = counter("chirp_frames_refused_total")
+        messagesUnhandled = counter("chirp_messages_unhandled_total")
         outboundLimitHits = counter("chirp_outbound_limit_hits_total")
         handshakeLimitHits = counter("chirp_handshake_limit_hits_total")
         requestsAnswered = counter("chirp_requests_total", [("outcome", "answered")])
