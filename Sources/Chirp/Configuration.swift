@@ -57,8 +57,13 @@ public struct Configuration: Sendable {
     /// Whether this transceiver advertises itself. With `false` it browses and dials the peers it finds but is not
     /// announced, so no one discovers it or dials it: the mode for a command-line tool that talks to running apps
     /// for a moment. It skips the daemon's registration (and its probing), dials every peer at once, and apps never
-    /// see it come and go in their discovery. Default: `true`.
+    /// see it come and go in their discovery. Its peers know it as a ``Peer/Role/tool``. Default: `true`.
     public var advertises: Bool = true
+    /// Whether tools (peers that do not advertise themselves: ``Peer/Role/tool``, such as `chirp send` or an app's
+    /// command-line remote) count as peers here: listed in ``Transceiver/availablePeers`` and
+    /// ``Transceiver/connectedPeers``, reported by the peer events, and reached by `.all`. Their messages and requests
+    /// are delivered and answered either way. Default: `false`.
+    public var includesTools: Bool = false
     /// The TCP port to listen on; 0 picks a free one. Default: 0.
     public var port: Int = 0
     /// How often a quiet connection sends a heartbeat. Default: 0.5 s.

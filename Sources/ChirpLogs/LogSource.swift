@@ -66,6 +66,8 @@ public final class LogSource: Sendable {
         transceiverConfiguration.peerName = String(
             configuration.appName.prefix(63).isEmpty ? "app" : configuration.appName.prefix(63))
         transceiverConfiguration.metadata[LogProtocol.Key.role] = LogProtocol.Role.source
+        // A viewer that does not advertise itself (a tool) subscribes too: its sessions end when it goes.
+        transceiverConfiguration.includesTools = true
         transceiverConfiguration.metadata[LogProtocol.Key.app] = String(configuration.appName.prefix(100))
         transceiverConfiguration.metadata[LogProtocol.Key.host] = host
         transceiverConfiguration.metadata[LogProtocol.Key.pid] = String(pid)

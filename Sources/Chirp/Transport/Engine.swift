@@ -64,13 +64,13 @@ final class Engine: ConnectionDelegate {
         self.settings = ConnectionSettings(configuration, tls: tls)
         self.localHello = Hello(
             peerID: configuration.peerID, name: configuration.peerName, service: serviceType.name,
-            metadata: configuration.metadata)
+            metadata: configuration.metadata, role: configuration.advertises ? nil : Hello.toolRole)
         self.state = NIOLockedValueBox(
             State(
                 table: Table(
                     settings: .init(
                         localID: configuration.peerID, protocolVersion: String(Hello.currentProtocolVersion),
-                        usesSecret: configuration.sharedSecret != nil))))
+                        usesSecret: configuration.sharedSecret != nil, includesTools: configuration.includesTools))))
     }
 
     var localID: String { configuration.peerID }
@@ -345,8 +345,9 @@ final class Engine: ConnectionDelegate {
         state.withLockedValue { $0.table.availablePeers }
     }
 
+    /// The connections `.all` sends to: one per app (and per tool with ``Configuration/includesTools``).
     var connections: [PeerConnection] {
-        state.withLockedValue { $0.table.connections }
+        state.withLockedValue { $0.table.recipients }
     }
 
     func connection(to peerID: String) -> PeerConnection? {

@@ -59,7 +59,7 @@ final class PeerConnection: Sendable {
         self.drainTask = { boundHandler.value.drain() }
         self.peer = Peer(
             id: remote.peerID, name: remote.name, metadata: remote.metadata, host: host, addresses: addresses,
-            isConnected: true)
+            isConnected: true, role: remote.peerRole)
     }
 
     typealias Admission = OutboundQueue.Admission
@@ -346,6 +346,11 @@ final class PeerConnection: Sendable {
     func refuseAllFrames() {
         for waiter in outbound.withLockedValue({ $0.close() }) { waiter.resume() }
     }
+}
+
+extension Hello {
+    /// The role of the peer this hello introduces.
+    var peerRole: Peer.Role { isTool ? .tool : .app }
 }
 
 /// The connection closed before the reply arrived.

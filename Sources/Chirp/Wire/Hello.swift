@@ -14,6 +14,14 @@ struct Hello: Codable, Sendable, Equatable {
     var service: String
     /// The sender's user metadata (the same as in its TXT record).
     var metadata: [String: String]
+    /// What the sender is: ``toolRole`` for a peer that does not advertise itself; `nil` (the key left out) for an
+    /// app. Added in Chirp 1.0 to version 1, whose older peers ignore it (Docs/Protocol.md).
+    var role: String?
+
+    /// The ``role`` of a peer that only dials (a command-line tool).
+    static let toolRole = "tool"
+    /// The metadata key and value by which command-line tools marked themselves before the hello had a ``role``.
+    static let legacyToolMarker = (key: "chirp-role", value: "cli")
 
     enum CodingKeys: String, CodingKey {
         case protocolVersion = "protocol"
@@ -21,17 +29,25 @@ struct Hello: Codable, Sendable, Equatable {
         case name
         case service
         case metadata
+        case role
     }
 
     init(
         protocolVersion: Int = Hello.currentProtocolVersion, peerID: String, name: String, service: String,
-        metadata: [String: String]
+        metadata: [String: String], role: String? = nil
     ) {
         self.protocolVersion = protocolVersion
         self.peerID = peerID
         self.name = name
         self.service = service
         self.metadata = metadata
+        self.role = role
+    }
+
+    /// Whether the sender is a tool: it says so, or, from a tool older than the ``role`` key, its metadata does.
+    var isTool: Bool {
+        guard let role else { return metadata[Self.legacyToolMarker.key] == Self.legacyToolMarker.value }
+        return role == Self.toolRole
     }
 
     init(from decoder: any Decoder) throws {
@@ -41,6 +57,8 @@ struct Hello: Codable, Sendable, Equatable {
         name = try container.decode(String.self, forKey: .name)
         service = try container.decode(String.self, forKey: .service)
         metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        // A role this version does not know (a later one's) is read as an app's, the default.
+        role = try? container.decodeIfPresent(String.self, forKey: .role)
     }
 
     /// The protocol version this build speaks.
