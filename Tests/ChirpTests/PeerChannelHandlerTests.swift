@@ -39,14 +39,17 @@ import Testing
         /// Where the handler's dispatcher reports errors (``TransceiverEvent/error(_:)``).
         let hub = EventHub()
 
-        init(router: Router = Router(), burstLinger: TimeAmount = Configuration().burstLinger.timeAmount) throws {
+        init(
+            router: Router = Router(), burstLinger: TimeAmount = Configuration().burstLinger.timeAmount,
+            outboundLimit: Int = 1 << 20
+        ) throws {
             let configuration = Configuration(serviceType: "test")
             let handler = PeerChannelHandler(
                 delegate: reports,
                 dispatcher: MessageDispatcher(
                     router: router, configuration: configuration, hub: hub,
                     metrics: TransceiverMetrics(serviceType: "test", factory: configuration.metricsFactory)),
-                role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: 1 << 20,
+                role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: outboundLimit,
                 burstLinger: burstLinger, heartbeatTimeout: 2.5, logger: Logger(label: "test"), readGate: gate)
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.pipeline.syncOperations.addHandler(gate)

@@ -132,15 +132,17 @@ final class PeerConnection: Sendable {
 
     /// Waits until the outbound queue is at most half full, the connection closes, or the task is cancelled; the
     /// caller then submits again.
+    ///
+    /// The waiter's id is known to the queue before the task can be cancelled, so a cancellation that comes before
+    /// the wait is registered is remembered there, and the wait then does not start (``OutboundQueue/wait(_:id:)``).
     func waitForRoom() async {
         let id = outbound.withLockedValue { $0.makeWaiterID() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let waiting = !Task.isCancelled && outbound.withLockedValue { $0.wait(continuation, id: id) }
-                if !waiting { continuation.resume() }
+                if !outbound.withLockedValue({ $0.wait(continuation, id: id) }) { continuation.resume() }
             }
         } onCancel: {
-            outbound.withLockedValue { $0.removeWaiter(id) }?.resume()
+            outbound.withLockedValue { $0.cancelWaiter(id) }?.resume()
         }
     }
 
