@@ -26,7 +26,6 @@ final class PeerDirectory: Sendable {
         var instances: [String: Instance] = [:]
         var task: Task<Void, Never>?
         var lastAsked: ContinuousClock.Instant
-        var firstResult: Bool = false
     }
 
     /// At most this many service types are browsed at once (the least recently asked for stops first).

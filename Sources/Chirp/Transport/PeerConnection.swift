@@ -66,13 +66,6 @@ final class PeerConnection: Sendable {
 
     // MARK: Sending (any thread)
 
-    /// Queues a complete frame. Returns `false` when it was not queued: the connection is closed or retired, or its
-    /// queue is full.
-    @discardableResult
-    func enqueue(_ frame: ByteBuffer) -> Bool {
-        submit(frame) == .accepted
-    }
-
     /// Queues a complete message or request frame, and says what became of it.
     func submit(_ frame: ByteBuffer) -> Admission {
         admit(frame, isReply: false)
@@ -162,14 +155,8 @@ final class PeerConnection: Sendable {
         }
     }
 
-    /// The same, completing a future (for code that is not async).
-    func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
-        let promise = eventLoop.makePromise(of: ResponseBody.self)
-        startRequest(id: id, frame: frame, timeout: timeout, waiter: .promise(promise))
-        return promise.futureResult
-    }
-
-    private func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>)
+    /// Starts a request whose reply `waiter` takes (internal, not private: the tests wait on a future).
+    func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>)
     {
         outbound.withLockedValue { $0.waitStarting() }
         if eventLoop.inEventLoop {
@@ -201,14 +188,8 @@ final class PeerConnection: Sendable {
         }
     }
 
-    /// The same, completing a future (for code that is not async).
-    func ping(timeout: TimeAmount) -> EventLoopFuture<Void> {
-        let promise = eventLoop.makePromise(of: Void.self)
-        startPing(timeout: timeout, waiter: .promise(promise))
-        return promise.futureResult
-    }
-
-    private func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
+    /// Starts a ping whose pong `waiter` takes (internal, not private: the tests wait on a future).
+    func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
         let id = outbound.withLockedValue { queue in
             queue.waitStarting()
             return queue.makeRequestID()

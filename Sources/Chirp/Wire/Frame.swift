@@ -68,8 +68,6 @@ enum WireFormat {
     static let lengthPrefixSize = 4
     /// Bytes of the kind byte.
     static let kindSize = 1
-    /// Bytes of a message header before the type name: flags (1) and name length (2).
-    static let messageHeaderSize = 3
     /// The longest type name a frame may carry.
     static let maxTypeNameLength = 1024
     /// The largest hello frame accepted before the handshake completes.
