@@ -139,7 +139,7 @@ extension ChirpError {
 
     /// The transceiver is not running.
     public static var notRunning: ChirpError {
-        ChirpError(code: .notRunning, message: "the transceiver is not running: call resume() first")
+        ChirpError(code: .notRunning, message: "the transceiver is not running: call start() first")
     }
 
     /// The listener could not be opened, for `problem`.
@@ -216,12 +216,35 @@ extension ChirpError {
             messageType: type)
     }
 
+    /// This ``Code/messageTooLarge`` error, saying why a message that holds `Data` is larger than it looks.
+    func explainingData() -> ChirpError {
+        ChirpError(
+            code: code,
+            message: message
+                + "; it holds Data, which JSON writes as base64 (4/3 of its size), while a bare Data value travels "
+                + "as raw bytes: send the data on its own, or raise maximumMessageSize",
+            peer: peer, messageType: messageType, reason: "Data inside a JSON message", cause: cause)
+    }
+
+    /// The reply from `peer` to a request of `request` is a `received`, which does not decode as `expected`.
+    static func replyDecodingFailed(
+        request: String, expected: String, received: String, peer: Peer, reason: String, cause: (any Error)?
+    ) -> ChirpError {
+        ChirpError(
+            code: .decodingFailed,
+            message:
+                "the reply from \(shown(peer.name)) to \(shown(request)) is a \(shown(received)), which does not decode "
+                + "as the type expected, \(expected): \(shown(reason))",
+            peer: peer, messageType: received, reason: reason, cause: cause)
+    }
+
     /// `peer`'s outbound queue reached `limit` bytes; the message was not sent.
     public static func outboundLimitExceeded(peer: Peer, limit: Int) -> ChirpError {
         ChirpError(
             code: .outboundLimitExceeded,
             message:
-                "\(shown(peer.name)) is not reading fast enough: its queue is full (\(limit) bytes); message not sent",
+                "\(shown(peer.name)) is not reading fast enough: its queue is full (\(limit) bytes); message not sent "
+                + "(`try await send(_:to:)` waits for room instead)",
             peer: peer)
     }
 

@@ -110,10 +110,14 @@ extension Transceiver {
             // batch, so once the exchange is over the frame's memory can serve the next one.
             var frame = CodingScratch.forThisThread.takeFrameBuffer() ?? connection.allocator.buffer(capacity: 128)
             let coder = self.configuration.coder
-            try PayloadCoding.writeFrame(
-                requestID: id, typeName: typeName, limit: self.configuration.maximumMessageSize, into: &frame
-            ) {
-                try PayloadCoding.encode(request, coder: coder, into: &$0)
+            do {
+                try PayloadCoding.writeFrame(
+                    requestID: id, typeName: typeName, limit: self.configuration.maximumMessageSize, into: &frame
+                ) {
+                    try PayloadCoding.encode(request, coder: coder, into: &$0)
+                }
+            } catch let error as ChirpError where error.code == .messageTooLarge {
+                throw PayloadCoding.explained(error, for: request)
             }
             defer { CodingScratch.forThisThread.giveBack(frame, ifAtMost: OutboundQueue.coalescedFrameLimit) }
             return try await self.exchange(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
@@ -121,8 +125,8 @@ extension Transceiver {
         do {
             return try PayloadCoding.decode(Response.self, from: response, coder: configuration.coder)
         } catch {
-            throw ChirpError.decodingFailed(
-                type: response.typeName, peer: connection.peer, reason: "\(error)", cause: error)
+            throw Self.replyDecodingFailed(
+                response, expected: Response.self, request: typeName, peer: connection.peer, error)
         }
     }
 
@@ -152,9 +156,20 @@ extension Transceiver {
         do {
             return try PayloadCoding.decode(Response.self, from: response, coder: coder)
         } catch {
-            throw ChirpError.decodingFailed(
-                type: response.typeName, peer: connection.peer, reason: "\(error)", cause: error)
+            throw Self.replyDecodingFailed(
+                response, expected: Response.self, request: typeName, peer: connection.peer, error)
         }
+    }
+
+    /// The error of a reply that does not decode as `expected`, naming the type expected and the type received.
+    private static func replyDecodingFailed<Response>(
+        _ reply: MessageBody, expected: Response.Type, request: String, peer: Peer, _ error: any Error
+    ) -> ChirpError {
+        let swiftName = String(reflecting: Response.self)
+        let wireName = (try? MessageTypeName.of(Response.self)) ?? swiftName
+        return ChirpError.replyDecodingFailed(
+            request: request, expected: wireName == swiftName ? swiftName : "\(swiftName) ('\(wireName)')",
+            received: reply.typeName, peer: peer, reason: "\(error)", cause: error)
     }
 
     /// Sends a request frame and waits for the reply; maps every failure to a ``ChirpError``.

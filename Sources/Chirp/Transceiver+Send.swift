@@ -25,10 +25,14 @@ extension Transceiver {
     ///   travel: nothing is sent), ``ChirpError/Code/encodingFailed`` or ``ChirpError/Code/messageTooLarge``. With
     ///   several peers, the first error: the peers before it were sent to.
     public func send<T: Encodable, R: Recipients>(_ value: T, to recipients: R) throws {
-        switch recipients._recipientSet.target {
-        case .peer(let peer): try sendNow(value, to: peer)
-        case .peers(let peers): try sendNow(value, to: peers)
-        case .all: try sendNowToAll(value)
+        do {
+            switch recipients._recipientSet.target {
+            case .peer(let peer): try sendNow(value, to: peer)
+            case .peers(let peers): try sendNow(value, to: peers)
+            case .all: try sendNowToAll(value)
+            }
+        } catch let error as ChirpError where error.code == .messageTooLarge {
+            throw PayloadCoding.explained(error, for: value)
         }
     }
 
@@ -49,10 +53,14 @@ extension Transceiver {
     ///   ``ChirpError/Code/peerNotConnected`` when a named peer's connection closed while waiting; `CancellationError`
     ///   when the task is cancelled while waiting (the message was not sent to the peers not reached yet).
     public func send<T: Encodable, R: Recipients>(_ value: T, to recipients: R) async throws {
-        switch recipients._recipientSet.target {
-        case .peer(let peer): try await sendWaiting(value, to: peer)
-        case .peers(let peers): try await sendWaiting(value, to: peers)
-        case .all: try await sendWaitingToAll(value)
+        do {
+            switch recipients._recipientSet.target {
+            case .peer(let peer): try await sendWaiting(value, to: peer)
+            case .peers(let peers): try await sendWaiting(value, to: peers)
+            case .all: try await sendWaitingToAll(value)
+            }
+        } catch let error as ChirpError where error.code == .messageTooLarge {
+            throw PayloadCoding.explained(error, for: value)
         }
     }
 

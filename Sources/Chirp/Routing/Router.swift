@@ -276,6 +276,22 @@ enum PayloadCoding {
     }
 }
 
+extension PayloadCoding {
+    /// `error` (a ``ChirpError/Code/messageTooLarge``), explained when `value` holds `Data`, which JSON writes as
+    /// base64. For the error path only: it looks through the value's stored properties, a few levels deep.
+    @inline(never)
+    static func explained<T>(_ error: ChirpError, for value: T) -> ChirpError {
+        T.self != Data.self && holdsData(value) ? error.explainingData() : error
+    }
+
+    /// Whether `value` is or holds `Data` in a stored property (of an optional, a collection, a nested value).
+    private static func holdsData(_ value: Any, depth: Int = 4) -> Bool {
+        if value is Data { return true }
+        guard depth > 0 else { return false }
+        return Mirror(reflecting: value).children.prefix(64).contains { holdsData($0.value, depth: depth - 1) }
+    }
+}
+
 enum PayloadError: Error, CustomStringConvertible {
     case binaryPayloadForNonData(typeName: String)
     var description: String {
