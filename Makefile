@@ -11,8 +11,13 @@ TEST_FLAGS ?=
 deps:
 	scripts/avahi-up.sh
 
+# The builds print one line of progress, the compiler's output going to a log file under .build/logs/; a failed build
+# prints its errors and the log's path (scripts/build.sh). VERBOSE=1 prints the whole output as well.
+BUILD = SWIFT="$(SWIFT)" VERBOSE="$(VERBOSE)" scripts/build.sh
+VERBOSE ?= 0
+
 build: deps
-	$(SWIFT) build
+	@$(BUILD) --log .build/logs/build.log
 
 # Test targets (one per directory under Tests/). Each runs in a process of its own, one after the other: they talk to
 # the real avahi-daemon, start processes and count this process's file descriptors, so they must not share a process.
@@ -20,7 +25,7 @@ build: deps
 TEST_TARGETS := $(notdir $(wildcard Tests/*Tests))
 
 test: deps
-	$(SWIFT) build --build-tests
+	@$(BUILD) --log .build/logs/test-build.log --build-tests
 	@SWIFT="$(SWIFT)" TEST_FLAGS="$(TEST_FLAGS)" scripts/run-tests.sh $(TEST_TARGETS)
 	@set -e; for step in $(TEST_STEPS); do echo "==> make $$step"; $(MAKE) --no-print-directory $$step; done
 
