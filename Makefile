@@ -44,9 +44,13 @@ tsan: deps
 			$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "^$$target\." $(TEST_FLAGS); \
 	done
 
+# The demo (scripts/demo.sh) builds only the executables it runs. KEEP=1 leaves them running at the end, until Ctrl-C.
+DEMO_PRODUCTS := chat chirp listr listrctl logdemo chirp-console
+KEEP ?= 0
+
 demo: deps
-	$(SWIFT) build
-	SWIFT="$(SWIFT)" scripts/demo.sh
+	@$(BUILD) --log .build/logs/demo-build.log $(addprefix --product ,$(DEMO_PRODUCTS))
+	@KEEP="$(KEEP)" scripts/demo.sh
 
 clean:
 	$(SWIFT) package clean
