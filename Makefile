@@ -45,12 +45,14 @@ tsan: deps
 	done
 
 # The demo (scripts/demo.sh) builds only the executables it runs. KEEP=1 leaves them running at the end, until Ctrl-C.
+# The script replaces the recipe's shell (exec): a Ctrl-C that ends KEEP=1 as intended then gets no "make: ***
+# Interrupt" (sh, interrupted while it waits, would die of the signal after the script exited 0).
 DEMO_PRODUCTS := chat chirp listr listrctl logdemo chirp-console
 KEEP ?= 0
 
 demo: deps
 	@$(BUILD) --log .build/logs/demo-build.log $(addprefix --product ,$(DEMO_PRODUCTS))
-	@KEEP="$(KEEP)" scripts/demo.sh
+	@exec env KEEP="$(KEEP)" scripts/demo.sh
 
 clean:
 	$(SWIFT) package clean
