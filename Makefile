@@ -35,6 +35,14 @@ test: deps
 TEST_STEPS :=
 include $(sort $(wildcard mk/*.mk))
 
+# scripts/build.sh itself, against a scratch package: the status, errors and log path of a failed build, the warnings
+# kept in the log (scripts/testing/build-check.sh).
+.PHONY: build-check
+build-check:
+	@SWIFT="$(SWIFT)" scripts/testing/build-check.sh
+
+TEST_STEPS += build-check
+
 # The same tests under the thread sanitizer (a separate build folder).
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan

@@ -132,7 +132,7 @@ build() {
 failed() {
     local what=$1 status=$2
     clear_line
-    printf '==> the build failed (%s: exit status %d). The errors:\n' "$(echo "$SWIFT" build $what)" "$status"
+    printf '==> the build failed (%s build %s: exit status %d). The errors:\n' "$SWIFT" "${what% }" "$status"
     print_errors
     printf '==> the full build log: %s\n' "$LOG"
     exit "$status"
@@ -145,12 +145,18 @@ if ((${#PRODUCTS[@]})); then
         n=$((n + 1))
         label=$product
         ((${#PRODUCTS[@]} > 1)) && label="$product ($n of ${#PRODUCTS[@]})"
-        build "$label" --product "$product" "${ARGS[@]}" || failed "$(echo --product "$product" "${ARGS[@]}")" $?
+        status=0
+        build "$label" --product "$product" "${ARGS[@]}" || status=$?
+        ((status == 0)) || failed "--product $product ${ARGS[*]}" "$status"
         if ((!TTY)) && [[ $VERBOSE != 1 ]]; then printf '    %s  %s built\n' "$(clock)" "$product"; fi
     done
 else
-    printf '==> %s (the full log goes to %s)\n' "$(echo "$SWIFT" build "${ARGS[@]}")" "$LOG"
-    build "building" "${ARGS[@]}" || failed "${ARGS[*]}" $?
+    what="$SWIFT build"
+    ((${#ARGS[@]} == 0)) || what+=" ${ARGS[*]}"
+    printf '==> %s (the full log goes to %s)\n' "$what" "$LOG"
+    status=0
+    build "building" "${ARGS[@]}" || status=$?
+    ((status == 0)) || failed "${ARGS[*]}" "$status"
 fi
 clear_line
 printf '==> built in %s\n' "$(duration)"
