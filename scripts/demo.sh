@@ -298,7 +298,7 @@ step_listr() {
     wait_until_advertised listrctl kitchen # listr's service type is listrctl; at --log-level notice it prints nothing
     run "$BIN/listrctl" item add buy milk --loopback
     run "$BIN/listrctl" item add call the plumber --loopback
-    run "$BIN/listrctl" item done 1 --loopback
+    run "$BIN/listrctl" item "done" 1 --loopback
     run "$BIN/listrctl" item list --loopback
     grep -q "buy milk" "$DIR/last.out" || fail "listrctl item list did not show the added item"
     show_output
