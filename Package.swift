@@ -41,17 +41,12 @@ let package = Package(
     ],
     targets: [
         // The system's DNS-SD API: Avahi's Bonjour compatibility library on Linux, dns_sd.h on macOS.
-        .systemLibrary(
-            name: "CDNSSD",
-            pkgConfig: "avahi-compat-libdns_sd",
-            providers: [.apt(["libavahi-compat-libdnssd-dev"]), .brew([])]
-        ),
+        // The two system libraries name their headers and libraries in Sources/*/module.modulemap and shim.h, not
+        // through pkg-config: Avahi's .pc files add -D_REENTRANT, which SwiftPM drops with a warning on every build.
+        // A missing header stops the build with the package to install (the shims' #error).
+        .systemLibrary(name: "CDNSSD"),
         // Avahi's own client library (Linux): the native discovery backend, one D-Bus connection per process.
-        .systemLibrary(
-            name: "CAvahiClient",
-            pkgConfig: "avahi-client",
-            providers: [.apt(["libavahi-client-dev"])]
-        ),
+        .systemLibrary(name: "CAvahiClient"),
         .target(
             name: "Chirp",
             dependencies: [
