@@ -127,6 +127,8 @@ private struct PingRun: Sendable {
                     statistics.record(nil)
                     peerLeft = error
                     break
+                } catch is CancellationError {
+                    break  // Ctrl-C while waiting for a pong: print the summary
                 }
                 if let count, sequence >= count { break }
                 do {
