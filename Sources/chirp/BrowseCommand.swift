@@ -73,7 +73,7 @@ struct BrowseCommand: AsyncParsableCommand {
             serviceType: try type.map(validateServiceType), once: once, json: json,
             timeout: once ? common.timeout(default: 3) : common.timeout.map { _ in common.timeout(default: 0) },
             interface: common.chirpInterface, logger: common.makeLogger())
-        try await CommandRunner.run { try await run.run() }
+        try await CommandRunner.run(watchesOutput: true) { try await run.run() }
     }
 }
 

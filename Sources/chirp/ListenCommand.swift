@@ -79,7 +79,7 @@ struct ListenCommand: AsyncParsableCommand {
         let run = ListenRun(
             serviceType: try validateServiceType(type), messageTypes: Set(messageTypes), count: count, json: json,
             join: join, common: common, logger: common.makeLogger())
-        try await CommandRunner.run { try await run.run() }
+        try await CommandRunner.run(watchesOutput: true) { try await run.run() }
     }
 }
 

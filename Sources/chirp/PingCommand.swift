@@ -86,7 +86,7 @@ struct PingCommand: AsyncParsableCommand {
             serviceType: try validateServiceType(type), peer: peer.map(PeerSelector.init), count: count,
             interval: .milliseconds(Int64(interval * 1000)), wait: .milliseconds(Int64(wait * 1000)),
             join: join, common: common, logger: common.makeLogger())
-        try await CommandRunner.run { try await run.run() }
+        try await CommandRunner.run(watchesOutput: true) { try await run.run() }
     }
 }
 
