@@ -310,6 +310,7 @@ let package = Package(
         .testTarget(
             name: "ChirpCLITests",
             dependencies: [
+                "chirp",  // the unit tests of its pure parts (@testable import chirp); the others run the binary
                 "Chirp",
                 "ChirpTestSupport",
                 .product(name: "Logging", package: "swift-log"),

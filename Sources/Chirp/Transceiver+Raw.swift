@@ -84,7 +84,8 @@ extension Transceiver {
         try enqueue(frame, on: connection)
     }
 
-    /// Sends a raw request to `peer` and returns its raw reply.
+    /// Sends a raw request to `peer` and returns its raw reply; throws as ``request(_:to:as:timeout:)`` does
+    /// (`CancellationError` at once when the task is cancelled).
     public func request(_ message: RawMessage, to peer: Peer, timeout: Duration? = nil) async throws -> RawMessage {
         let (reply, _) = try await retryingIfNotSent(peer) { connection in
             let id = connection.makeRequestID()
