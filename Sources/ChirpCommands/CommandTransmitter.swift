@@ -38,9 +38,11 @@ public struct CommandTransmitter: Sendable {
     ///
     /// - Parameters:
     ///   - command: the command; its type's name says which handler of the app runs it.
-    ///   - peerName: the app's name; `nil` for the only app of the service.
+    ///   - peerName: the app's name, its full peer id, or the start of its id (4 characters or more, any case);
+    ///     `nil` for the only app of the service.
     /// - Returns: the reply; a `CommandResponse.failure(_:)` response when the app reported a failure.
-    /// - Throws: ``CommandError``: no app found in time, several apps and no name, every app found refused this CLI
+    /// - Throws: ``CommandError``: no app found in time, several apps and no name (or a name that several apps
+    ///   share), no DNS-SD daemon, every app found refused this CLI
     ///   (``CommandError/Code/refused``: a shared secret missing or wrong, an accept policy; reported
     ///   about a second after discovery, not at the timeout), the connection lost, no reply in time, or a local
     ///   problem.
