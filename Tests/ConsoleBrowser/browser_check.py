@@ -1005,6 +1005,28 @@ class Checks:
                      "peer data produced %d markup elements; __pwned=%s" % (markup, self.pwned()))
         self.screenshot("console-peers.png")
 
+        # A service type nobody advertises: the page says so, names the type, and says what to try.
+        nobody = "_none%06x._tcp" % secrets.randbelow(1 << 24)
+        self.d.navigate(with_token(urllib.parse.urljoin(self.args.url, "/?tab=peers&service=" + nobody), self.args.token))
+        self.wait_ready(10.0)
+        # Never an empty table without a word: while the console looks for the type, the page says so.
+        first = self.d.js("var e = document.getElementById('peers-empty');"
+                          "return e && !e.hidden && e.offsetParent !== null ? e.textContent : null;")
+        self.r.check(bool(first) and nobody in first, "Peers tab, %s chosen: at once a word (%r)" % (nobody, first),
+                     "Peers tab, %s chosen: the empty table says nothing (%r)" % (nobody, first))
+        empty = wait_for(lambda: self.d.js(
+            "var e = document.getElementById('peers-empty');"
+            "return e && !e.hidden && e.offsetParent !== null && e.textContent.indexOf('No peer') === 0 ?"
+            " e.textContent : null;"), 10.0)
+        rows = self.d.find("#peers-table .peer-row")
+        self.r.check(bool(empty) and nobody in empty and "chirp browse" in empty and not rows,
+                     "Peers tab, no peer of %s: the page says so, with a hint (%r)" % (nobody, empty),
+                     "Peers tab, no peer of %s: %d rows, empty state %r (want the type named and a hint)"
+                     % (nobody, len(rows), empty))
+        self.screenshot("console-peers-none.png")
+        self.d.navigate(self.page_url)
+        self.wait_ready(10.0)
+
     # -- 9. stats
 
     def stats(self):

@@ -1382,6 +1382,7 @@
     timer: 0,
     generation: 0,
     servicesLoaded: false,
+    shownService: null,  // the service type whose peers the table shows
 
     start() {
       this.stop();
@@ -1422,6 +1423,8 @@
 
     async refresh() {
       const gen = ++this.generation;
+      // The first answer for a type may take a moment (the console starts looking for it then): say so meanwhile.
+      if (this.shownService !== state.service) this.showEmpty("looking");
       let body;
       try {
         body = await api("/api/peers", { service: state.service });
@@ -1471,7 +1474,30 @@
         rows.push(tr);
       }
       tbody.replaceChildren.apply(tbody, rows);
-      $("peers-empty").hidden = rows.length > 0;
+      this.shownService = state.service;
+      this.showEmpty(rows.length === 0 ? "none" : "");
+    },
+
+    /**
+     * What the table alone would not say: "looking" (no answer yet for the chosen type), "none" (no peer of it, and
+     * what to try), or "" (peers are listed).
+     */
+    showEmpty(kind) {
+      const node = $("peers-empty");
+      node.hidden = !kind;
+      const key = kind + " " + state.service;
+      if (!kind || node._key === key) return;
+      node._key = key;
+      node.textContent = "";
+      if (kind === "looking") {
+        node.appendChild(el("p", "empty-title", "Looking for peers of " + state.service + "…"));
+        return;
+      }
+      node.appendChild(el("p", "empty-title", "No peer advertises " + state.service + "."));
+      node.appendChild(el("p", "empty-hint",
+        "Peers show up here within 2 s of advertising this service type. Check the app's service type and " +
+        "network interface (chirp browse " + state.service + " lists what this machine sees), or choose another " +
+        "type above."));
     },
   };
 
