@@ -1065,10 +1065,10 @@ class Checks:
 # --------------------------------------------------------------------------- main
 
 
-def start_mock(token, rate, port=0):
+def start_mock(token, rate, port=0, records=2000):
     log = tempfile.NamedTemporaryFile(prefix="mock-console-", suffix=".log", delete=False)
     proc = subprocess.Popen([sys.executable, MOCK, "--port", str(port), "--resources", RESOURCES, "--token", token,
-                             "--rate", str(rate)],
+                             "--rate", str(rate), "--records", str(records)],
                             stdout=subprocess.PIPE, stderr=log, start_new_session=True, text=True)
     ready, _, _ = select.select([proc.stdout], [], [], 20)
     line = proc.stdout.readline().strip() if ready else ""
@@ -1111,6 +1111,9 @@ def main():
     if not args.mock and not args.url:
         ap.error("give --url or --mock")
 
+    # A time limit's SIGTERM (scripts/console-browser-test.sh) ends the checks through `finally`: chromedriver and
+    # its browser are stopped, not left behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = Report()
     started = time.monotonic()
     mock = chromedriver = driver = mock_restart = None
@@ -1119,12 +1122,22 @@ def main():
             args.token = args.token or secrets.token_hex(8)
             mock, args.url = start_mock(args.token, rate=4)
 
+            restarted_records = 2000
+
             def mock_restart(what):
-                nonlocal mock
+                # The mock numbers its records from 1 each time it starts: started again, it first makes as many as
+                # it had (and some), so that its ids go on growing as the console's do across a restart.
+                nonlocal mock, restarted_records
                 if what == "stop":
+                    req = urllib.request.Request(urllib.parse.urljoin(args.url, "/api/records?limit=1"),
+                                                 headers={"Authorization": "Bearer " + args.token})
+                    with urllib.request.urlopen(req, timeout=10) as res:
+                        records = json.loads(res.read())["records"]
+                    restarted_records = (records[-1]["id"] if records else 0) + 100
                     stop_process(mock, "mock")
                 else:
-                    mock, _ = start_mock(args.token, rate=4, port=urllib.parse.urlsplit(args.url).port)
+                    mock, _ = start_mock(args.token, rate=4, port=urllib.parse.urlsplit(args.url).port,
+                                         records=restarted_records)
             args.expect_live = True
             args.hostile_text = args.hostile_text or MOCK_HOSTILE
             print("mock console at %s" % args.url, flush=True)
