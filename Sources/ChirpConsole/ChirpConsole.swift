@@ -123,10 +123,14 @@ public final class ChirpConsole: Sendable {
         router.get("/api/status") { _, _ in await api.status() }
         router.get("/api/stream") { request, _ in api.stream(QueryString.parse(request.uri.query)) }
 
+        let listening = NIOLockedValueBox(false)
         let app = Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                listening.withLockedValue { $0 = true }
+                await onListening(channel.localAddress?.port ?? 0)
+            },
             logger: logger)
         // Services stop in reverse order: the live streams end first (the server's graceful shutdown waits for every
         // response under way, and a stream's never ends by itself), then the server.
@@ -139,6 +143,7 @@ public final class ChirpConsole: Sendable {
         } catch {
             collecting.cancel()
             await collecting.value
+            guard !listening.withLockedValue({ $0 }) else { throw error }
             throw ConsoleListenError(error, host: configuration.host, port: configuration.port) ?? error
         }
         collecting.cancel()
