@@ -173,7 +173,7 @@ extension CommandError {
     }
 
     /// No DNS-SD daemon answers; `detail` is what the system reported (`avahi_client_new failed: ...`). The message
-    /// is the one every tool of this package prints (``DNSSDDaemon``).
+    /// is the one every tool of this package prints (`DNSSDDaemon.unavailableMessage(_:)`, package-internal).
     public static func noDaemon(detail: String) -> CommandError {
         CommandError(code: .noDaemon, message: DNSSDDaemon.unavailableMessage(detail), detail: detail)
     }
