@@ -11,8 +11,13 @@ TEST_FLAGS ?=
 deps:
 	scripts/avahi-up.sh
 
+# The builds print one line of progress, the compiler's output going to a log file under .build/logs/; a failed build
+# prints its errors and the log's path (scripts/build.sh). VERBOSE=1 prints the whole output as well.
+BUILD = SWIFT="$(SWIFT)" VERBOSE="$(VERBOSE)" scripts/build.sh
+VERBOSE ?= 0
+
 build: deps
-	$(SWIFT) build
+	@$(BUILD) --log .build/logs/build.log
 
 # Test targets (one per directory under Tests/). Each runs in a process of its own, one after the other: they talk to
 # the real avahi-daemon, start processes and count this process's file descriptors, so they must not share a process.
@@ -20,7 +25,7 @@ build: deps
 TEST_TARGETS := $(notdir $(wildcard Tests/*Tests))
 
 test: deps
-	$(SWIFT) build --build-tests
+	@$(BUILD) --log .build/logs/test-build.log --build-tests
 	@SWIFT="$(SWIFT)" TEST_FLAGS="$(TEST_FLAGS)" scripts/run-tests.sh $(TEST_TARGETS)
 	@set -e; for step in $(TEST_STEPS); do echo "==> make $$step"; $(MAKE) --no-print-directory $$step; done
 
@@ -29,6 +34,14 @@ test: deps
 # swift tests, in file-name order.
 TEST_STEPS :=
 include $(sort $(wildcard mk/*.mk))
+
+# scripts/build.sh itself, against a scratch package: the status, errors and log path of a failed build, the warnings
+# kept in the log (scripts/testing/build-check.sh).
+.PHONY: build-check
+build-check:
+	@SWIFT="$(SWIFT)" scripts/testing/build-check.sh
+
+TEST_STEPS += build-check
 
 # The same tests under the thread sanitizer (a separate build folder).
 tsan: deps
@@ -39,9 +52,15 @@ tsan: deps
 			$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "^$$target\." $(TEST_FLAGS); \
 	done
 
+# The demo (scripts/demo.sh) builds only the executables it runs. KEEP=1 leaves them running at the end, until Ctrl-C.
+# The script replaces the recipe's shell (exec): a Ctrl-C that ends KEEP=1 as intended then gets no "make: ***
+# Interrupt" (sh, interrupted while it waits, would die of the signal after the script exited 0).
+DEMO_PRODUCTS := chat chirp listr listrctl logdemo chirp-console
+KEEP ?= 0
+
 demo: deps
-	$(SWIFT) build
-	SWIFT="$(SWIFT)" scripts/demo.sh
+	@$(BUILD) --log .build/logs/demo-build.log $(addprefix --product ,$(DEMO_PRODUCTS))
+	@exec env KEEP="$(KEEP)" scripts/demo.sh
 
 clean:
 	$(SWIFT) package clean

@@ -41,17 +41,12 @@ let package = Package(
     ],
     targets: [
         // The system's DNS-SD API: Avahi's Bonjour compatibility library on Linux, dns_sd.h on macOS.
-        .systemLibrary(
-            name: "CDNSSD",
-            pkgConfig: "avahi-compat-libdns_sd",
-            providers: [.apt(["libavahi-compat-libdnssd-dev"]), .brew([])]
-        ),
+        // The two system libraries name their headers and libraries in Sources/*/module.modulemap and shim.h, not
+        // through pkg-config: Avahi's .pc files add -D_REENTRANT, which SwiftPM drops with a warning on every build.
+        // A missing header stops the build with the package to install (the shims' #error).
+        .systemLibrary(name: "CDNSSD"),
         // Avahi's own client library (Linux): the native discovery backend, one D-Bus connection per process.
-        .systemLibrary(
-            name: "CAvahiClient",
-            pkgConfig: "avahi-client",
-            providers: [.apt(["libavahi-client-dev"])]
-        ),
+        .systemLibrary(name: "CAvahiClient"),
         .target(
             name: "Chirp",
             dependencies: [
@@ -122,6 +117,7 @@ let package = Package(
                 "Chirp",
                 "ChirpLogs",
                 .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -315,6 +311,7 @@ let package = Package(
         .testTarget(
             name: "ChirpCLITests",
             dependencies: [
+                "chirp",  // the unit tests of its pure parts (@testable import chirp); the others run the binary
                 "Chirp",
                 "ChirpTestSupport",
                 .product(name: "Logging", package: "swift-log"),

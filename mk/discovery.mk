@@ -5,7 +5,7 @@ DNSSD_SUITES := DiscoveryAndConnectionTests|MessagingTests|LoopbackTests|Connect
 
 .PHONY: dnssd-test
 dnssd-test: deps
-	$(SWIFT) build --build-tests
+	@$(BUILD) --log .build/logs/dnssd-build.log --build-tests
 	CHIRP_DISCOVERY=dns-sd AVAHI_COMPAT_NOWARN=1 $(SWIFT) test --skip-build --filter 'ChirpTests\.LiveTests/($(DNSSD_SUITES))' $(TEST_FLAGS)
 
 TEST_STEPS += dnssd-test

@@ -17,7 +17,8 @@ FUZZ_SCRATCH ?= .build-fuzz
 
 fuzz-build:
 	SWIFTC="$(dir $(shell command -v $(SWIFT)))swiftc" Fuzz/ensure-fuzzer-runtime.sh
-	cd Fuzz && $(SWIFT) build -c release --scratch-path ../$(FUZZ_SCRATCH)
+	@cd Fuzz && SWIFT="$(SWIFT)" VERBOSE="$(VERBOSE)" ../scripts/build.sh --log $(CURDIR)/.build/logs/fuzz-build.log \
+		-c release --scratch-path ../$(FUZZ_SCRATCH)
 
 fuzz: fuzz-build
 	FUZZ_BIN=$(FUZZ_SCRATCH)/release Fuzz/run.sh $(FUZZ_SECONDS) $(FUZZ_TARGETS)

@@ -28,7 +28,7 @@ load-hosts: deps
 	LOAD_BIN="$(LOAD_RELEASE_BIN)" scripts/load/run.sh many --hosts 16 --peers 16 --timeout 60 --hold 1 $(LOAD_FLAGS)
 
 load-ci: deps
-	$(SWIFT) build --product chirp-load
+	@$(BUILD) --log .build/logs/load-build.log --product chirp-load
 	LOAD_BIN="$(LOAD_DEBUG_BIN)" scripts/load/run.sh broadcast --hosts 3 --peers 16 --seconds 10
 
 # In make test since the heartbeat asks the kernel before closing (Docs/Reliability.md, "Load"): before, the sender's

@@ -11,8 +11,8 @@ NETNS_SH := scripts/netns/netns.sh
 netns-test: deps
 	@if ! reason=$$($(NETNS_SH) available); then echo "==> netns-test skipped: $$reason"; exit 0; fi; \
 	set -e; \
-	$(SWIFT) build --product chirp-probe; \
-	$(SWIFT) build --build-tests; \
+	$(BUILD) --log .build/logs/netns-probe-build.log --product chirp-probe; \
+	$(BUILD) --log .build/logs/netns-build.log --build-tests; \
 	prefixes=$$(mktemp); \
 	trap 'while read -r p; do NETNS_PREFIX=$$p NETNS_QUIET=1 $(NETNS_SH) down || true; done <"$$prefixes"; rm -f "$$prefixes"' EXIT; \
 	trap 'exit 130' INT TERM; \

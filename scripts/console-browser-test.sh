@@ -66,9 +66,12 @@ while time.time() < deadline:
 sys.exit("no HTTP exchange reached the console within 30 s")
 PY
 status=0
-python3 Tests/ConsoleBrowser/browser_check.py --url "$URL" --expect-live --hostile-text "$HOSTILE" \
+# A time limit, as every test suite has (a run takes under a minute here, 30 s on a loaded 2-core machine).
+timeout --signal=TERM 600 python3 Tests/ConsoleBrowser/browser_check.py --url "$URL" --expect-live \
+    --hostile-text "$HOSTILE" \
     --json-body-path /orders --search-word order --url-state-word declined --screenshot-dir "$LOGS" \
     --restart-app "$WORK/restart-app.sh" || status=$?
+((status == 124)) && echo "==> the browser checks did not end within 600 s"
 if ((status != 0)); then
     echo "==> chirp-console's output:"; sed 's/^/    /' "$WORK/console.out"
 fi

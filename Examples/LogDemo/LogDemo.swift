@@ -31,13 +31,21 @@ struct LogDemo: AsyncParsableCommand {
               logdemo NAME: streaming logs on port PORT (_SERVICE._tcp),
               HTTP demo server on 127.0.0.1:PORT
 
+            EXIT STATUS
+              0   --duration elapsed
+              1   any other failure (e.g. the port or the spool could not be opened)
+              64  bad input: an invalid option, name, service type or secret
+              69  no DNS-SD daemon answers (start avahi-daemon): viewers could not
+                  find it
+
             EXAMPLES
               logdemo --name shop --rate 20
               logdemo --name shop --spool /tmp/shop-spool
                 (records survive a crash until a viewer has them)
               logdemo --name shop --secret-file ~/.shop-secret
                 (only viewers with the same secret get the logs)
-            """)
+            """,
+        version: ToolVersion.current)
 
     @Option(help: "The app name viewers see.")
     var name: String = "logdemo"
@@ -88,6 +96,12 @@ struct LogDemo: AsyncParsableCommand {
     @OptionGroup(title: "Security") var secret: SecretOptions
 
     func validate() throws {
+        if let problem = PeerName.problem(with: name) { throw ValidationError("--name: \(problem)") }
+        do {
+            _ = try ServiceType(service)
+        } catch {
+            throw ValidationError("--service: \(error)")
+        }
         guard rate.isFinite, rate > 0, rate <= 1_000_000 else {
             throw ValidationError("--rate must be greater than 0 and at most 1000000 records a second, got \(rate)")
         }
@@ -118,6 +132,7 @@ struct LogDemo: AsyncParsableCommand {
         if let spool { configuration.spool = LogSpoolConfiguration(directory: spool) }
         configuration.security = try secret.security()
         let logs = try LogSource(configuration: configuration)
+        let events = logs.transceiver.makeEvents()
         let echo = echo
         LoggingSystem.bootstrap { label in
             var handlers: [any LogHandler] = [logs.handler(label: label)]
@@ -138,21 +153,47 @@ struct LogDemo: AsyncParsableCommand {
 
         let session = URLSession(configuration: logs.capturingHTTP(.ephemeral))
         let base = "http://127.0.0.1:\(server.port)"
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask { try await emitLogs() }
-            if !plain && httpInterval > 0 {
-                group.addTask { await callServer(session: session, base: base) }
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask { try await Self.watchDiscovery(events) }
+                group.addTask { try await emitLogs() }
+                if !plain && httpInterval > 0 {
+                    group.addTask { await callServer(session: session, base: base) }
+                }
+                if let duration {
+                    group.addTask { try await Task.sleep(for: .milliseconds(Int(duration * 1000))) }
+                    try await group.next()
+                    group.cancelAll()
+                } else {
+                    while try await group.next() != nil {}  // until a task throws (waitForAll() would wait for all)
+                }
             }
-            if let duration {
-                group.addTask { try await Task.sleep(for: .milliseconds(Int(duration * 1000))) }
-                try await group.next()
-                group.cancelAll()
-            } else {
-                try await group.waitForAll()
-            }
+        } catch let error as NoDaemon {
+            try? await server.channel.close()
+            await logs.stop()
+            StandardStreams.error(DNSSDDaemon.unavailableMessage(error.detail), hint: DNSSDDaemon.hint)
+            throw ExitCode(DNSSDDaemon.exitStatus)
         }
         try? await server.channel.close()
         await logs.stop()
+    }
+
+    /// No DNS-SD daemon answered before the app was advertised: `chirp logs` could not find it.
+    struct NoDaemon: Error {
+        var detail: String
+    }
+
+    /// Throws ``NoDaemon`` when no DNS-SD daemon answers before the app is advertised; otherwise reads the events
+    /// until they end (a daemon that goes away later is waited for: the library keeps retrying).
+    static func watchDiscovery(_ events: AsyncStream<TransceiverEvent>) async throws {
+        var advertised = false
+        for await event in events {
+            switch event {
+            case .advertised: advertised = true
+            case .discoveryUnavailable(let detail) where !advertised: throw NoDaemon(detail: detail)
+            default: break
+            }
+        }
     }
 
     /// Logs `rate` records per second, in ticks of 10 ms.

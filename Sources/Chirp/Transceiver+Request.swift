@@ -96,7 +96,9 @@ extension Transceiver {
     ///     (about 292 years, in nanoseconds), such as `.seconds(Int64.max)` for "never", waits that long.
     /// - Throws: ``ChirpError/Code/requestTimedOut``, ``ChirpError/Code/peerDisconnected`` (at once, when
     ///   the connection drops), ``ChirpError/Code/noResponder``, ``ChirpError/Code/remoteFailure``,
-    ///   ``ChirpError/Code/decodingFailed``, or what ``send(_:to:)-(T,R)`` throws before sending.
+    ///   ``ChirpError/Code/decodingFailed``, or what ``send(_:to:)-(T,R)`` throws before sending;
+    ///   `CancellationError` at once when the task is cancelled (the request is not sent if it was cancelled before;
+    ///   a reply that comes after the cancellation is dropped).
     public func request<Request: Encodable, Response: Decodable>(
         _ request: Request, to peer: Peer, as responseType: Response.Type = Response.self, timeout: Duration? = nil
     ) async throws -> Response {
@@ -185,6 +187,8 @@ extension Transceiver {
             return reply
         } catch let notSent as FrameNotQueuedError {
             throw notSent  // not sent: retried on the peer's current connection, counted there
+        } catch let cancelled as CancellationError {
+            throw cancelled  // the requester gave up: neither answered nor failed
         } catch {
             metrics?.requestsFailed.increment()
             throw error
@@ -230,7 +234,8 @@ extension Transceiver {
     ///   - timeout: how long to wait for the pong (as for ``request(_:to:as:timeout:)``).
     /// - Returns: the round-trip time.
     /// - Throws: ``ChirpError/Code/requestTimedOut``, ``ChirpError/Code/peerDisconnected``,
-    ///   ``ChirpError/Code/peerNotConnected``, ``ChirpError/Code/notRunning``.
+    ///   ``ChirpError/Code/peerNotConnected``, ``ChirpError/Code/notRunning``; `CancellationError` at once when the
+    ///   task is cancelled (a pong that comes after it is dropped).
     public func ping(_ peer: Peer, timeout: Duration = .seconds(5)) async throws -> Duration {
         let clock = ContinuousClock()
         let start = clock.now
@@ -240,6 +245,8 @@ extension Transceiver {
             } catch is RequestTimeoutError {
                 throw ChirpError.requestTimedOut(type: "ping", peer: connection.peer, seconds: timeout.seconds)
             } catch let error as FrameNotQueuedError {
+                throw error
+            } catch let error as CancellationError {
                 throw error
             } catch {
                 throw ChirpError.peerDisconnected(connection.peer)

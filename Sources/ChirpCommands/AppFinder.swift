@@ -4,7 +4,9 @@ import Chirp
 /// time, and says what to do next, so the policy is testable without a network.
 ///
 /// The policy, and its trade-off:
-/// - `--peer NAME`: the first app of that name to connect, at once.
+/// - `--peer ID` (the app's full peer id): that app, as soon as it connects.
+/// - `--peer NAME` (or the first 4 or more characters of the id): the apps it designates are found as below; one is
+///   chosen, several (two apps of one name) are reported as ambiguous (exit code 4), with their ids.
 /// - neither: the first app to connect, once no other app can be coming; if several apps connected, none is chosen
 ///   (exit code 4). The DNS-SD daemon answers a browse from its cache in one burst, so the apps it already knows are
 ///   all reported (``TransceiverEvent/instanceFound(instanceName:)``) within a millisecond or so of each other. Once
@@ -24,10 +26,23 @@ struct AppFinder {
     enum Target: Sendable, Equatable {
         /// The only app of the service.
         case only
-        /// The app with this name.
+        /// The app `--peer` designates: its name, its full peer id, or the start of its id (4 characters or more).
         case named(String)
         /// Every app of the service.
         case every
+
+        /// Whether `peer` is one of the apps this target designates.
+        func matches(_ peer: Peer) -> Bool {
+            guard case .named(let text) = self else { return true }
+            return Self.peer(peer, matches: text)
+        }
+
+        /// `--peer TEXT` designates a peer by its name, its full id, or the start of its id (at least 4 characters,
+        /// case-insensitive), as `chirp --peer` does.
+        static func peer(_ peer: Peer, matches text: String) -> Bool {
+            if peer.name == text || peer.id == text { return true }
+            return text.count >= 4 && peer.id.lowercased().hasPrefix(text.lowercased())
+        }
     }
 
     /// What to do next.
@@ -36,7 +51,7 @@ struct AppFinder {
         case wait(until: ContinuousClock.Instant?)
         /// Send the command to this app.
         case chosen(Peer)
-        /// Several apps answered and none was named.
+        /// Several apps answered and none was named, or the name given designates several.
         case several([Peer])
         /// `--all`: discovery is over and every reply is in.
         case collected
@@ -44,9 +59,10 @@ struct AppFinder {
         case refused([Refusal])
     }
 
-    /// Metadata that marks a peer as a command-line tool rather than an app.
+    /// Metadata that marks a peer that advertises itself as a command-line tool rather than an app (``ToolRole``).
     static let roleKey = "chirp-role"
     static let cliRole = "cli"
+    static let listenerRole = "listener"
 
     static let minimumWindow: Duration = .milliseconds(30)
     static let maximumWindow: Duration = .seconds(1)
@@ -79,7 +95,10 @@ struct AppFinder {
         self.fixedWindow = fixedWindow
     }
 
-    static func isApp(_ peer: Peer) -> Bool { peer.metadata[roleKey] != cliRole }
+    static func isApp(_ peer: Peer) -> Bool {
+        guard peer.role == .app, let role = peer.metadata[roleKey] else { return peer.role == .app }
+        return role != cliRole && role != listenerRole
+    }
 
     /// Takes in one event. Returns the apps that just connected.
     @discardableResult
@@ -88,9 +107,9 @@ struct AppFinder {
         case .instanceFound(let name):
             if sighted.insert(name).inserted { lastSightedAt = now }
         case .peerAdded(let peer) where Self.isApp(peer):
-            if discovered.updateValue(peer, forKey: peer.id) == nil { seen(at: now) }
+            if discovered.updateValue(peer, forKey: peer.id) == nil { seen(peer, at: now) }
         case .peerConnected(let peer) where Self.isApp(peer):
-            if discovered.updateValue(peer, forKey: peer.id) == nil { seen(at: now) }
+            if discovered.updateValue(peer, forKey: peer.id) == nil { seen(peer, at: now) }
             guard !connected.contains(peer) else { return [] }
             connected.append(peer)
             return [peer]
@@ -111,7 +130,9 @@ struct AppFinder {
         return []
     }
 
-    private mutating func seen(at now: ContinuousClock.Instant) {
+    /// Notes when an app the target designates was discovered (the others do not open the settle window).
+    private mutating func seen(_ peer: Peer, at now: ContinuousClock.Instant) {
+        guard target.matches(peer) else { return }
         if firstSeenAt == nil { firstSeenAt = now }
         lastSeenAt = now
     }
@@ -129,21 +150,24 @@ struct AppFinder {
     private var burstEnd: ContinuousClock.Instant? { lastSightedAt.map { $0 + Self.burstQuiet } }
 
     /// Whether no other app can be coming before the settle window closes: the burst is over, every instance it
-    /// reported became a peer, and every app found has connected or refused. Only without a fixed window.
+    /// reported became a peer, and every app found (that the target designates) has connected or refused. Only
+    /// without a fixed window.
     func isSettledEarly(at now: ContinuousClock.Instant) -> Bool {
-        guard fixedWindow == nil, target == .only, let burstEnd, now >= burstEnd else { return false }
+        guard fixedWindow == nil, target != .every, let burstEnd, now >= burstEnd else { return false }
         guard discovered.count + tools.count >= sighted.count, stillComing.isEmpty else { return false }
-        return !connected.isEmpty || !appRefusals.isEmpty
+        return !candidates.isEmpty || !appRefusals.isEmpty
     }
 
-    /// When the settle window closes, once an app was seen.
+    /// When the settle window closes, once an app (that the target designates) was seen.
     var windowEnd: ContinuousClock.Instant? {
         switch target {
-        case .named: return nil
-        case .only: return firstSeenAt.map { $0 + window }
+        case .only, .named: return firstSeenAt.map { $0 + window }
         case .every: return lastSeenAt.map { $0 + window }
         }
     }
+
+    /// The connected apps the target designates, in the order they connected.
+    var candidates: [Peer] { connected.filter(target.matches) }
 
     /// Discovered apps that have not connected (yet).
     var unconnected: [Peer] {
@@ -160,9 +184,9 @@ struct AppFinder {
         refusals.filter { refusal in !tools.contains { refusal.concerns($0) } }
     }
 
-    /// Discovered apps not connected that may still connect: they have not refused.
+    /// Discovered apps (that the target designates) not connected that may still connect: they have not refused.
     private var stillComing: [Peer] {
-        unconnected.filter { refusal(of: $0) == nil }
+        unconnected.filter { target.matches($0) && refusal(of: $0) == nil }
     }
 
     /// `.refused` when no app connected and the apps found all refused (after the grace second: any refusal).
@@ -175,12 +199,15 @@ struct AppFinder {
 
     /// What to do at `now`; `pendingReplies` counts the `--all` requests still in flight.
     func decision(at now: ContinuousClock.Instant, pendingReplies: Int = 0) -> Decision {
-        if case .named(let name) = target {
-            if let app = connected.first(where: { $0.name == name }) { return .chosen(app) }
-            let named = discovered.values.filter { $0.name == name }
-            let refused = named.compactMap(refusal(of:))
-            if !named.isEmpty && refused.count == named.count { return .refused(refused) }
-            return .wait(until: nil)
+        if case .named(let text) = target {
+            // A full id designates one app: no other can be coming.
+            if let app = connected.first(where: { $0.id == text }) { return .chosen(app) }
+            if candidates.isEmpty {
+                let named = discovered.values.filter(target.matches)
+                let refused = named.compactMap(refusal(of:))
+                if !named.isEmpty && refused.count == named.count { return .refused(refused) }
+                return .wait(until: nil)
+            }
         }
         guard let windowEnd else { return .wait(until: nil) }
         if now < windowEnd && !isSettledEarly(at: now) {
@@ -194,11 +221,17 @@ struct AppFinder {
         if target == .every {
             return pendingReplies == 0 && !connected.isEmpty ? .collected : .wait(until: nil)
         }
-        switch connected.count {
+        let candidates = self.candidates
+        switch candidates.count {
         case 0: return .wait(until: nil)
-        case 1: return .chosen(connected[0])
-        default: return .several(connected.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name })
+        case 1: return .chosen(candidates[0])
+        default: return .several(Self.sorted(candidates))
         }
+    }
+
+    /// By name, then id.
+    static func sorted(_ apps: [Peer]) -> [Peer] {
+        apps.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name }
     }
 }
 
@@ -206,15 +239,20 @@ extension AppFinder {
     /// The decision when time is up: whatever can still be decided from the apps connected now.
     func finalDecision() -> Decision? {
         switch target {
-        case .named(let name):
-            if let app = connected.first(where: { $0.name == name }) { return .chosen(app) }
-            let refused = discovered.values.filter { $0.name == name }.compactMap(refusal(of:))
-            return refused.isEmpty ? nil : .refused(refused)
+        case .named(let text):
+            if let app = connected.first(where: { $0.id == text }) { return .chosen(app) }
+            switch candidates.count {
+            case 0:
+                let refused = discovered.values.filter(target.matches).compactMap(refusal(of:))
+                return refused.isEmpty ? nil : .refused(refused)
+            case 1: return .chosen(candidates[0])
+            default: return .several(Self.sorted(candidates))
+            }
         case .only:
             switch connected.count {
             case 0: return appRefusals.isEmpty ? nil : .refused(appRefusals)
             case 1: return .chosen(connected[0])
-            default: return .several(connected.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name })
+            default: return .several(Self.sorted(connected))
             }
         case .every:
             if connected.isEmpty { return appRefusals.isEmpty ? nil : .refused(appRefusals) }

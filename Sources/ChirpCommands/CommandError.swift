@@ -28,7 +28,7 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
     /// What went wrong. New codes may come in later versions: a `switch` over them needs a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Wrapped: String, Hashable, Sendable {
-            case noApp, severalApps, connectionLost, noReply, refused, local
+            case noApp, severalApps, connectionLost, noReply, refused, local, noDaemon
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -38,8 +38,8 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
 
         /// No app of the service connected within the timeout (exit code ``CommandExitCode/noApp``).
         public static let noApp = Code(.noApp)
-        /// Several apps answered and none was chosen; ``CommandError/apps`` lists them (exit code
-        /// ``CommandExitCode/severalApps``).
+        /// Several apps answered and none was chosen, or the app asked for (``CommandError/peerName``) names
+        /// several of them; ``CommandError/apps`` lists them (exit code ``CommandExitCode/severalApps``).
         public static let severalApps = Code(.severalApps)
         /// The app was found but the connection dropped (or could not be made) before it replied (exit code
         /// ``CommandExitCode/connectionLost``).
@@ -52,6 +52,9 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
         /// Something failed on this side: the command could not be encoded or sent, or its reply not saved (exit
         /// code ``CommandExitCode/appFailure``).
         public static let local = Code(.local)
+        /// No DNS-SD daemon answers, so no app can be found; ``CommandError/detail`` is what the system reported
+        /// (exit code ``CommandExitCode/noDaemon``).
+        public static let noDaemon = Code(.noDaemon)
 
         /// The exit code of an error with this code.
         var exitCode: CommandExitCode {
@@ -61,6 +64,7 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
             case .connectionLost, .noReply: return .connectionLost
             case .refused: return .refused
             case .local: return .appFailure
+            case .noDaemon: return .noDaemon
             }
         }
     }
@@ -78,14 +82,16 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
     public let peerName: String?
     /// The app concerned as "NAME on HOST", for ``Code/connectionLost`` and ``Code/noReply``.
     public let app: String?
-    /// The apps that answered, each as "NAME on HOST", for ``Code/severalApps``; empty otherwise.
+    /// The apps that answered, each as "NAME (ID) on HOST" (ID: the first 8 characters of its peer id), for
+    /// ``Code/severalApps``; empty otherwise.
     public let apps: [String]
     /// Why the apps refused this CLI, each reason naming the app and saying what to do, for ``Code/refused``; empty
     /// otherwise.
     public let reasons: [String]
     /// The timeout in seconds, for ``Code/noApp`` and ``Code/noReply``.
     public let seconds: Double?
-    /// What was seen instead, for ``Code/noApp``: other apps, a missing DNS-SD daemon, refused connections.
+    /// What was seen instead, for ``Code/noApp``: other apps, refused connections; for ``Code/noDaemon``, what the
+    /// system reported.
     public let detail: String?
     /// The underlying error, when another error led to this one (a `ChirpError`, an encoding error).
     public let cause: (any Error)?
@@ -147,13 +153,29 @@ extension CommandError {
             peerName: peer, seconds: seconds, detail: detail)
     }
 
-    /// Several apps answered on `service` and none was chosen; each label is "NAME on HOST".
+    /// Several apps answered on `service` and none was chosen; each label is "NAME (ID) on HOST".
     public static func severalApps(service: String, apps: [String]) -> CommandError {
         CommandError(
             code: .severalApps,
             message: "several apps answer on service '\(service)': \(apps.joined(separator: ", ")); "
-                + "choose one with --peer NAME, or send to all with --all",
+                + "choose one with --peer NAME (or the start of its ID, when names repeat), or send to all with --all",
             service: service, apps: apps)
+    }
+
+    /// `--peer peer` matches several apps of `service` (two apps of one name); each label is "NAME (ID) on HOST".
+    public static func ambiguousPeer(service: String, peer: String, apps: [String]) -> CommandError {
+        CommandError(
+            code: .severalApps,
+            message: "--peer '\(peer)' matches \(apps.count) apps on service '\(service)': "
+                + "\(apps.joined(separator: ", ")); choose one with --peer ID (at least its first 4 characters), "
+                + "or send to all with --all",
+            service: service, peerName: peer, apps: apps)
+    }
+
+    /// No DNS-SD daemon answers; `detail` is what the system reported (`avahi_client_new failed: ...`). The message
+    /// is the one every tool of this package prints (`DNSSDDaemon.unavailableMessage(_:)`, package-internal).
+    public static func noDaemon(detail: String) -> CommandError {
+        CommandError(code: .noDaemon, message: DNSSDDaemon.unavailableMessage(detail), detail: detail)
     }
 
     /// `app` ("NAME on HOST"; `peer` when it is known) was found but the connection dropped, or could not be made,

@@ -9,7 +9,7 @@ import Logging
 /// configuration.peerName = "kitchen"
 /// let transceiver = Transceiver(configuration: configuration)
 /// let receiver = CommandReceiver(transceiver: transceiver, logger: logger)
-/// receiver.handle(AddItem.self) { command, sender in
+/// try receiver.handle(AddItem.self) { command, sender in
 ///     let item = try await store.add(title: command.title)
 ///     return .text("added #\(item.id): \(item.title)")
 /// }
@@ -23,7 +23,12 @@ import Logging
 /// The receiver logs a warning when it is created if the transceiver accepts connections from other hosts without a
 /// shared secret: anyone who can reach the port could run the commands. Set `Configuration.security` to
 /// `.sharedSecret(...)` (CLIs then need the same secret), or `Configuration.interface = .loopback` when only tools on
-/// the same machine should drive the app. See Docs/Security.md.
+/// the same machine should drive the app. See Docs/Security.md. An app with a command line says what to do in its own
+/// words (its options) with `openAccessRemedy`, or reports it itself (``openAccessWarning(for:remedy:)``) and
+/// passes `warnsOfOpenAccess: false`.
+///
+/// A command that cannot be decoded (a field missing, a value of the wrong type: a CLI older or newer than the app)
+/// is answered with a failure that says which field, in words, and no handler runs.
 public final class CommandReceiver: Sendable {
     /// The transceiver the commands arrive through.
     public let transceiver: Transceiver
@@ -39,26 +44,38 @@ public final class CommandReceiver: Sendable {
     ///   - transceiver: the app's transceiver: commands arrive as its requests.
     ///   - logger: where to log commands that fail and the start-up warning; default: the transceiver's logger.
     ///   - maximumResponseSize: see ``maximumResponseSize``; values above the default are lowered to it.
-    public init(transceiver: Transceiver, logger: Logger? = nil, maximumResponseSize: Int? = nil) {
+    ///   - openAccessRemedy: what the start-up warning tells the user to do, in the app's words (its options); by
+    ///     default it names the `Configuration` settings.
+    ///   - warnsOfOpenAccess: `false` when the app reports ``openAccessWarning(for:remedy:)`` itself.
+    public init(
+        transceiver: Transceiver, logger: Logger? = nil, maximumResponseSize: Int? = nil,
+        openAccessRemedy: String? = nil, warnsOfOpenAccess: Bool = true
+    ) {
         self.transceiver = transceiver
         self.logger = logger ?? transceiver.configuration.logger
         let limit = max(transceiver.configuration.maximumMessageSize - 1024, 1)
         self.maximumResponseSize = min(maximumResponseSize ?? limit, limit)
-        if let warning = Self.openAccessWarning(for: transceiver.configuration) {
+        if warnsOfOpenAccess,
+            let warning = Self.openAccessWarning(for: transceiver.configuration, remedy: openAccessRemedy)
+        {
             self.logger.warning("\(warning)")
         }
     }
 
-    /// The start-up warning for `configuration`, or `nil` when only this machine can connect or a shared secret is
-    /// required.
-    static func openAccessWarning(for configuration: Configuration) -> String? {
+    /// What the default warning tells the user to do.
+    public static let defaultOpenAccessRemedy = """
+        Set a shared secret (Configuration.security; CLIs give it with CHIRP_SECRET or --secret-file), or \
+        Configuration.interface = .loopback to accept commands from this machine only.
+        """
+
+    /// The start-up warning for `configuration`, ending with `remedy` (by default ``defaultOpenAccessRemedy``), or
+    /// `nil` when only this machine can connect or a shared secret is required.
+    public static func openAccessWarning(for configuration: Configuration, remedy: String? = nil) -> String? {
         guard configuration.interface != .loopback else { return nil }
         if case .sharedSecret = configuration.security { return nil }
         return """
             accepting commands from any host that can reach this machine (interface: \(configuration.interface)), \
-            with no shared secret: anyone on the network can run them. Set a shared secret (CHIRP_SECRET or \
-            --secret-file, Configuration.security), or Configuration.interface = .loopback to accept commands from \
-            this machine only.
+            with no shared secret: anyone on the network can run them. \(remedy ?? defaultOpenAccessRemedy)
             """
     }
 
@@ -69,25 +86,37 @@ public final class CommandReceiver: Sendable {
     ///   - type: the command type.
     ///   - handler: gets the command and the peer that sent it; returns the response. A thrown error becomes
     ///     `CommandResponse.failure(_:)` with the error's message.
+    /// - Throws: what `Transceiver.respond(to:with:)` throws for the command's type name (it cannot travel, or
+    ///   another Swift type holds it).
     public func handle<C: ChirpCommand>(
         _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) throws -> CommandResponse
     ) throws {
-        try transceiver.respond(to: C.self) { (command: C, sender: Peer) throws -> Data in
-            self.reply(Result { try handler(command, sender) }, to: C.chirpTypeName, from: sender)
+        try transceiver.respond(to: Incoming<C>.self) { (incoming: Incoming<C>, sender: Peer) throws -> Data in
+            switch incoming.command {
+            case .success(let command):
+                return self.reply(Result { try handler(command, sender) }, to: C.chirpTypeName, from: sender)
+            case .failure(let failure):
+                return self.reply(.failure(failure), to: C.chirpTypeName, from: sender)
+            }
         }
     }
 
     /// Answers commands of type `C` with an `async` handler; commands from different CLIs run concurrently.
     ///
     /// ```swift
-    /// receiver.handle(ListItems.self) { _, _ in .text(await store.listing()) }
+    /// try receiver.handle(ListItems.self) { _, _ in .text(await store.listing()) }
     /// ```
     public func handle<C: ChirpCommand>(
         _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) async throws -> CommandResponse
     ) throws {
-        try transceiver.respond(to: C.self) { (command: C, sender: Peer) async throws -> Data in
+        try transceiver.respond(to: Incoming<C>.self) { (incoming: Incoming<C>, sender: Peer) async throws -> Data in
             let result: Result<CommandResponse, any Error>
-            do { result = .success(try await handler(command, sender)) } catch { result = .failure(error) }
+            switch incoming.command {
+            case .success(let command):
+                do { result = .success(try await handler(command, sender)) } catch { result = .failure(error) }
+            case .failure(let failure):
+                result = .failure(failure)
+            }
             return self.reply(result, to: C.chirpTypeName, from: sender)
         }
     }
@@ -121,5 +150,34 @@ public final class CommandReceiver: Sendable {
             "the reply to \(typeName) is \(encoded.count) bytes, over the limit of \(maximumResponseSize) bytes"
         logger.error("\(message)", metadata: ["from": "\(UntrustedText.escaped(sender.name))"])
         return CommandResponse.failure(message).encoded()
+    }
+}
+
+/// A command as it arrives: decoded, or why it could not be. Registered under the command's own wire name, so that a
+/// command with a missing or mistyped field is answered with a failure in words, not the decoder's debug text.
+struct Incoming<C: ChirpCommand>: Decodable, Sendable, ChirpMessage {
+    static var chirpTypeName: String { C.chirpTypeName }
+
+    var command: Result<C, CommandDecodingFailure>
+
+    init(from decoder: any Decoder) throws {
+        do {
+            command = .success(try C(from: decoder))
+        } catch let error as DecodingError {
+            command = .failure(
+                CommandDecodingFailure(typeName: C.chirpTypeName, reason: DecodingErrorText.describe(error)))
+        }
+        // Any other error is the decoder's own business (the core's fast JSON path gives way to Foundation's that
+        // way): it goes through.
+    }
+}
+
+/// A command that could not be decoded: "the listr.item.add command could not be read: missing field 'title'".
+struct CommandDecodingFailure: Error, Sendable, CustomStringConvertible {
+    var typeName: String
+    var reason: String
+
+    var description: String {
+        "the \(typeName) command could not be read: \(reason) (are the app and the CLI of matching versions?)"
     }
 }

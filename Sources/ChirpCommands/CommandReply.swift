@@ -45,8 +45,25 @@ public struct CommandOutcome: Sendable {
 extension Peer {
     /// "NAME on HOST" (the host without its trailing dot), or the name alone when the host is unknown.
     var commandLabel: String {
-        guard var host, !host.isEmpty else { return name }
-        if host.hasSuffix(".") { host.removeLast() }
+        guard let host = shownHost else { return name }
         return "\(name) on \(host)"
     }
+
+    /// "NAME (ID) on HOST", ID being the first 8 characters of the peer id (as `chirp browse` shows it): tells apart
+    /// two apps of the same name, in lists of candidates and `--all` headers.
+    package var identifiedLabel: String {
+        let name = "\(self.name) (\(id.prefix(8)))"
+        guard let host = shownHost else { return name }
+        return "\(name) on \(host)"
+    }
+
+    /// The host without its trailing dot; `nil` when unknown.
+    private var shownHost: String? {
+        guard var host, !host.isEmpty else { return nil }
+        if host.hasSuffix(".") { host.removeLast() }
+        return host
+    }
+
+    /// Whether this peer is a command-line tool rather than an app (``ToolRole``).
+    package var isCommandLineTool: Bool { ToolRole.isTool(self) }
 }

@@ -64,7 +64,10 @@ final class CommandSession: Sendable {
         case .chosen(let app):
             return app
         case .several(let apps):
-            throw .severalApps(service: serviceType, apps: apps.map(\.commandLabel))
+            if case .named(let text) = target {
+                throw .ambiguousPeer(service: serviceType, peer: text, apps: apps.map(\.identifiedLabel))
+            }
+            throw .severalApps(service: serviceType, apps: apps.map(\.identifiedLabel))
         case .refused(let refusals):
             throw refused(refusals, finder: discovery.finder)
         default:
@@ -107,14 +110,14 @@ final class CommandSession: Sendable {
     }
 
     private func noApp(_ discovery: Discovery, target: AppFinder.Target) -> CommandError {
+        if let message = discovery.notes.unavailable { return .noDaemon(detail: message) }
         var details: [String] = []
-        if let message = discovery.notes.unavailable { details.append(message) }
         let unconnected = discovery.finder.unconnected
         if !unconnected.isEmpty {
             details.append("found but could not connect to: " + unconnected.map(\.commandLabel).joined(separator: ", "))
         }
         if case .named = target {
-            let others = discovery.finder.connected.map(\.commandLabel)
+            let others = discovery.finder.connected.map(\.identifiedLabel)
             if !others.isEmpty { details.append("apps seen: " + others.joined(separator: ", ")) }
         }
         details += discovery.notes.refused
@@ -155,6 +158,8 @@ final class CommandSession: Sendable {
                 switch signal {
                 case .event(let event):
                     notes.note(event)
+                    // No DNS-SD daemon: no app can be found, so say so at once rather than at the timeout.
+                    if case .discoveryUnavailable = event, finder.connected.isEmpty, pending == 0 { break loop }
                     let connected = finder.observe(event, at: clock.now)
                     if let send, clock.now < deadline {
                         for app in connected where sent.insert(app.id).inserted {

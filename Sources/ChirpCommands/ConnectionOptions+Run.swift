@@ -13,8 +13,10 @@ extension ConnectionOptions {
     /// ```
     ///
     /// Successful replies go to `reply`; by default text is printed on standard output (with a final newline) and
-    /// data written there as is. With `--all`, each reply is preceded by a `== NAME on HOST ==` line. Failures and
-    /// errors go to standard error as `TOOL: error: ...` lines (`listrctl: error: ...`); with `--all` they name the app.
+    /// data written there as is. With `--all`, each reply is preceded by a `== NAME (ID) on HOST ==` line (ID: the
+    /// first 8 characters of the app's peer id, which tell apart two apps of the same name). Failures and errors go to
+    /// standard error as `TOOL: error: ...` lines (`listrctl: error: ...`); with `--all` they name the app. While it
+    /// looks for the app, a status line on standard error says so when standard error is a terminal.
     ///
     /// - Parameters:
     ///   - command: the command to send.
@@ -24,6 +26,9 @@ extension ConnectionOptions {
         _ command: C, reply: (@Sendable (CommandReply) throws -> Void)? = nil
     ) async throws {
         let transmitter = try makeTransmitter()
+        WaitingNote.show(
+            "waiting up to \(formatSeconds(timeout)) s for \(all ? "the apps" : peer.map { "app '\($0)'" } ?? "the app") "
+                + "of service '\(service)' (Ctrl-C to stop)...")
         let code = await send(command, with: transmitter, reply: reply ?? Self.printReply)
         if code != .success { throw ExitCode(code.rawValue) }
     }
@@ -36,20 +41,21 @@ extension ConnectionOptions {
             let outcomes: [CommandOutcome]
             do {
                 outcomes = try await transmitter.sendToAll(command)
+                WaitingNote.clear()
             } catch {
-                StandardStreams.error("\(error)")
+                Self.report(error)
                 return error.exitCode
             }
             var worst = CommandExitCode.success
             for outcome in outcomes {
                 var code = outcome.exitCode
+                let label = outcome.app.identifiedLabel
                 switch outcome.result {
                 case .success(.failure(let message)):
-                    StandardStreams.error("\(outcome.label): \(message)")  // escaped by error()
+                    StandardStreams.error("\(label): \(message)")  // escaped by error()
                 case .success(let response):
-                    StandardStreams.output("== \(UntrustedText.escaped(outcome.label)) ==\n")  // names from the network
-                    code = Self.deliver(
-                        CommandReply(app: outcome.app, response: response), to: reply, label: outcome.label)
+                    StandardStreams.output("== \(UntrustedText.escaped(label)) ==\n")  // names from the network
+                    code = Self.deliver(CommandReply(app: outcome.app, response: response), to: reply, label: label)
                 case .failure(let error):
                     StandardStreams.error("\(error)")
                 }
@@ -60,8 +66,9 @@ extension ConnectionOptions {
         let answer: CommandReply
         do {
             answer = try await transmitter.send(command, to: peer)
+            WaitingNote.clear()
         } catch {
-            StandardStreams.error("\(error)")
+            Self.report(error)
             return error.exitCode
         }
         if case .failure(let message) = answer.response {
@@ -69,6 +76,12 @@ extension ConnectionOptions {
             return .appFailure
         }
         return Self.deliver(answer, to: reply, label: nil)
+    }
+
+    /// `TOOL: error: MESSAGE`, with a hint when there is something to do about it.
+    private static func report(_ error: CommandError) {
+        WaitingNote.clear()
+        StandardStreams.error(error.message, hint: error.code == .noDaemon ? DNSSDDaemon.hint : nil)
     }
 
     private static func deliver(_ answer: CommandReply, to reply: (CommandReply) throws -> Void, label: String?)

@@ -30,14 +30,16 @@ public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sen
     @Option(help: ArgumentHelp("The DNS-SD service type the app advertises.", valueName: "TYPE"))
     public var service: String = Channel.defaultServiceType
 
-    /// `--peer NAME`: the app to talk to, by name, when several run.
+    /// `--peer NAME`: the app to talk to when several run: its name, its full peer id, or the start of its id (at
+    /// least 4 characters), which tells apart two apps of the same name.
     @Option(
         help: ArgumentHelp(
-            "Talk to the app with this name (needed when several run; they are listed then).", valueName: "NAME"))
+            "Talk to the app with this name, or whose id starts with this (4 characters or more), when several run "
+                + "(they are listed then, with their ids).", valueName: "NAME|ID"))
     public var peer: String?
 
-    /// `--all`: send to every app found and print each reply labelled with the app's name and host.
-    @Flag(help: "Send to every app of the service found and print each reply labelled with its name and host.")
+    /// `--all`: send to every app found and print each reply labelled with the app's name, id and host.
+    @Flag(help: "Send to every app of the service found and print each reply labelled with its name, id and host.")
     public var all = false
 
     /// `--timeout SECONDS`: the longest the command takes, finding the app and waiting for its reply.
@@ -74,7 +76,7 @@ public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sen
                 "--timeout must be greater than 0 and at most 86400 seconds, got \(formatSeconds(timeout))")
         }
         if peer != nil && all { throw ValidationError("--peer and --all cannot be used together") }
-        if let peer, peer.isEmpty { throw ValidationError("--peer needs a name") }
+        if let peer, peer.isEmpty { throw ValidationError("--peer needs a name or an id") }
         if let settleMilliseconds, settleMilliseconds < 0 { throw ValidationError("--settle-ms cannot be negative") }
     }
 

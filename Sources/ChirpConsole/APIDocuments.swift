@@ -38,7 +38,12 @@ enum APIDocuments {
             file = record.file
             function = record.function
             line = record.line
-            http = record.http.map(StoredExchange.init)
+            http = record.http.map(StoredExchange.init).map { exchange in
+                var exchange = exchange
+                exchange.duration = APIDocuments.rounded(exchange.duration, places: 6)  // s, to the microsecond
+                exchange.startTime = APIDocuments.rounded(exchange.startTime, places: 6)
+                return exchange
+            }
         }
     }
 
@@ -134,9 +139,21 @@ enum APIDocuments {
                 Endpoint(
                     method: endpoint.method, host: endpoint.host, path: endpoint.path, count: endpoint.count,
                     errors: endpoint.errors,
-                    errorRate: endpoint.count == 0 ? 0 : Double(endpoint.errors) / Double(endpoint.count),
-                    p50: endpoint.p50, p90: endpoint.p90, p99: endpoint.p99)
+                    errorRate: rounded(
+                        endpoint.count == 0 ? 0 : Double(endpoint.errors) / Double(endpoint.count), places: 4),
+                    p50: rounded(endpoint.p50, places: 3), p90: rounded(endpoint.p90, places: 3),
+                    p99: rounded(endpoint.p99, places: 3))
             })
+    }
+
+    /// `value` rounded to `places` decimals, so that the JSON says `1.589`, not `1.5893229999999998`: durations in
+    /// milliseconds and seconds to the microsecond, rates to 4 decimals. Not a finite number: as it is.
+    static func rounded(_ value: Double, places: Int) -> Double {
+        guard value.isFinite else { return value }
+        var scale = 1.0
+        for _ in 0..<places { scale *= 10 }
+        let result = (value * scale).rounded() / scale
+        return result.isFinite ? result : value
     }
 
     /// The encoder of every document: sorted keys, `/` not escaped.

@@ -14,17 +14,24 @@ final class ChangeNotifier: Sendable {
     private struct State {
         var nextID = 0
         var subscribers: [Int: AsyncStream<Change>.Continuation] = [:]
+        var finished = false
     }
 
     private let state = NIOLockedValueBox(State())
 
-    /// A stream of notices for one subscriber; it ends when the notifier finishes or the subscriber stops iterating.
+    /// A stream of notices for one subscriber; it ends when the notifier finishes (at once, when it has finished
+    /// already) or the subscriber stops iterating.
     func subscribe() -> AsyncStream<Change> {
         let (stream, continuation) = AsyncStream.makeStream(of: Change.self, bufferingPolicy: .bufferingNewest(1))
-        let id = state.withLockedValue { state in
+        let id = state.withLockedValue { state -> Int? in
+            guard !state.finished else { return nil }
             state.nextID += 1
             state.subscribers[state.nextID] = continuation
             return state.nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
         }
         continuation.onTermination = { [weak self] _ in
             _ = self?.state.withLockedValue { $0.subscribers.removeValue(forKey: id) }
@@ -37,10 +44,13 @@ final class ChangeNotifier: Sendable {
         for continuation in state.withLockedValue({ Array($0.subscribers.values) }) { continuation.yield(change) }
     }
 
-    /// Ends every subscription.
+    /// Ends every subscription, and those made later.
     func finish() {
         for continuation in state.withLockedValue({ state in
-            defer { state.subscribers = [:] }
+            defer {
+                state.subscribers = [:]
+                state.finished = true
+            }
             return Array(state.subscribers.values)
         }) { continuation.finish() }
     }

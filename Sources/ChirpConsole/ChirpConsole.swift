@@ -5,6 +5,15 @@ import Hummingbird
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
+import ServiceLifecycle
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Chirp Console: collects the records of every log source on the network into its store and serves them to a
 /// browser: the page, a JSON API and a live stream (Docs/Console.md).
@@ -27,11 +36,14 @@ public final class ChirpConsole: Sendable {
     }
 
     /// Opens the store, collects, and serves until the task is cancelled (or SIGINT/SIGTERM when `handlesSignals`).
+    /// Either way the server stops gracefully: the live streams end, the requests under way are answered (for 5 s at
+    /// most), then the store closes.
     ///
     /// - Parameters:
     ///   - handlesSignals: whether SIGINT and SIGTERM end the run (as `chirp-console` does); default: no.
     ///   - onListening: called with the port once the server listens.
-    /// - Throws: ``ConsoleConfigurationError``, ``ConsoleStoreError``, or the server's error (the port is taken).
+    /// - Throws: ``ConsoleConfigurationError``, ``ConsoleStoreError``, ``ConsoleListenError`` (the port is in use, or
+    ///   the address is not this machine's), or what else the server threw.
     public func run(handlesSignals: Bool = false, onListening: @escaping @Sendable (Int) async -> Void = { _ in })
         async throws
     {
@@ -111,24 +123,92 @@ public final class ChirpConsole: Sendable {
         router.get("/api/status") { _, _ in await api.status() }
         router.get("/api/stream") { request, _ in api.stream(QueryString.parse(request.uri.query)) }
 
+        let listening = NIOLockedValueBox(false)
         let app = Application(
             router: router,
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in await onListening(channel.localAddress?.port ?? 0) },
+            onServerRunning: { channel in
+                listening.withLockedValue { $0 = true }
+                await onListening(channel.localAddress?.port ?? 0)
+            },
             logger: logger)
+        // Services stop in reverse order: the live streams end first (the server's graceful shutdown waits for every
+        // response under way, and a stream's never ends by itself), then the server.
+        var group = ServiceGroupConfiguration(
+            services: [app, LiveStreamsEnd(notifier: notifier)],
+            gracefulShutdownSignals: handlesSignals ? [.sigterm, .sigint] : [], logger: logger)
+        group.maximumGracefulShutdownDuration = .seconds(5)
         do {
-            if handlesSignals {
-                try await app.runService()
-            } else {
-                try await app.runService(gracefulShutdownSignals: [])
-            }
+            try await Self.runStoppingGracefully(ServiceGroup(configuration: group))
         } catch {
             collecting.cancel()
             await collecting.value
-            throw error
+            guard !listening.withLockedValue({ $0 }) else { throw error }
+            throw ConsoleListenError(error, host: configuration.host, port: configuration.port) ?? error
         }
         collecting.cancel()
         await collecting.value  // no insert runs once the store closes
+    }
+
+    /// Runs `group` until it ends; a cancellation of the calling task becomes a graceful shutdown. The group runs in a
+    /// task of its own, which the cancellation does not reach: cancelled, Hummingbird's server would close its channel
+    /// and then also shut down gracefully, which fails on the closed channel ("Server shutdown error: Already
+    /// closed", logged as an error) on an ordinary stop.
+    private static func runStoppingGracefully(_ group: ServiceGroup) async throws {
+        let running = Task { try await group.run() }
+        try await withTaskCancellationHandler {
+            try await running.value
+        } onCancel: {
+            Task { await group.triggerGracefulShutdown() }
+        }
+    }
+}
+
+/// Ends the live streams once the console shuts down gracefully (they would hold the server's shutdown forever).
+private struct LiveStreamsEnd: Service {
+    let notifier: ChangeNotifier
+
+    func run() async throws {
+        try? await gracefulShutdown()
+        notifier.finish()
+    }
+}
+
+/// The console's web server could not listen on its address: the port is in use, the address is not one of this
+/// machine's, or the system refused (a port below 1024 without the privilege).
+public struct ConsoleListenError: Error, CustomStringConvertible, Sendable {
+    /// The host the server was to listen on.
+    public var host: String
+    /// The port it was to listen on.
+    public var port: Int
+    /// Why, in words ("the port is in use").
+    public var reason: String
+    /// Whether another program already listens on the port.
+    public var portInUse: Bool
+
+    public var description: String {
+        "cannot listen on \(host.contains(":") ? "[\(host)]" : host):\(port): \(reason)"
+    }
+
+    /// The listening error that `error` is, or `nil` when it is not one.
+    init?(_ error: any Error, host: String, port: Int) {
+        self.host = host
+        self.port = port
+        portInUse = false
+        if let error = error as? IOError {
+            switch error.errnoCode {
+            case EADDRINUSE:
+                reason = "the port is in use (another program listens on it)"
+                portInUse = true
+            case EADDRNOTAVAIL: reason = "the address is not one of this machine's"
+            case EACCES: reason = "permission denied (a port below 1024 needs privileges)"
+            default: return nil
+            }
+        } else if error is SocketAddressError {
+            reason = "no such address (\(error))"
+        } else {
+            return nil
+        }
     }
 }
 

@@ -32,9 +32,26 @@ struct ConsoleGate<Context: RequestContext>: RouterMiddleware {
             // 127.0.0.1 still says its own name in Host, and is turned away.
             return Self.secured(ConsoleHTTP.failure(.forbidden, "this console answers to 127.0.0.1 and localhost only"))
         }
-        var response = try await next(request, context)
+        var response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as any HTTPResponseError {
+            // The router's own answers (no such path, or no such method on it) carry a JSON body like every other.
+            response = ConsoleHTTP.failure(error.status, Self.message(for: error, request))
+        }
         if let setCookie, let name = HTTPField.Name("Set-Cookie") { response.headers[name] = setCookie }
         return Self.secured(response)
+    }
+
+    /// What the router's error means for the request, in a sentence (the path quoted as untrusted text).
+    static func message(for error: any HTTPResponseError, _ request: Request) -> String {
+        let what = "\(request.method.rawValue) \(RecordFilter.quote(request.uri.path))"
+        switch error.status {
+        case .notFound:
+            return "no such path: \(what); the console answers GET on /, /assets/FILE and /api/... (Docs/Console.md)"
+        default:
+            return "\(what): \(error.status.reasonPhrase.lowercased())"
+        }
     }
 
     /// The token a request carries, and whether it came in the query string.

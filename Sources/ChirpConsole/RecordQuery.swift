@@ -31,8 +31,12 @@ public struct RecordFilter: Sendable, Equatable {
     public var minimumLevel: Logger.Level?
     /// The logger's label, exactly.
     public var label: String?
-    /// Words that must all appear (full-text search over message, label, metadata and URL).
+    /// Words that must all appear (full-text search over message, label, metadata and URL); the last one as a prefix.
     public var words: [String] = []
+    /// Text that must appear as it is, letters compared without regard to ASCII case, in the message, label, metadata
+    /// or URL: the search terms that join words with other characters (`items/7`, `card_declined`, `10.0.0.1`). Their
+    /// words are in ``words`` too, so that the full-text index finds the candidates.
+    public var phrases: [String] = []
     /// A regular expression the message must match (ICU syntax, as `NSRegularExpression`).
     public var regex: String?
     /// Records at or after this time.
@@ -87,7 +91,7 @@ public struct RecordFilter: Sendable, Equatable {
             minimumLevel = level
         }
         if let value = text("q") {
-            words = Self.words(in: value)
+            (words, phrases) = Self.search(value)
             guard words.count <= Self.maximumWords else {
                 throw ConsoleRequestError("q: at most \(Self.maximumWords) words")
             }
@@ -135,6 +139,23 @@ public struct RecordFilter: Sendable, Equatable {
         text.split(whereSeparator: { !$0.isLetter && !$0.isNumber }).map(String.init)
     }
 
+    /// A search box's text as words and phrases. Terms are separated by white space, and double quotes around a term
+    /// are dropped. A term of letters and digits only is a word. A term that joins words with other characters
+    /// (`items/7`) is a phrase: it must appear as it is (the index alone would find records holding `items` and any
+    /// word starting with `7`, anywhere), and its words are words too. A term without a letter or digit is ignored.
+    static func search(_ text: String) -> (words: [String], phrases: [String]) {
+        var words: [String] = []
+        var phrases: [String] = []
+        for rawTerm in text.split(whereSeparator: \.isWhitespace) {
+            let term = rawTerm.trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+            let termWords = Self.words(in: term)
+            guard !termWords.isEmpty else { continue }
+            words += termWords
+            if termWords != [term] { phrases.append(term) }
+        }
+        return (words, phrases)
+    }
+
     private static func time(_ text: String, parameter: String) throws -> Date {
         let withFraction = ISO8601DateFormatter()
         withFraction.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -177,6 +198,14 @@ public struct RecordFilter: Sendable, Equatable {
         if let label {
             conditions.append("records.label = ?")
             binds.append(.text(label))
+        }
+        for phrase in phrases {
+            // instr over lower(): SQLite's lower() folds ASCII letters only, on both sides alike.
+            conditions.append(
+                "(instr(lower(records.message), lower(?)) > 0 OR instr(lower(records.label), lower(?)) > 0"
+                    + " OR instr(lower(records.metadata), lower(?)) > 0"
+                    + " OR instr(lower(coalesce(records.url, '')), lower(?)) > 0)")
+            binds += Array(repeating: .text(phrase), count: 4)
         }
         if let regex {
             conditions.append("chirp_regexp(?, records.message, ?)")

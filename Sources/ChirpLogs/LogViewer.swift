@@ -456,6 +456,8 @@ public final class LogViewer: Sendable {
             history: configuration.history, follow: configuration.follow)
         do {
             _ = try await transceiver.request(request, to: peer, as: LogSubscribed.self, timeout: .seconds(10))
+        } catch is CancellationError {
+            return  // the viewer is ending (its reader left, or Ctrl-C): not a problem of the source
         } catch {
             input.yield(.problem("could not subscribe to \(info): \(error)"))
             input.yield(.sourceLost(peer.id))

@@ -29,7 +29,16 @@ struct ConsoleCommand: AsyncParsableCommand {
               chirp-console
               chirp-console --listen 127.0.0.1:0 --data /tmp/console --interface lo
               CHIRP_CONSOLE_TOKEN=... chirp-console --listen 0.0.0.0:7777
-            """)
+
+            EXIT STATUS
+              0 stopped (Ctrl-C, SIGTERM); 1 cannot listen (the port is in use, the
+              address is not this machine's) or another failure; 64 a bad option;
+              74 the store cannot be opened or created.
+            """,
+        version: ToolVersion.current)
+
+    /// Errors in the tools' one style (`chirp-console: error: ...`, Docs/CLI.md), not argument-parser's.
+    static func main() async { await CommandLineTool.main(Self.self) }
 
     @Option(help: ArgumentHelp("The address and port to listen on (port 0: any free port).", valueName: "host:port"))
     var listen = "127.0.0.1:7777"
@@ -130,8 +139,17 @@ struct ConsoleCommand: AsyncParsableCommand {
                 FileHandle.standardOutput.write(Data(lines.utf8))
             }
         } catch let error as ConsoleStoreError {
-            FileHandle.standardError.write(Data("chirp-console: \(error)\n".utf8))
+            StandardStreams.error("\(error)")
             throw ExitCode(74)
+        } catch let error as ConsoleListenError {
+            if error.portInUse {
+                StandardStreams.error(
+                    "port \(error.port) is in use on \(shownHost): another chirp-console, or another server, listens there",
+                    hint: "stop it, or choose another port: --listen \(shownHost):PORT (port 0: any free port)")
+            } else {
+                StandardStreams.error("\(error)", hint: "listen on an address of this machine: --listen 127.0.0.1:PORT")
+            }
+            throw ExitCode(1)
         } catch let error as ConsoleConfigurationError {
             throw ValidationError(error.description)
         }

@@ -37,7 +37,8 @@ struct BrowseCommand: AsyncParsableCommand {
               for each service type.
 
             EXIT STATUS
-              0 when stopped (Ctrl-C or --timeout), or --once found something;
+              0 when stopped (Ctrl-C, SIGTERM or --timeout), when the reader of
+              its output goes away (| head -1), or --once found something;
               2 when --once found nothing; 64 bad input; 69 no DNS-SD daemon.
               See 'chirp --help'.
 
@@ -72,8 +73,9 @@ struct BrowseCommand: AsyncParsableCommand {
         let run = BrowseRun(
             serviceType: try type.map(validateServiceType), once: once, json: json,
             timeout: once ? common.timeout(default: 3) : common.timeout.map { _ in common.timeout(default: 0) },
-            interface: common.chirpInterface, logger: common.makeLogger())
-        try await CommandRunner.run { try await run.run() }
+            interface: common.chirpInterface, namedInterface: common.namedInterface, logger: common.makeLogger())
+        common.warnIfInterfaceIsUnusable()
+        try await CommandRunner.run(watchesOutput: true) { try await run.run() }
     }
 }
 
@@ -85,6 +87,8 @@ private struct BrowseRun: Sendable {
     /// When to stop; `nil` = at Ctrl-C.
     let timeout: Duration?
     let interface: Configuration.Interface
+    /// `--interface` when it names one interface, for the diagnosis when nothing is found there.
+    let namedInterface: String?
     let logger: Logger
 
     /// Everything the browse loop reacts to, merged into one stream.
@@ -171,6 +175,13 @@ private struct BrowseRun: Sendable {
                     hint:
                         "see Docs/Troubleshooting.md: multicast may be blocked; `avahi-browse -a -t -r` shows what the daemon sees"
                 )
+            }
+            if let serviceType, let name = namedInterface {
+                let (problem, hint) = await InterfaceDiagnosis.explain(type: serviceType, interface: name)
+                if problem != nil || hint != nil {
+                    throw CLIError.nothingFound(
+                        "no peer of \(what) found \(within) on \(name)" + (problem.map { ": \($0)" } ?? ""), hint: hint)
+                }
             }
             throw CLIError.nothingFound(
                 "no peer of \(what) found \(within)",

@@ -20,7 +20,7 @@ struct ChirpTool: AsyncParsableCommand {
 
             A TYPE is a DNS-SD service type without underscore or protocol: chat
             means _chat._tcp. It has 1-15 letters, digits and hyphens, at least one
-            letter (RFC 6763).
+            letter (RFC 6763). Case does not matter: chirp uses it in lower case.
 
             Peers that require a shared secret (chirp browse shows "required")
             are reached with the same secret, from the CHIRP_SECRET environment
@@ -30,7 +30,9 @@ struct ChirpTool: AsyncParsableCommand {
 
             Results go to standard output, errors to standard error. While a
             command waits, it says what for on standard error, only when that is a
-            terminal: piped output holds results only.
+            terminal: piped output holds results only. When the reader of the
+            output goes away (| head -1), browse, listen, ping and logs end at
+            once, with status 0.
 
             EXIT STATUS
               0    success
@@ -45,7 +47,8 @@ struct ChirpTool: AsyncParsableCommand {
               64   bad input: an invalid argument, option, service type or JSON
                    payload (nothing was sent)
               69   no DNS-SD daemon answers: start avahi-daemon, or use --connect
-              130  interrupted (Ctrl-C) while waiting
+              130  interrupted (Ctrl-C or SIGTERM) while waiting for a peer or a
+                   reply
 
             EXAMPLES
               Every Chirp peer (and other DNS-SD service) on the network, once:
@@ -67,6 +70,7 @@ struct ChirpTool: AsyncParsableCommand {
 
             See 'chirp help <subcommand>' for each command, and Docs/CLI.md.
             """,
+        version: ToolVersion.current,
         subcommands: [
             BrowseCommand.self,
             ListenCommand.self,

@@ -37,17 +37,16 @@ struct ConsoleCommand: ParsableCommand {
         {
             path = found
         } else {
-            FileHandle.standardError.write(
-                Data(
-                    "chirp: chirp-console not found next to chirp or on PATH (build it: swift build --product chirp-console)\n"
-                        .utf8))
+            Terminal.error(
+                "chirp-console not found next to chirp or on PATH",
+                hint: "build it with `swift build --product chirp-console` (or `swift build`), next to chirp")
             throw ExitCode(69)
         }
         let argv = [path] + arguments
         var cArguments = argv.map { strdup($0) } + [nil]
         execv(path, &cArguments)
         // Only reached when exec failed.
-        FileHandle.standardError.write(Data("chirp: cannot start \(path): \(String(cString: strerror(errno)))\n".utf8))
+        Terminal.error("cannot start \(path): \(String(cString: strerror(errno)))")
         throw ExitCode(69)
     }
 }

@@ -11,10 +11,12 @@ struct ListenCommand: AsyncParsableCommand {
         abstract: "Join a service type as a peer and print every message received.",
         discussion: """
             chirp joins TYPE like any other peer: it advertises itself (as
-            chirp-HOSTNAME unless --name says otherwise), connects to every peer
-            it discovers and accepts their connections. Broadcasts reach it, and
-            so do messages sent to it by name. It answers no request (the
-            requester is told "no responder").
+            chirp-listen-HOSTNAME-PID unless --name says otherwise, marked
+            chirp-role=listener, so that chirp send --request and chirp ping
+            pick an app over it), connects to every peer it discovers and accepts
+            their connections. Broadcasts reach it, and so do messages sent to it
+            by name. It answers no request (the requester is told "no
+            responder").
 
             OUTPUT
               One line per message: local time, sender, message type, payload as
@@ -29,7 +31,8 @@ struct ListenCommand: AsyncParsableCommand {
               different) is reported on standard error, always.
 
             EXIT STATUS
-              0 when stopped (Ctrl-C, --timeout, or --count messages printed);
+              0 when stopped (Ctrl-C, SIGTERM, --timeout, or --count messages
+              printed), or when the reader of its output goes away (| head -1);
               2 when --timeout ends the run before --count messages arrived, or
               nothing answers at --connect; 4 the peer at --connect refused
               (shared secret missing or different); 64 bad input; 69 no DNS-SD
@@ -79,7 +82,7 @@ struct ListenCommand: AsyncParsableCommand {
         let run = ListenRun(
             serviceType: try validateServiceType(type), messageTypes: Set(messageTypes), count: count, json: json,
             join: join, common: common, logger: common.makeLogger())
-        try await CommandRunner.run { try await run.run() }
+        try await CommandRunner.run(watchesOutput: true) { try await run.run() }
     }
 }
 
@@ -108,7 +111,8 @@ private struct ListenRun: Sendable {
             sequence.withLockedValue { $0 = try? transceiver.messages(of: RawMessage.self) }
         }
         return try await PeerSession.run(
-            serviceType: serviceType, common: common, join: join, logger: logger, configure: configure
+            command: "listen", serviceType: serviceType, common: common, join: join, logger: logger,
+            configure: configure
         ) { session in
             guard let messages = sequence.withLockedValue({ $0 }) else { return .failure }
             if join.endpoint != nil {
@@ -121,7 +125,7 @@ private struct ListenRun: Sendable {
 
     private func listen(_ session: PeerSession, messages: MessageSequence<RawMessage>) async throws -> ExitStatus {
         let waiting =
-            "listening on \(session.typeText) as \(join.peerName)"
+            "listening on \(session.typeText) as \(session.transceiver.configuration.peerName)"
             + (messageTypes.isEmpty ? "" : " for \(messageTypes.sorted().joined(separator: ", "))")
             + (common.timeout.map { " for \(PeerSession.format(.milliseconds(Int64($0 * 1000))))" } ?? "")
             + " (Ctrl-C to stop)..."

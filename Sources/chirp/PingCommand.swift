@@ -11,11 +11,12 @@ struct PingCommand: AsyncParsableCommand {
         abstract: "Measure round trips to a peer, in the style of ping(8).",
         discussion: """
             chirp joins TYPE, waits (up to --timeout, 10 s by default) for the peer
-            (--peer, or the first to connect), then sends a Chirp ping frame every
-            --interval seconds and times its pong. The peer's Chirp library answers
-            by itself, without app code: this measures the network and the two
-            peers' event loops. It stops after --count pings, or at Ctrl-C, and
-            prints a summary.
+            (--peer, or the first app to connect: chirp's own peers, such as a
+            chirp listen, only when no app is there), then sends a Chirp ping
+            frame every --interval seconds and times its pong. The peer's Chirp
+            library answers by itself, without app code: this measures the
+            network and the two peers' event loops. It stops after --count pings,
+            or at Ctrl-C, and prints a summary.
 
             OUTPUT
               PING alice (127.0.0.1:50123) on _chat._tcp
@@ -30,7 +31,8 @@ struct PingCommand: AsyncParsableCommand {
               0 every ping got its pong; 2 no (matching) peer within --timeout, or
               nothing at --connect; 3 a pong was missing, or the peer left; 4
               refused (shared secret missing or different); 64 bad input; 69 no
-              DNS-SD daemon. See 'chirp --help'.
+              DNS-SD daemon. See 'chirp --help'. Stopped by Ctrl-C (or SIGTERM),
+              it prints the summary and exits 0 when every pong came.
 
             EXAMPLES
               Ping the first peer of _chat._tcp until Ctrl-C:
@@ -86,7 +88,7 @@ struct PingCommand: AsyncParsableCommand {
             serviceType: try validateServiceType(type), peer: peer.map(PeerSelector.init), count: count,
             interval: .milliseconds(Int64(interval * 1000)), wait: .milliseconds(Int64(wait * 1000)),
             join: join, common: common, logger: common.makeLogger())
-        try await CommandRunner.run { try await run.run() }
+        try await CommandRunner.run(watchesOutput: true) { try await run.run() }
     }
 }
 
@@ -102,8 +104,10 @@ private struct PingRun: Sendable {
     let logger: Logger
 
     func run() async throws -> ExitStatus {
-        try await PeerSession.run(serviceType: serviceType, common: common, join: join, logger: logger) { session in
-            let target = try await session.findPeer(peer, within: common.timeout(default: 10))
+        try await PeerSession.run(
+            command: "ping", serviceType: serviceType, common: common, join: join, logger: logger
+        ) { session in
+            let target = try await session.findPeer(peer, within: common.timeout(default: 10), preferringApps: true)
             let address = target.addresses.first.map { " (\($0))" } ?? ""
             Terminal.line("PING \(target.name)\(address) on \(session.typeText)")
             var statistics = PingStatistics()
@@ -127,6 +131,8 @@ private struct PingRun: Sendable {
                     statistics.record(nil)
                     peerLeft = error
                     break
+                } catch is CancellationError {
+                    break  // Ctrl-C while waiting for a pong: print the summary
                 }
                 if let count, sequence >= count { break }
                 do {

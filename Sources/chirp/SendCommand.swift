@@ -15,26 +15,34 @@ struct SendCommand: AsyncParsableCommand {
             under MESSAGE-TYPE, the wire name the receiving app registered: a
             ChirpMessage's chirpTypeName (e.g. chat.line, listr.item.add), or else
             the module-qualified Swift type name (e.g. MyApp.ChatLine). The
-            payload is checked first: invalid JSON is refused, and nothing is sent.
+            payload is checked first: anything but one JSON value as RFC 8259
+            defines it (no trailing commas, comments, single quotes, NaN...) is
+            refused, and nothing is sent.
 
             Without --peer, the message goes to every peer connected within about
             a second of the first one; with --peer, to that peer only. With
-            --request it goes to one peer (--peer, or the first to connect) as a
-            request; chirp waits up to --timeout for the reply and prints it.
+            --request it goes to one peer as a request (--peer, or the first app
+            to connect: chirp's own peers, such as a chirp listen, only when no
+            app is there); chirp waits up to --timeout for the reply and prints
+            it.
 
             OUTPUT
               For a message, nothing (a terminal gets a note on standard error).
               With --request: the reply's payload as received, on one line. A
               ChirpCommands app's reply: its text; its data as is (its size
               only, on a terminal).
-              With --request --json: {"type", "from", "fromID", "payload"}.
+              With --request --json: {"type", "from", "fromID", "payload"}, the
+              payload as a JSON value ({"base64": ...} for raw bytes); a
+              ChirpCommands app's reply: its text as a string, its data as
+              {"base64": ...}.
 
             EXIT STATUS
               0 sent, or reply printed; 2 no (matching) peer within --timeout, or
               nothing at --connect; 3 the peer failed: no responder, responder
               error, no reply in time, disconnected; 4 refused (shared secret
               missing or different); 64 bad input, including invalid JSON;
-              69 no DNS-SD daemon. See 'chirp --help'.
+              69 no DNS-SD daemon; 130 interrupted (Ctrl-C, SIGTERM) while
+              waiting for a peer or the reply. See 'chirp --help'.
 
             EXAMPLES
               A chat line to everyone on _chat._tcp:
@@ -121,9 +129,11 @@ private struct SendRun: Sendable {
         let payload = try readPayload()
         let message = RawMessage(typeName: messageType, payload: payload)
         let timeout = common.timeout(default: 10)
-        return try await PeerSession.run(serviceType: serviceType, common: common, join: join, logger: logger) {
-            session in
-            let first = try await session.findPeer(peer, within: timeout)
+        return try await PeerSession.run(
+            command: "send", serviceType: serviceType, common: common, join: join, logger: logger
+        ) { session in
+            // A request goes to one peer: an app rather than a chirp listen, which answers no request.
+            let first = try await session.findPeer(peer, within: timeout, preferringApps: request)
             if request {
                 Terminal.status(
                     "waiting up to \(PeerSession.format(timeout)) for \(first.name)'s reply to \(messageType)...")
@@ -161,11 +171,17 @@ private struct SendRun: Sendable {
     /// standard output is a file or a pipe, else described. What the peer sent is escaped before it reaches a terminal.
     private func printReply(_ reply: RawMessage, from peer: Peer) throws {
         if json {
+            var payload = JSONText.embeddable(reply.payload, isBinary: reply.isBinary)
+            // A ChirpCommands reply as itself: its text, or its data; not its kind byte and body in base64.
+            if reply.isBinary, let command = try? CommandResponse(encoded: reply.payload) {
+                switch command {
+                case .text(let text): payload = text
+                case .data(let data): payload = ["base64": data.base64EncodedString()]
+                case .failure(let message): throw CLIError.peerFailure("\(peer.name) failed: \(message)")
+                }
+            }
             Terminal.line(
-                JSONText.line([
-                    "type": reply.typeName, "from": peer.name, "fromID": peer.id,
-                    "payload": JSONText.embeddable(reply.payload, isBinary: reply.isBinary)
-                ]))
+                JSONText.line(["type": reply.typeName, "from": peer.name, "fromID": peer.id, "payload": payload]))
         } else if reply.isBinary, let command = try? CommandResponse(encoded: reply.payload) {
             switch command {
             case .text(let text):

@@ -112,7 +112,7 @@ extension ChirpCLITests {
                 let logs = try await startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
                 // Once the viewer has joined the service, its interrupt handling is in place.
                 let joined = await first(of: events, timeout: .seconds(30)) { event in
-                    if case .peerConnected(let peer) = event { return peer.name == "chirp-logs" }
+                    if case .peerConnected(let peer) = event { return peer.name.hasPrefix("chirp-logs-") }
                     return false
                 }
                 try #require(joined != nil, "chirp logs never joined \(type)\n\(logs.transcript)")
@@ -121,7 +121,7 @@ extension ChirpCLITests {
                 #expect(status == 0, "chirp logs after signal \(signal)\n\(logs.transcript)")
                 // The goodbye reached the peer: it reports the viewer gone (not a heartbeat timeout much later).
                 let left = await first(of: events, timeout: .seconds(20)) { event in
-                    if case .peerDisconnected(let peer) = event { return peer.name == "chirp-logs" }
+                    if case .peerDisconnected(let peer) = event { return peer.name.hasPrefix("chirp-logs-") }
                     return false
                 }
                 #expect(left != nil)

@@ -113,12 +113,57 @@ import Testing
         #expect(stale.decision(at: graceEnd) == .chosen(app("a")))
     }
 
-    @Test func aNamedAppIsChosenAtOnceAndOthersIgnored() {
+    @Test func aNamedAppIsChosenOnceNoOtherOfItsNameCanBeComingAndOthersIgnored() {
         var finder = AppFinder(target: .named("b"), startedAt: start)
+        finder.observe(.instanceFound(instanceName: "a [id-a]"), at: at(5))
+        finder.observe(.instanceFound(instanceName: "b [id-b]"), at: at(5))
         finder.observe(.peerConnected(app("a")), at: at(10))
+        // An app of another name does not open the window.
         #expect(finder.decision(at: at(500)) == .wait(until: nil))
+        finder.observe(.peerConnected(app("b")), at: at(511))
+        // The daemon's burst is long over and every instance it reported is a peer: b at once.
+        #expect(finder.decision(at: at(511)) == .chosen(app("b")))
+    }
+
+    @Test func aNamedAppWithoutTheDaemonsBurstIsChosenWhenTheWindowCloses() {
+        var finder = AppFinder(target: .named("b"), startedAt: start)
         finder.observe(.peerConnected(app("b")), at: at(11))
-        #expect(finder.decision(at: at(11)) == .chosen(app("b")))
+        #expect(finder.decision(at: at(11)) == .wait(until: at(41)))
+        #expect(finder.decision(at: at(41)) == .chosen(app("b")))
+    }
+
+    @Test func twoAppsOfTheNameAskedForAreSeveralNotAPick() {
+        let kitchenA = Peer(id: "A1B2C3D4-0000", name: "kitchen", host: "host.local.")
+        let kitchenB = Peer(id: "E5F6A7B8-0000", name: "kitchen", host: "host.local.")
+        var finder = AppFinder(target: .named("kitchen"), startedAt: start)
+        finder.observe(.instanceFound(instanceName: "kitchen [A1B2C3D4-0000]"), at: at(10))
+        finder.observe(.instanceFound(instanceName: "kitchen [E5F6A7B8-0000]"), at: at(10))
+        finder.observe(.peerConnected(kitchenB), at: at(14))
+        #expect(finder.decision(at: at(14)) == .wait(until: at(15)))  // the end of the daemon's burst
+        finder.observe(.peerConnected(kitchenA), at: at(15))
+        #expect(finder.decision(at: at(15)) == .several([kitchenA, kitchenB]))
+        #expect(finder.finalDecision() == .several([kitchenA, kitchenB]))
+        #expect(kitchenA.identifiedLabel == "kitchen (A1B2C3D4) on host.local")
+    }
+
+    @Test func anIdOrTheStartOfOneDesignatesOneApp() {
+        let kitchenA = Peer(id: "A1B2C3D4-0000", name: "kitchen", host: "host.local.")
+        let kitchenB = Peer(id: "E5F6A7B8-0000", name: "kitchen", host: "host.local.")
+        // The start of an id, 4 characters or more, in any case.
+        var byPrefix = AppFinder(target: .named("e5f6"), startedAt: start)
+        byPrefix.observe(.instanceFound(instanceName: "kitchen [A1B2C3D4-0000]"), at: at(10))
+        byPrefix.observe(.instanceFound(instanceName: "kitchen [E5F6A7B8-0000]"), at: at(10))
+        byPrefix.observe(.peerConnected(kitchenA), at: at(14))
+        byPrefix.observe(.peerConnected(kitchenB), at: at(15))
+        #expect(byPrefix.decision(at: at(15)) == .chosen(kitchenB))
+        // Fewer than 4 characters are a name, not an id.
+        var short = AppFinder(target: .named("E5F"), startedAt: start)
+        short.observe(.peerConnected(kitchenB), at: at(15))
+        #expect(short.decision(at: at(2000)) == .wait(until: nil))
+        // A full id: at once, nothing else can be coming.
+        var full = AppFinder(target: .named("A1B2C3D4-0000"), startedAt: start)
+        full.observe(.peerConnected(kitchenA), at: at(14))
+        #expect(full.decision(at: at(14)) == .chosen(kitchenA))
     }
 
     @Test func allWaitsForQuietDiscoveryAndEveryReply() {

@@ -27,8 +27,25 @@ import Testing
         #expect(
             several.message
                 == "several apps answer on service 'listr': a on h, b on h; "
-                + "choose one with --peer NAME, or send to all with --all")
+                + "choose one with --peer NAME (or the start of its ID, when names repeat), or send to all with --all")
         #expect(several.apps == ["a on h", "b on h"] && several.service == "listr")
+
+        let ambiguous = CommandError.ambiguousPeer(
+            service: "listr", peer: "kitchen", apps: ["kitchen (A1B2C3D4) on h", "kitchen (E5F6A7B8) on h"])
+        #expect(ambiguous.code == .severalApps && ambiguous.exitCode == .severalApps)
+        #expect(
+            ambiguous.message
+                == "--peer 'kitchen' matches 2 apps on service 'listr': kitchen (A1B2C3D4) on h, kitchen (E5F6A7B8) on h; "
+                + "choose one with --peer ID (at least its first 4 characters), or send to all with --all")
+        #expect(ambiguous.peerName == "kitchen" && ambiguous.apps.count == 2)
+
+        let noDaemon = CommandError.noDaemon(detail: "avahi_service_browser_new failed: Daemon not running")
+        #expect(noDaemon.code == .noDaemon && noDaemon.exitCode == .noDaemon && noDaemon.exitCode.rawValue == 69)
+        #expect(
+            noDaemon.message
+                == "no DNS-SD daemon answers (avahi_service_browser_new failed): peers can be neither found nor advertised"
+        )
+        #expect(noDaemon.detail == "avahi_service_browser_new failed: Daemon not running")
 
         let lost = CommandError.connectionLost(app: "kitchen on box", peer: kitchen)
         #expect(lost.code == .connectionLost && lost.exitCode == .connectionLost)

@@ -43,13 +43,17 @@ import Testing
     }
 
     @Test func errorsMapToTheDocumentedExitCodes() {
-        #expect(CommandExitCode.allCases.map(\.rawValue) == [0, 1, 3, 4, 5, 6])
+        #expect(CommandExitCode.allCases.map(\.rawValue) == [0, 1, 3, 4, 5, 6, 69])
         #expect(CommandError.noApp(service: "s", peer: nil, seconds: 1, detail: nil).exitCode == .noApp)
         #expect(CommandError.severalApps(service: "s", apps: ["a", "b"]).exitCode == .severalApps)
         #expect(CommandError.connectionLost(app: "a").exitCode == .connectionLost)
         #expect(CommandError.noReply(app: "a", seconds: 1).exitCode == .connectionLost)
         #expect(CommandError.local("x").exitCode == .appFailure)
         #expect(CommandError.refused(service: "s", reasons: ["r"]).exitCode == .refused)
-        for code in CommandExitCode.allCases { #expect(CommandExitCode.helpText.contains("  \(code.rawValue)   ")) }
+        #expect(CommandError.ambiguousPeer(service: "s", peer: "a", apps: ["a (1)", "a (2)"]).exitCode == .severalApps)
+        #expect(CommandError.noDaemon(detail: "avahi_client_new failed: x").exitCode == .noDaemon)
+        for code in CommandExitCode.allCases {
+            #expect(CommandExitCode.helpText.contains("\n  \(code.rawValue) "), "\(code.rawValue)")
+        }
     }
 }

@@ -14,11 +14,11 @@ import Testing
 
             let result = try await fixture.ctl(["item", "list", "--all"])
             #expect(result.status == 0, "\(result)")
-            // One block per app: a "== NAME on HOST ==" label, then that app's reply.
+            // One block per app: a "== NAME (ID) on HOST ==" label, then that app's reply.
             let blocks = result.stdout.components(separatedBy: "== ").dropFirst()
             #expect(blocks.count == 3, "\(result)")
             for name in names {
-                let block = blocks.first { $0.hasPrefix("\(name) on ") }
+                let block = blocks.first { $0.hasPrefix("\(name) (") && $0.contains(") on ") }
                 #expect(block?.contains("#1 [ ] task of \(name)") == true, "\(result)")
             }
         }

@@ -44,7 +44,10 @@ import Testing
         (#"{"version": 1, "nextID": 2, "items": [{"id": 1, "title": "", "done": false}]}"#, "empty title"),
         // An id that the next item would overflow (the store file, or `store replace` from a peer).
         (#"{"version": 1, "nextID": 9223372036854775807, "items": []}"#, "is over the largest id, 4611686018427387904"),
-        (#"{"version": 1, "nextID": 2, "items": [{"id": 1, "title": 7, "done": false}]}"#, "items.[0].title")
+        (
+            #"{"version": 1, "nextID": 2, "items": [{"id": 1, "title": 7, "done": false}]}"#,
+            "wrong type at items[0].title: expected a string"
+        )
     ])
     func invalidStoresSayWhatIsWrong(json: String, expected: String) {
         do {

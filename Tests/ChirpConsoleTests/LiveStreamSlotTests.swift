@@ -4,7 +4,7 @@ import Testing
 @testable import ChirpConsole
 
 /// The live streams' places: each is given back once, whether its stream ran or its response was dropped unsent.
-@Suite struct LiveStreamSlotTests {
+@Suite(.timeLimit(.minutes(1))) struct LiveStreamSlotTests {
     @Test func aPlaceComesBackWhenItsStreamEndsOrItsResponseIsDropped() {
         let streams = NIOLockedValueBox(0)
         let first = LiveStreamSlot(among: streams, maximum: 2)

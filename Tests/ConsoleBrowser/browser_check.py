@@ -127,6 +127,15 @@ class WebDriver:
             element = element[ELEMENT_KEY]
         self.cmd("POST", "/element/%s/click" % element, {})
 
+    def pointer(self, *actions):
+        """Runs W3C pointer actions with one mouse; the mouse keeps its state (a button held) until release()."""
+        self.cmd("POST", "/actions", {"actions": [{"type": "pointer", "id": "mouse",
+                                                   "parameters": {"pointerType": "mouse"},
+                                                   "actions": list(actions)}]})
+
+    def release_actions(self):
+        self.cmd("DELETE", "/actions")
+
     def type(self, element, text):
         if isinstance(element, dict):
             element = element[ELEMENT_KEY]
@@ -297,6 +306,39 @@ if (!window.__drawnAt) {
     });
   }).observe(list, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-id']});
 }
+"""
+
+# The log row in the middle of the visible part of the list (rows are positioned with transforms, not in DOM order).
+JS_MIDDLE_ROW = """
+var list = document.getElementById('log-list');
+var box = list.getBoundingClientRect();
+var middle = box.top + list.clientHeight / 2;
+var rows = Array.from(list.querySelectorAll('.log-row'));
+for (var i = 0; i < rows.length; i++) {
+  var r = rows[i].getBoundingClientRect();
+  if (r.top <= middle && r.bottom > middle) return rows[i];
+}
+return null;
+"""
+
+# Notes the record a pointer button goes down on, as the page sees it (capture phase, before the page's handlers).
+JS_WATCH_PRESS = """
+window.__pressedId = null;
+if (!window.__pressWatch) {
+  window.__pressWatch = true;
+  document.addEventListener('pointerdown', function (e) {
+    var row = e.target.closest && e.target.closest('.log-row');
+    window.__pressedId = row ? row.dataset.id : '';
+  }, true);
+}
+"""
+
+JS_DETAIL_ID = """
+var d = document.getElementById('log-detail');
+if (!d || d.hidden) return null;
+var dts = d.querySelectorAll('dl.fields dt');
+for (var i = 0; i < dts.length; i++) if (dts[i].textContent === 'ID') return dts[i].nextElementSibling.textContent;
+return '';
 """
 
 JS_MAX_ID = """
@@ -491,6 +533,45 @@ class Checks:
                      "pause counts new records (%s) without showing them; resume shows them" % counted,
                      "pause/resume: status while paused %r, max id before %s / while paused %s, resumed %s"
                      % (counted, before, shown_while_paused, resumed))
+
+    def click_while_records_arrive(self):
+        """A user's click on a row of the live list opens that record, even when records arrive between the button
+        going down and coming up (the list follows the tail, rows are recycled): the pointer goes down on a row in
+        the middle of the list, the page takes at least one new record, then the button comes up."""
+        self.d.click(self.d.find("#tab-logs")[0])
+        wait_for(lambda: self.d.js("return document.getElementById('status').textContent;") == "live", 10.0)
+        self.d.js(JS_WATCH_PRESS)
+        row = wait_for(lambda: self.d.js(JS_MIDDLE_ROW), 5.0)
+        if not row:
+            self.r.fail("click while records arrive: no row in the middle of #log-list")
+            return
+        in_memory = lambda: (self.d.js("return window.chirpConsole.stats().recordsInMemory;") or 0)
+        before = in_memory()
+        try:
+            self.d.pointer({"type": "pointerMove", "duration": 0, "origin": row, "x": 0, "y": 0},
+                           {"type": "pointerDown", "button": 0})
+            pressed = self.d.js("return window.__pressedId;")
+            # The event that makes the point: records arrived while the button was down.
+            arrived = wait_for(lambda: in_memory() != before, 10.0, 0.02)
+            self.d.pointer({"type": "pointerUp", "button": 0})
+        finally:
+            self.d.release_actions()
+        shown = wait_for(lambda: self.d.js(JS_DETAIL_ID), 5.0)
+        self.r.check(bool(pressed) and bool(arrived) and shown == pressed,
+                     "click while records arrive: record #%s pressed, new records arrived before the button came up, "
+                     "its details opened" % pressed,
+                     "click while records arrive: pressed #%s, records arrived %s, details show #%s (a click lost or "
+                     "given to another row)" % (pressed, bool(arrived), shown))
+        # Control: once the button is up, the list follows the tail again.
+        newest = lambda: self.d.js("var l = document.getElementById('log-list');"
+                                   "return l.scrollTop + l.clientHeight >= l.scrollHeight - 24 ? 1 : 0;")
+        after = in_memory()
+        following = wait_for(lambda: in_memory() != after and newest(), 10.0)
+        self.r.check(bool(following), "after the click the list follows the live tail again",
+                     "after the click the list does not follow the tail")
+        close = self.d.find("#log-detail .detail-close")
+        if close:
+            self.d.click(close[0])
 
     # -- 3. level filter
 
@@ -689,10 +770,13 @@ class Checks:
     def clear(self):
         before = self.d.js(JS_MAX_ID) or 0
         self.d.click(self.d.find("#clear")[0])
-        empty = wait_for(lambda: len(self.rows()) == 0 or min(r["id"] for r in self.rows()) > before, 2.0)
+        # One look at the rows per try: the page may draw between two looks.
+        def only_newer(rows, allow_empty):
+            return (allow_empty and not rows) or (bool(rows) and min(r["id"] for r in rows) > before)
+        empty = wait_for(lambda: only_newer(self.rows(), True), 2.0)
         self.r.check(empty, "Clear empties the list", "Clear: %d rows still shown" % len(self.rows()))
         if self.args.expect_live:
-            fresh = wait_for(lambda: self.rows() and min(r["id"] for r in self.rows()) > before, 10.0)
+            fresh = wait_for(lambda: only_newer(self.rows(), False), 10.0)
             self.r.check(fresh, "after Clear only new records appear (%d so far)" % len(self.rows()),
                          "after Clear: no new records, or old ones came back")
 
@@ -750,16 +834,18 @@ class Checks:
     def hostile(self):
         text = self.args.hostile_text
         self.select("#filter-level", "")
-        self.set_input("#filter-search", text)
         find = ("var rows = document.querySelectorAll('#log-list .log-row');"
                 "for (var i = 0; i < rows.length; i++) { var m = rows[i].querySelector('.log-message');"
                 "  if (m && m.textContent.indexOf(arguments[0]) >= 0) return rows[i]; } return null;")
-        row = wait_for(lambda: self.d.js(find, text), 8.0)
+        row = None
         words = sorted(re.findall(r"[A-Za-z0-9]+", text), key=len)
-        if not row and words:
-            # The server's search may not take markup: search for its longest word instead.
-            self.set_input("#filter-search", words[-1])
-            row = wait_for(lambda: self.d.js(find, text), 8.0)
+        # The text itself, then (should the server's search not take markup) its longest word: each time, the row is
+        # looked for once the list shows that search (not in the list drawn before it, which the page replaces).
+        for query in [text] + words[-1:]:
+            self.set_input("#filter-search", query)
+            if wait_for(lambda: self._search_shown(query, text), 10.0):
+                row = self.d.js(find, text)
+                break
         if not row:
             # Look through the unfiltered list, scrolling up (as a user would: older pages load).
             self.set_input("#filter-search", "")
@@ -784,21 +870,44 @@ class Checks:
         self.r.check(counts["img"] == 0 and counts["pwned"] == "undefined",
                      "hostile text shown as literal text in .log-message; no img/script element; window.__pwned undefined",
                      "hostile text: %d markup elements in #log-list, window.__pwned is %s" % (counts["img"], counts["pwned"]))
-        # The list is virtualised and live: the row found may be redrawn before the click lands (a stale element).
-        # Click it from inside the page, found again by its text, as one step.
-        self.d.js("var rows = document.querySelectorAll('#log-list .log-row');"
-                  "for (var i = 0; i < rows.length; i++) { var m = rows[i].querySelector('.log-message');"
-                  "  if (m && m.textContent.indexOf(arguments[0]) >= 0) { rows[i].click(); return true; } } return false;", text)
+        # A user's click (WebDriver's, with real pointer events) on the row found: the list is live, and the page keeps
+        # a pressed row where it is until the button comes up.
+        self.d.js(JS_WATCH_PRESS)
+        try:
+            self.d.click(row)
+        except WebDriverError as e:  # the row left the list between the look and the click (it scrolled away)
+            self.r.info("row gone before the click (%s): clicking the newest row with the text" % e)
+            row = self.d.js(find, text)
+            if row:
+                self.d.click(row)
+        pressed = self.d.js("return window.__pressedId;")
         detail = wait_for(lambda: self.d.js(
             "var d = document.getElementById('log-detail'); if (!d || d.hidden) return null;"
             "return {text: d.textContent.indexOf(arguments[0]) >= 0, "
             "els: d.querySelectorAll('img, script, iframe, b, i').length, pwned: typeof window.__pwned};", text), 5.0)
         self.r.check(detail and detail["text"] and detail["els"] == 0 and detail["pwned"] == "undefined",
                      "record detail shows the hostile text as text, no markup elements, window.__pwned undefined",
-                     "record detail: %s" % json.dumps(detail))
+                     "record detail: %s (row #%s pressed)" % (json.dumps(detail), pressed))
         self.screenshot("console-logs-detail.png")
-        self.d.click(self.d.find("#log-detail .detail-close")[0])
+        close = self.d.find("#log-detail .detail-close")
+        if close:
+            self.d.click(close[0])
         self.set_input("#filter-search", "")
+
+    def _search_shown(self, query, text):
+        """Whether the list shows the search `query`: the URL carries it (the page applied it), nothing is loading, and
+        every row drawn holds `text` (the rows of the list before the search do not all)."""
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.d.current_url()).query).get("q")
+        if q != [query]:
+            return False
+        return self.d.js(
+            "var f = document.getElementById('logs-footer').textContent;"
+            "if (f.indexOf('loading') >= 0) return false;"
+            "var rows = document.querySelectorAll('#log-list .log-row');"
+            "if (!rows.length) return false;"
+            "for (var i = 0; i < rows.length; i++) { var m = rows[i].querySelector('.log-message');"
+            "  if (!m || m.textContent.indexOf(arguments[0]) < 0) return false; }"
+            "return true;", text)
 
     # -- 6. HTTP tab
 
@@ -896,6 +1005,28 @@ class Checks:
                      "peer data produced %d markup elements; __pwned=%s" % (markup, self.pwned()))
         self.screenshot("console-peers.png")
 
+        # A service type nobody advertises: the page says so, names the type, and says what to try.
+        nobody = "_none%06x._tcp" % secrets.randbelow(1 << 24)
+        self.d.navigate(with_token(urllib.parse.urljoin(self.args.url, "/?tab=peers&service=" + nobody), self.args.token))
+        self.wait_ready(10.0)
+        # Never an empty table without a word: while the console looks for the type, the page says so.
+        first = self.d.js("var e = document.getElementById('peers-empty');"
+                          "return e && !e.hidden && e.offsetParent !== null ? e.textContent : null;")
+        self.r.check(bool(first) and nobody in first, "Peers tab, %s chosen: at once a word (%r)" % (nobody, first),
+                     "Peers tab, %s chosen: the empty table says nothing (%r)" % (nobody, first))
+        empty = wait_for(lambda: self.d.js(
+            "var e = document.getElementById('peers-empty');"
+            "return e && !e.hidden && e.offsetParent !== null && e.textContent.indexOf('No peer') === 0 ?"
+            " e.textContent : null;"), 10.0)
+        rows = self.d.find("#peers-table .peer-row")
+        self.r.check(bool(empty) and nobody in empty and "chirp browse" in empty and not rows,
+                     "Peers tab, no peer of %s: the page says so, with a hint (%r)" % (nobody, empty),
+                     "Peers tab, no peer of %s: %d rows, empty state %r (want the type named and a hint)"
+                     % (nobody, len(rows), empty))
+        self.screenshot("console-peers-none.png")
+        self.d.navigate(self.page_url)
+        self.wait_ready(10.0)
+
     # -- 9. stats
 
     def stats(self):
@@ -934,10 +1065,10 @@ class Checks:
 # --------------------------------------------------------------------------- main
 
 
-def start_mock(token, rate, port=0):
+def start_mock(token, rate, port=0, records=2000):
     log = tempfile.NamedTemporaryFile(prefix="mock-console-", suffix=".log", delete=False)
     proc = subprocess.Popen([sys.executable, MOCK, "--port", str(port), "--resources", RESOURCES, "--token", token,
-                             "--rate", str(rate)],
+                             "--rate", str(rate), "--records", str(records)],
                             stdout=subprocess.PIPE, stderr=log, start_new_session=True, text=True)
     ready, _, _ = select.select([proc.stdout], [], [], 20)
     line = proc.stdout.readline().strip() if ready else ""
@@ -980,6 +1111,9 @@ def main():
     if not args.mock and not args.url:
         ap.error("give --url or --mock")
 
+    # A time limit's SIGTERM (scripts/console-browser-test.sh) ends the checks through `finally`: chromedriver and
+    # its browser are stopped, not left behind.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     report = Report()
     started = time.monotonic()
     mock = chromedriver = driver = mock_restart = None
@@ -988,12 +1122,22 @@ def main():
             args.token = args.token or secrets.token_hex(8)
             mock, args.url = start_mock(args.token, rate=4)
 
+            restarted_records = 2000
+
             def mock_restart(what):
-                nonlocal mock
+                # The mock numbers its records from 1 each time it starts: started again, it first makes as many as
+                # it had (and some), so that its ids go on growing as the console's do across a restart.
+                nonlocal mock, restarted_records
                 if what == "stop":
+                    req = urllib.request.Request(urllib.parse.urljoin(args.url, "/api/records?limit=1"),
+                                                 headers={"Authorization": "Bearer " + args.token})
+                    with urllib.request.urlopen(req, timeout=10) as res:
+                        records = json.loads(res.read())["records"]
+                    restarted_records = (records[-1]["id"] if records else 0) + 100
                     stop_process(mock, "mock")
                 else:
-                    mock, _ = start_mock(args.token, rate=4, port=urllib.parse.urlsplit(args.url).port)
+                    mock, _ = start_mock(args.token, rate=4, port=urllib.parse.urlsplit(args.url).port,
+                                         records=restarted_records)
             args.expect_live = True
             args.hostile_text = args.hostile_text or MOCK_HOSTILE
             print("mock console at %s" % args.url, flush=True)
@@ -1023,6 +1167,7 @@ def main():
         if run("load", checks.load):
             if args.expect_live:
                 run("live", checks.live)
+                run("click while records arrive", checks.click_while_records_arrive)
             run("themes", checks.theme_and_shots)
             run("level filter", checks.level_filter)
             run("search", checks.search)

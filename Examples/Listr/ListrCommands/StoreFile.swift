@@ -1,3 +1,4 @@
+import ChirpCommands
 import Foundation
 
 /// One to-do item.
@@ -16,8 +17,13 @@ public struct TodoItem: Codable, Sendable, Equatable {
         self.done = done
     }
 
-    /// `#3 [x] buy milk`.
-    public var line: String { "#\(id) [\(done ? "x" : " ")] \(title)" }
+    /// `#3 [x] buy milk`: one line, whatever the title holds. `item add` refuses line breaks in a title (see
+    /// ``StoreFile/problem(withTitle:)``), but a store file edited by hand may have them: they are shown as `\n`
+    /// and `\r`.
+    public var line: String {
+        let shown = title.replacingOccurrences(of: "\r", with: "\\r").replacingOccurrences(of: "\n", with: "\\n")
+        return "#\(id) [\(done ? "x" : " ")] \(shown)"
+    }
 }
 
 /// The Listr store file: JSON, `{"version": 1, "nextID": 3, "items": [{"id": 1, "title": "...", "done": false}]}`.
@@ -52,6 +58,33 @@ public struct StoreFile: Codable, Sendable, Equatable {
     /// An empty store.
     public static let empty = StoreFile()
 
+    /// Why `title` cannot be the title of a new item, in words; `nil` when it can. A title is 1 to
+    /// ``maximumTitleLength`` bytes of UTF-8, not only spaces, on one line: no line break, tab or other control
+    /// character (they would break `item list`'s one item a line, or drive the terminal).
+    public static func problem(withTitle title: String) -> String? {
+        if title.unicodeScalars.allSatisfy({ $0.properties.isWhitespace }) {
+            return title.isEmpty ? "a title cannot be empty" : "a title cannot be only spaces"
+        }
+        if title.utf8.count > maximumTitleLength {
+            return "a title must be at most \(maximumTitleLength) bytes, got \(title.utf8.count)"
+        }
+        if let scalar = title.unicodeScalars.first(where: isControl) {
+            let name =
+                scalar == "\n" || scalar == "\r" ? "a line break" : scalar == "\t" ? "a tab" : "a control character"
+            return "a title is one line of text: it cannot contain \(name)"
+        }
+        return nil
+    }
+
+    /// C0 and C1 control characters (line breaks and tabs included), the Unicode line and paragraph separators, and
+    /// the bidirectional controls (which can make a title read as something else).
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029, 0x202A...0x202E, 0x2066...0x2069: return true
+        default: return false
+        }
+    }
+
     /// Decodes and validates a store file's bytes.
     /// - Throws: ``StoreFileError/invalid(_:)`` saying what is wrong.
     public static func decode(_ bytes: Data) throws(StoreFileError) -> StoreFile {
@@ -59,7 +92,7 @@ public struct StoreFile: Codable, Sendable, Equatable {
         do {
             file = try JSONDecoder().decode(StoreFile.self, from: bytes)
         } catch let error as DecodingError {
-            throw .invalid(Self.describe(error))
+            throw .invalid(DecodingErrorText.describe(error))
         } catch {
             throw .invalid("\(error)")
         }
@@ -115,23 +148,6 @@ public struct StoreFile: Codable, Sendable, Equatable {
         } catch {
             guard case .invalid(let reason) = error else { throw error }
             throw .corrupt(path: path, reason: reason)
-        }
-    }
-
-    private static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            return keys.isEmpty ? "the top level" : keys.joined(separator: ".")
-        }
-        switch error {
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "invalid value at \(path(context))"
-        case .keyNotFound(let key, let context):
-            return "missing field '\(key.stringValue)' at \(path(context))"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context):
-            return "wrong or missing value at \(path(context))"
-        @unknown default:
-            return "\(error)"
         }
     }
 }

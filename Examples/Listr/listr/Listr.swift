@@ -5,6 +5,7 @@
 import ArgumentParser
 import Chirp
 import ChirpCommands
+import Foundation
 import ListrCommands
 import Logging
 
@@ -15,10 +16,21 @@ struct Listr: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "A to-do list app, driven from the terminal with listrctl.",
         discussion: """
-            Keeps its items in a JSON file (--store): a missing file is an empty list; a file that is not a valid \
-            store is refused at start, and never overwritten. Every change is written atomically before it is \
-            answered. Serves listrctl's commands on the DNS-SD service type --service; several listr instances \
-            are told apart by --name. Logs what it does on standard error. Stops on SIGINT or SIGTERM.
+            Keeps its items in a JSON file (--store): a missing file is an empty list (its directory must exist); \
+            a file that is not a valid store is refused at start, and never overwritten. Every change is written \
+            atomically before it is answered. While it runs, listr holds a lock on the store (the file \
+            .todo.json.lock beside todo.json): a second listr on the same store refuses to start. Serves listrctl's commands \
+            on the DNS-SD service type --service; several listr instances are told apart by --name (and by their \
+            ids, which listrctl shows, when two share a name: a listr warns when it finds another of its name). \
+            Logs what it does on standard error. Stops on SIGINT or SIGTERM.
+
+            EXIT STATUS
+              0   stopped by SIGINT or SIGTERM
+              1   the store cannot be used (not a valid store, unreadable, in use by
+                  another listr) or the port could not be opened
+              64  bad input: an invalid option, service type, name or secret, or a
+                  --store whose directory does not exist
+              69  no DNS-SD daemon answers (start avahi-daemon)
 
             EXAMPLES
               listr --store todo.json --name kitchen
@@ -28,7 +40,8 @@ struct Listr: AsyncParsableCommand {
 
             Without a shared secret (the CHIRP_SECRET environment variable, or --secret-file), anyone who can \
             reach this host can run the commands: use one, or --loopback. See Docs/Security.md.
-            """)
+            """,
+        version: ToolVersion.current)
 
     @Option(help: ArgumentHelp("The JSON file the items are kept in.", valueName: "PATH"))
     var store: String = "listr.json"
@@ -53,8 +66,23 @@ struct Listr: AsyncParsableCommand {
 
     func validate() throws {
         do { _ = try ServiceType(service) } catch { throw ValidationError("--service: \(error)") }
+        if let problem = PeerName.problem(with: name) { throw ValidationError("--name: \(problem)") }
         if store.isEmpty { throw ValidationError("--store needs a path") }
+        let directory = URL(fileURLWithPath: store).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+            throw ValidationError("--store \(store): the directory \(directory) does not exist; create it first")
+        }
+        guard isDirectory.boolValue else {
+            throw ValidationError("--store \(store): \(directory) is not a directory")
+        }
     }
+
+    /// What the warning about an open command channel tells the user to do, in listr's options.
+    static let openAccessRemedy = """
+        Start listr with --loopback to accept commands from this machine only, or give it a shared secret with \
+        the CHIRP_SECRET environment variable or --secret-file PATH (listrctl then needs the same one).
+        """
 
     func run() async throws {
         let level = logLevel
@@ -69,11 +97,14 @@ struct Listr: AsyncParsableCommand {
             return logger
         }()
 
+        // The store: locked first, so that a second listr on it stops before reading what the first may change.
+        let lock: StoreLock
         let todo: TodoStore
         do {
+            lock = try StoreLock(storePath: store)
             todo = try TodoStore(path: store)
         } catch {
-            logger.critical("cannot start: \(error)")
+            StandardStreams.error("\(error)")
             throw ExitCode.failure
         }
 
@@ -84,7 +115,8 @@ struct Listr: AsyncParsableCommand {
         configuration.security = try secret.security()
         if let source = secret.source() { logger.info("requiring a shared secret (from \(source))") }
         let transceiver = Transceiver(configuration: configuration)
-        let receiver = CommandReceiver(transceiver: transceiver, logger: logger)
+        let receiver = CommandReceiver(
+            transceiver: transceiver, logger: logger, openAccessRemedy: Self.openAccessRemedy)
         try ListrService.register(on: receiver, store: todo, logger: logger, debugCommands: enableDebugCommands)
 
         let events = transceiver.makeEvents()
@@ -92,22 +124,60 @@ struct Listr: AsyncParsableCommand {
         try await transceiver.start()
         let path = store
         let serviceType = service
-        await withTaskGroup(of: Void.self) { group in
+        let appName = name
+        /// Why listr stops: a signal, or no DNS-SD daemon at start (its report).
+        enum Stop: Sendable {
+            case signal
+            case noDaemon(String)
+        }
+        let stop: Stop? = await withTaskGroup(of: Stop?.self) { group in
             group.addTask {
+                var advertised = false
+                var warned: Set<String> = []
                 for await event in events {
-                    if case .advertised = event {
+                    switch event {
+                    case .advertised:
+                        advertised = true
                         let count = await todo.items.count
                         logger.info("ready: serving \(count) items from \(path) on service \(serviceType)")
+                    case .discoveryUnavailable(let detail) where !advertised:
+                        // Nobody could find this app: say so and stop, rather than serve no one.
+                        return .noDaemon(detail)
+                    case .peerAdded(let peer)
+                    where peer.name == appName && !peer.isCommandLineTool && warned.insert(peer.id).inserted:
+                        StandardStreams.warning(
+                            "another app is named '\(appName)' on service '\(serviceType)': \(peer.identifiedLabel); "
+                                + "listrctl --peer \(appName) cannot choose between them: give this one another --name, "
+                                + "or choose by id (listrctl --peer ID, at least its first 4 characters)")
+                    default:
+                        break
                     }
                 }
+                return nil
             }
-            for await signal in signals {
-                logger.info("stopping (signal \(signal))")
-                break
+            group.addTask {
+                for await signal in signals {
+                    logger.info("stopping (signal \(signal))")
+                    return .signal
+                }
+                return nil
+            }
+            var stop: Stop?
+            while let next = await group.next() {
+                if let next {
+                    stop = next
+                    break
+                }
             }
             group.cancelAll()
+            return stop
         }
         await transceiver.shutdown()
+        withExtendedLifetime(lock) {}
+        if case .noDaemon(let detail) = stop {
+            StandardStreams.error(DNSSDDaemon.unavailableMessage(detail), hint: DNSSDDaemon.hint)
+            throw ExitCode(DNSSDDaemon.exitStatus)
+        }
     }
 }
 

@@ -18,9 +18,7 @@ actor TodoStore {
     var items: [TodoItem] { file.items }
 
     func add(title: String) throws -> TodoItem {
-        guard !title.isEmpty, title.utf8.count <= StoreFile.maximumTitleLength else {
-            throw ListrError.badTitle
-        }
+        if let problem = StoreFile.problem(withTitle: title) { throw ListrError.badTitle(problem) }
         guard file.items.count < StoreFile.maximumItems else { throw ListrError.full }
         var next = file
         let item = TodoItem(id: next.nextID, title: title)
@@ -67,14 +65,14 @@ actor TodoStore {
 /// Failures listr reports to listrctl.
 enum ListrError: Error, CustomStringConvertible {
     case noSuchItem(Int)
-    case badTitle
+    case badTitle(String)
     case full
     case noIDLeft
 
     var description: String {
         switch self {
         case .noSuchItem(let id): return "no item #\(id)"
-        case .badTitle: return "a title must be 1-\(StoreFile.maximumTitleLength) bytes"
+        case .badTitle(let problem): return problem
         case .full: return "the list is full (\(StoreFile.maximumItems) items)"
         case .noIDLeft:
             return

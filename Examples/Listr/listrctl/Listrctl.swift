@@ -17,9 +17,11 @@ struct Listrctl: AsyncParsableCommand {
         discussion: """
             listrctl finds the listr app through DNS-SD (the service type --service, default \
             \(ListrChannel.defaultServiceType)), sends one command, prints the reply and exits. Replies go to \
-            standard output, errors to standard error. When several listr instances run, pick one with \
-            --peer NAME, or send to all with --all. When listr requires a shared secret, give the same one \
-            with the CHIRP_SECRET environment variable or --secret-file PATH (never on the command line).
+            standard output, errors to standard error (and, on a terminal, a note while it waits). When several \
+            listr instances run, pick one with --peer NAME, or send to all with --all; when two share a name, \
+            --peer takes the start of an id instead (at least 4 characters, as the list of candidates shows it). \
+            When listr requires a shared secret, give the same one with the CHIRP_SECRET environment variable or \
+            --secret-file PATH (never on the command line).
 
             EXAMPLES
               listrctl item add "buy milk"
@@ -31,6 +33,7 @@ struct Listrctl: AsyncParsableCommand {
 
             \(CommandExitCode.helpText)
             """,
+        version: ToolVersion.current,
         subcommands: [ItemCommand.self, StoreCommand.self, DebugCommand.self])
 }
 
@@ -53,15 +56,16 @@ struct ItemCommand: AsyncParsableCommand {
     struct Add: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Add an item.", discussion: exitCodesHelp)
         @OptionGroup var connection: ConnectionOptions<ListrChannel>
-        @Argument(help: ArgumentHelp("The item's text (several words are joined with spaces).", valueName: "TITLE"))
+        @Argument(
+            help: ArgumentHelp(
+                "The item's text (several words are joined with spaces): one line, at most 1000 bytes.",
+                valueName: "TITLE"))
         var words: [String]
 
         var title: String { words.joined(separator: " ") }
 
         func validate() throws {
-            guard !title.isEmpty, title.utf8.count <= StoreFile.maximumTitleLength else {
-                throw ValidationError("TITLE must be 1-\(StoreFile.maximumTitleLength) bytes")
-            }
+            if let problem = StoreFile.problem(withTitle: title) { throw ValidationError("TITLE: \(problem)") }
         }
 
         func run() async throws { try await connection.run(AddItem(title: title)) }

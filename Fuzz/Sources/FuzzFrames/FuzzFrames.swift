@@ -48,6 +48,7 @@ func referenceDecode(_ stream: [UInt8], maxFrameSize: Int, maxHelloSize: Int) ->
         if length == 0 { return (frames, FrameDecodingError(reason: .emptyFrame)) }
         let limit = first ? min(maxHelloSize, maxFrameSize) : maxFrameSize
         if Int(length) > limit {
+            if first { return (frames, FrameDecodingError(reason: .notAChirpPeer(firstBytes: length))) }
             return (frames, FrameDecodingError(reason: .frameTooLarge(length: length, limit: limit)))
         }
         if remaining < 4 + Int(length) {

@@ -7,7 +7,8 @@
 // The frame goes through the connection's real FrameReader and FrameDecoder (handshake limit, WireFormat.maxHelloSize),
 // in two reads split at a point taken from the input; a hello body then through Hello.parse and
 // Hello.refusal(of:) against a fixed local hello. Invariants checked beyond "no crash":
-//   - a hello frame body over the handshake limit is refused with frameTooLarge, before any parsing;
+//   - a first frame over the handshake limit is refused as "not a Chirp peer" (its length read back), before any
+//     parsing;
 //   - Hello.parse either returns a hello whose peer id is 1-128 bytes, or throws HandshakeError.malformedHello;
 //   - a parsed hello round-trips: Hello.frame re-encodes it, FrameDecoder + Hello.parse read back an equal hello;
 //   - refusal(of:) refuses exactly a different protocol version, a different service, or our own peer id, in that order;
@@ -102,9 +103,7 @@ public func fuzzHello(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     case .failure(let error as FrameDecodingError):
         if mode != 2 {
             require(
-                error
-                    == FrameDecodingError(
-                        reason: .frameTooLarge(length: UInt32(rest.count + 1), limit: WireFormat.maxHelloSize)),
+                error == FrameDecodingError(reason: .notAChirpPeer(firstBytes: UInt32(rest.count + 1))),
                 "a whole \(rest.count)-byte body failed with \(error)")
         }
         _ = error.description

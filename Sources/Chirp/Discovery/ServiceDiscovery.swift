@@ -192,10 +192,12 @@ final class ServiceDiscovery: @unchecked Sendable {
         guard running else { return }
         let (delay, first) = retry.schedule(on: queue) { [weak self] in self?.attemptStart() }
         if first {
-            logger.error("\(error.description)", metadata: ["service": "\(serviceType)", "retry-in": "\(delay)s"])
+            logger.error(
+                "\(error.description)",
+                metadata: ["service": "\(serviceType)", "retry-in": "\(SecondsText.format(delay))"])
             handler(.unavailable(error.description))
         } else {
-            logger.debug("DNS-SD still unavailable; retrying", metadata: ["retry-in": "\(delay)s"])
+            logger.debug("DNS-SD still unavailable; retrying", metadata: ["retry-in": "\(SecondsText.format(delay))"])
         }
     }
 
@@ -343,7 +345,8 @@ final class ServiceDiscovery: @unchecked Sendable {
         logger.debug(
             "resolve not started; pausing resolves",
             metadata: [
-                "instance": "\(UntrustedText.escaped(name))", "error": "\(error)", "retry-in": "\(delay)s",
+                "instance": "\(UntrustedText.escaped(name))", "error": "\(error)",
+                "retry-in": "\(SecondsText.format(delay))",
                 "slots": "\(resolves.limit)"
             ])
         let generation = self.generation

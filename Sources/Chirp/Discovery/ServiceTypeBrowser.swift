@@ -155,7 +155,9 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
         guard running else { return }
         let (delay, first) = retry.schedule(on: queue) { [weak self] in self?.attemptStart() }
         if first {
-            logger.error("\(error.description)", metadata: ["browse": "\(Self.metaQueryType)", "retry-in": "\(delay)s"])
+            logger.error(
+                "\(error.description)",
+                metadata: ["browse": "\(Self.metaQueryType)", "retry-in": "\(SecondsText.format(delay))"])
             handler(.unavailable(error.description))
         }
     }

@@ -51,6 +51,9 @@ struct OutboundQueue {
     /// Requests and pings sent from another thread whose wait the channel handler has not registered yet: until it
     /// has, a retired connection must not take itself for idle and close under them.
     private(set) var waitsUnregistered = 0
+    /// Requests and pings whose task was cancelled while their wait was not registered yet, by id: the handler
+    /// fails them when it gets to them, instead of sending them (``waitCancelled(_:)``). Empty but for that race.
+    private var cancelledBeforeRegistration: [UInt64] = []
     private var nextRequestID: UInt64 = 1
     /// Senders waiting for room (``PeerConnection/waitForRoom()``), by id, from the moment they took their id.
     private var roomWaiters: [UInt64: RoomWaiter] = [:]
@@ -193,8 +196,29 @@ struct OutboundQueue {
     /// A request or ping is about to be queued; ``waitRegistered()`` follows on the event loop.
     mutating func waitStarting() { waitsUnregistered += 1 }
 
-    /// The channel handler registered a wait announced by ``waitStarting()``.
-    mutating func waitRegistered() { waitsUnregistered = max(0, waitsUnregistered - 1) }
+    /// The channel handler registers the wait announced by ``waitStarting()`` for request or ping `id`. Returns
+    /// `false` when its task was cancelled before (``waitCancelled(_:)``): the handler fails it rather than send it.
+    mutating func waitRegistered(_ id: UInt64) -> Bool {
+        waitsUnregistered = max(0, waitsUnregistered - 1)
+        guard !cancelledBeforeRegistration.isEmpty else { return true }
+        var cancelled = false
+        if let index = cancelledBeforeRegistration.firstIndex(of: id) {
+            cancelledBeforeRegistration.remove(at: index)
+            cancelled = true
+        }
+        // With no wait left unregistered, the ids left are of waits that were registered, and resolved, before their
+        // cancellation was noted: nothing will ask for them.
+        if waitsUnregistered == 0 { cancelledBeforeRegistration.removeAll() }
+        return !cancelled
+    }
+
+    /// The task of request or ping `id` was cancelled. While some wait is not registered yet, `id` may be one of them
+    /// (its task may be cancelled before the event loop got to it): it is noted, for ``waitRegistered(_:)``. A wait
+    /// registered already is failed by the channel handler itself (``PeerChannelHandler/abandonRequest(id:error:)``).
+    mutating func waitCancelled(_ id: UInt64) {
+        guard waitsUnregistered > 0 else { return }
+        cancelledBeforeRegistration.append(id)
+    }
 
     /// Whether a reply is owed or a wait is not registered yet: a retired connection is not idle.
     var hasUnfinishedExchanges: Bool { repliesOwed > 0 || waitsUnregistered > 0 }

@@ -442,6 +442,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
         exchangeEnded()
     }
 
+    /// How many of our requests and pings wait for their answer.
+    var exchangesWaiting: Int { requests.count + pings.count }
+
     /// Whether anything is in flight: our requests and pings, or replies we owe.
     private var exchangesInFlight: Bool {
         !requests.isEmpty || !pings.isEmpty || (connection?.hasUnfinishedExchanges ?? false)

@@ -109,14 +109,15 @@ final class PeerConnection: Sendable {
         return admission
     }
 
-    /// Queues a request or ping frame on the event loop (`admit` queues it), right after its wait was registered, and
-    /// writes it at once: the caller's one hand-off to the loop carries both.
+    /// Queues the frame of request or ping `id` on the event loop (`admit` queues it), right after its wait was
+    /// registered, and writes it at once: the caller's one hand-off to the loop carries both. Returns `nil`, having
+    /// queued nothing, when the caller's task was cancelled before (``OutboundQueue/waitCancelled(_:)``).
     private func admitAndDrain(
-        handler: PeerChannelHandler, _ admit: (inout OutboundQueue, ByteBufferAllocator) -> Admission
-    ) -> Admission {
+        id: UInt64, handler: PeerChannelHandler, _ admit: (inout OutboundQueue, ByteBufferAllocator) -> Admission
+    ) -> Admission? {
         let allocator = self.allocator
-        let admission = outbound.withLockedValue { queue in
-            queue.waitRegistered()
+        let admission = outbound.withLockedValue { queue -> Admission? in
+            guard queue.waitRegistered(id) else { return nil }
             return admit(&queue, allocator)
         }
         if admission == .accepted { handler.drain() }
@@ -144,14 +145,23 @@ final class PeerConnection: Sendable {
         outbound.withLockedValue { $0.makeRequestID() }
     }
 
-    /// Sends a request frame (built with `id`) and returns the response; throws at the timeout or a disconnect.
+    /// Sends a request frame (built with `id`) and returns the response; throws at the timeout or a disconnect, and
+    /// `CancellationError` as soon as the task is cancelled (``cancelWait(id:isPing:)``).
     ///
     /// One task on the event loop registers the wait, queues the frame and writes it; the response resumes the
     /// caller from there. Until that task has run, the connection counts the request as in flight (a retired
     /// connection does not close under it).
     func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) async throws -> ResponseBody {
-        try await withUnsafeThrowingContinuation { continuation in
-            startRequest(id: id, frame: frame, timeout: timeout, waiter: .continuation(continuation))
+        try Task.checkCancellation()  // not sent at all
+        // Counted before the cancellation handler is installed, so that a cancellation that comes before the event
+        // loop registers the wait finds it unregistered (``OutboundQueue/waitCancelled(_:)``).
+        outbound.withLockedValue { $0.waitStarting() }
+        return try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { continuation in
+                hopToSendRequest(id: id, frame: frame, timeout: timeout, waiter: .continuation(continuation))
+            }
+        } onCancel: {
+            cancelWait(id: id, isPing: false)
         }
     }
 
@@ -159,6 +169,13 @@ final class PeerConnection: Sendable {
     func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>)
     {
         outbound.withLockedValue { $0.waitStarting() }
+        hopToSendRequest(id: id, frame: frame, timeout: timeout, waiter: waiter)
+    }
+
+    /// Has the event loop send the request (after ``OutboundQueue/waitStarting()``).
+    private func hopToSendRequest(
+        id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>
+    ) {
         if eventLoop.inEventLoop {
             sendRequest(id: id, frame: frame, timeout: timeout, waiter: waiter, handler: handler.value)
         } else {
@@ -176,24 +193,39 @@ final class PeerConnection: Sendable {
         handler: PeerChannelHandler
     ) {
         handler.awaitResponse(id: id, waiter: waiter, timeout: timeout, on: eventLoop)
-        let admission = admitAndDrain(handler: handler) { $0.admit(frame, isReply: false, allocator: $1) }
+        let admission = admitAndDrain(id: id, handler: handler) { $0.admit(frame, isReply: false, allocator: $1) }
         if admission != .accepted { handler.abandonRequest(id: id, error: Self.error(for: admission)) }
     }
 
     /// Sends a ping with a fresh nonce; returns when the matching pong arrives (one task on the event loop, as
-    /// ``request(id:frame:timeout:)``).
+    /// ``request(id:frame:timeout:)``), and throws `CancellationError` as soon as the task is cancelled.
     func ping(timeout: TimeAmount) async throws {
-        try await withUnsafeThrowingContinuation { continuation in
-            startPing(timeout: timeout, waiter: .continuation(continuation))
+        try Task.checkCancellation()  // not sent at all
+        let id = startingPing()  // before the cancellation handler, as for a request
+        try await withTaskCancellationHandler {
+            try await withUnsafeThrowingContinuation { continuation in
+                hopToSendPing(id: id, timeout: timeout, waiter: .continuation(continuation))
+            }
+        } onCancel: {
+            cancelWait(id: id, isPing: true)
         }
     }
 
     /// Starts a ping whose pong `waiter` takes (internal, not private: the tests wait on a future).
     func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
-        let id = outbound.withLockedValue { queue in
+        hopToSendPing(id: startingPing(), timeout: timeout, waiter: waiter)
+    }
+
+    /// A new ping's id (its nonce), counted as a wait not registered yet.
+    private func startingPing() -> UInt64 {
+        outbound.withLockedValue { queue in
             queue.waitStarting()
             return queue.makeRequestID()
         }
+    }
+
+    /// Has the event loop send ping `id` (after ``startingPing()``).
+    private func hopToSendPing(id: UInt64, timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
         if eventLoop.inEventLoop {
             sendPing(id: id, timeout: timeout, waiter: waiter, handler: handler.value)
         } else {
@@ -207,14 +239,38 @@ final class PeerConnection: Sendable {
     /// queue's batch and the batch to the socket.
     private func sendPing(id: UInt64, timeout: TimeAmount, waiter: ExchangeWaiter<Void>, handler: PeerChannelHandler) {
         handler.awaitPong(id: id, waiter: waiter, timeout: timeout, on: eventLoop)
-        let admission = admitAndDrain(handler: handler) {
+        let admission = admitAndDrain(id: id, handler: handler) {
             $0.admit(.ping, bodySize: 8, allocator: $1) { $0.writeInteger(id) }
         }
         if admission != .accepted { handler.abandonPing(id: id, error: Self.error(for: admission)) }
     }
 
-    /// The error a request or ping fails with when its frame was not queued.
-    private static func error(for admission: Admission) -> any Error {
+    /// The task waiting on request or ping `id` was cancelled: the wait ends with `CancellationError`, and the table
+    /// of exchanges forgets it, so that a late answer is ignored as one nobody asked for. A wait the event loop has
+    /// not registered yet is failed when it gets to it, without being sent (``OutboundQueue/waitCancelled(_:)``).
+    /// Always through a task on the loop, even from the loop: the handler is never re-entered from whatever code
+    /// cancels the task.
+    private func cancelWait(id: UInt64, isPing: Bool) {
+        outbound.withLockedValue { $0.waitCancelled(id) }
+        let handler = self.handler
+        eventLoop.execute {
+            if isPing {
+                handler.value.abandonPing(id: id, error: CancellationError())
+            } else {
+                handler.value.abandonRequest(id: id, error: CancellationError())
+            }
+        }
+    }
+
+    /// How many requests and pings of ours wait for their answer on this connection (for tests).
+    func exchangesWaiting() async -> Int {
+        let handler = self.handler
+        return (try? await eventLoop.submit { handler.value.exchangesWaiting }.get()) ?? 0
+    }
+
+    /// The error a request or ping fails with when its frame was not queued (`nil`: its task was cancelled).
+    private static func error(for admission: Admission?) -> any Error {
+        guard let admission else { return CancellationError() }
         switch admission {
         case .full: return OutboundFullError()
         case .retired, .closed: return FrameNotQueuedError()  // not sent: the peer's current connection may take it

@@ -8,6 +8,9 @@ struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
         case truncatedFrame(missing: Int)
         /// The first bytes are a TLS handshake record: the peer uses a shared secret and we do not.
         case tlsRecord
+        /// The first frame announces more than a hello may hold: the other side is not a Chirp peer (an HTTP or SSH
+        /// server, most likely: `firstBytes`, read as a length, are the start of what it sent).
+        case notAChirpPeer(firstBytes: UInt32)
     }
 
     var reason: Reason
@@ -22,6 +25,24 @@ struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
             return "connection closed in the middle of a frame (\(missing) bytes missing)"
         case .tlsRecord:
             return "the peer started a TLS handshake: it requires a shared secret, and we have none"
+        case .notAChirpPeer(let firstBytes):
+            return "this is not a Chirp peer (\(Self.guess(firstBytes: firstBytes)))"
+        }
+    }
+
+    /// What the other side seems to be, from the first 4 bytes it sent, as a clause for a message.
+    static func guess(firstBytes: UInt32) -> String {
+        let bytes = withUnsafeBytes(of: firstBytes.bigEndian) { Array($0) }
+        let text = String(decoding: bytes, as: UTF8.self)
+        switch text {
+        case "HTTP": return "it answered like an HTTP server"
+        case "GET ", "HEAD", "POST", "PUT ", "DELE", "OPTI", "PATC", "CONN", "TRAC", "PRI ":
+            return "it sent an HTTP request"
+        case "SSH-": return "it answered like an SSH server"
+        default:
+            // A TLS record other than a handshake (an alert, most likely): a TLS server that did not understand.
+            if [0x14, 0x15, 0x17].contains(bytes[0]) && bytes[1] == 0x03 { return "it answered with TLS" }
+            return "what it sent is not a Chirp hello"
         }
     }
 }
@@ -78,7 +99,11 @@ struct FrameDecoder {
         }
         guard length > 0 else { throw FrameDecodingError(reason: .emptyFrame) }
         let limit = currentLimit
-        guard length <= limit else { throw FrameDecodingError(reason: .frameTooLarge(length: length, limit: limit)) }
+        guard length <= limit else {
+            // A hello is small: a first "length" past its limit is the start of something else, said as such.
+            if case .awaitingHello = state { throw FrameDecodingError(reason: .notAChirpPeer(firstBytes: length)) }
+            throw FrameDecodingError(reason: .frameTooLarge(length: length, limit: limit))
+        }
         let total = WireFormat.lengthPrefixSize + Int(length)
         guard buffer.readableBytes >= total else { return nil }
         buffer.moveReaderIndex(forwardBy: WireFormat.lengthPrefixSize)

@@ -366,6 +366,9 @@
       this.stick = true;               // follow the bottom
       this.shift = 0;                  // pixels to move scrollTop by at the next render
       this.selectedId = null;
+      this.pressedId = null;           // the record a pointer button went down on (a click selects it)
+      this.holding = false;            // a button is down on a row: the list does not follow the tail
+      this.stale = false;              // every drawn row is redrawn at the next render (new records or search)
 
       this.es = null;
       this.conn = "idle";              // idle | connecting | live | reconnecting | history
@@ -381,7 +384,26 @@
     bind() {
       const self = this;
       this.list.addEventListener("scroll", function () { self.onScroll(); }, { passive: true });
+      // A click is the record pressed, even when the list moved under the pointer before the button came up (live
+      // records arrive, rows are recycled): the browser then sends the click to the list, or to another row. And
+      // while a button is down on a row, the list does not follow the tail, so the row stays under the pointer.
+      this.list.addEventListener("pointerdown", function (e) {
+        const row = e.button === 0 ? e.target.closest("." + self.rowClass) : null;
+        self.pressedId = row ? Number(row.dataset.id) : null;
+        if (row) self.holding = true;
+      });
+      const release = function () {
+        if (!self.holding) return;
+        self.holding = false;
+        self.schedule();
+      };
+      for (const type of ["pointerup", "pointercancel", "blur"]) window.addEventListener(type, release, true);
       this.list.addEventListener("click", function (e) {
+        const pressed = self.pressedId;
+        self.pressedId = null;
+        release();
+        if (pressed !== null && self.find(pressed)) { self.select(pressed); return; }
+        // A click without a press on a row of this list (from the keyboard, or from a script).
         const row = e.target.closest("." + self.rowClass);
         if (row) self.select(Number(row.dataset.id));
       });
@@ -642,10 +664,13 @@
       this.schedule();
     }
 
+    /** Selects the record `id` and shows its details; nothing happens when it is no longer in the list. */
     select(id) {
+      const record = this.find(id);
+      if (!record) return;
       this.selectedId = id;
       this.schedule();
-      this.onSelect(this.find(id));
+      this.onSelect(record);
     }
 
     /** Moves the selection by delta rows (keyboard), keeping it on screen. */
@@ -717,10 +742,12 @@
       requestAnimationFrame(() => this.render());
     }
 
-    /** Forgets every drawn row (their content changes: new records or a new search). */
+    /**
+     * Every drawn row is redrawn at the next render (their content changes: new records or a new search). The rows
+     * stay in the list until then: the list is never empty between an answer and the frame that draws it.
+     */
     invalidate() {
-      for (const row of this.rows.values()) { row.remove(); this.free.push(row); }
-      this.rows.clear();
+      this.stale = true;
       this.schedule();
     }
 
@@ -756,7 +783,7 @@
         this.spacer.style.height = total + "px";
         this.spacerHeight = total;
       }
-      if (this.stick) {
+      if (this.stick && !this.holding) {
         const bottom = Math.max(0, total - list.clientHeight);
         if (list.scrollTop !== bottom) this.scrollTo(bottom);
       } else if (this.shift) {
@@ -770,11 +797,13 @@
       const firstId = first < last ? recs[first].id : Infinity;
       const lastId = first < last ? recs[last - 1].id : -Infinity;
 
-      // Rows that left the window go back to the pool (ids are ascending, so a range test does).
+      // Rows that left the window go back to the pool (ids are ascending, so a range test does); after
+      // invalidate(), all of them, to be filled again in this same frame.
+      const stale = this.stale;
+      this.stale = false;
       for (const [id, row] of this.rows) {
-        if (id < firstId || id > lastId) {
+        if (stale || id < firstId || id > lastId) {
           this.rows.delete(id);
-          row.remove();
           this.free.push(row);
         }
       }
@@ -785,13 +814,15 @@
           row = this.free.pop() || this.createRow();
           this.fillRow(row, rec);
           this.rows.set(rec.id, row);
-          list.appendChild(row);
+          if (row.parentNode !== list) list.appendChild(row);
         }
         const y = i * rh;
         if (row._y !== y) { row.style.transform = "translateY(" + y + "px)"; row._y = y; }
         const selected = rec.id === this.selectedId;
         if (row._selected !== selected) { row.classList.toggle("selected", selected); row._selected = selected; }
       }
+      // Rows left in the pool leave the list (a row taken again above stayed in it, and was only refilled).
+      for (const row of this.free) if (row.parentNode) row.remove();
       if (this.free.length > 300) this.free.length = 300;
 
       if (this.emptyEl) {
@@ -1351,6 +1382,7 @@
     timer: 0,
     generation: 0,
     servicesLoaded: false,
+    shownService: null,  // the service type whose peers the table shows
 
     start() {
       this.stop();
@@ -1391,6 +1423,8 @@
 
     async refresh() {
       const gen = ++this.generation;
+      // The first answer for a type may take a moment (the console starts looking for it then): say so meanwhile.
+      if (this.shownService !== state.service) this.showEmpty("looking");
       let body;
       try {
         body = await api("/api/peers", { service: state.service });
@@ -1440,7 +1474,30 @@
         rows.push(tr);
       }
       tbody.replaceChildren.apply(tbody, rows);
-      $("peers-empty").hidden = rows.length > 0;
+      this.shownService = state.service;
+      this.showEmpty(rows.length === 0 ? "none" : "");
+    },
+
+    /**
+     * What the table alone would not say: "looking" (no answer yet for the chosen type), "none" (no peer of it, and
+     * what to try), or "" (peers are listed).
+     */
+    showEmpty(kind) {
+      const node = $("peers-empty");
+      node.hidden = !kind;
+      const key = kind + " " + state.service;
+      if (!kind || node._key === key) return;
+      node._key = key;
+      node.textContent = "";
+      if (kind === "looking") {
+        node.appendChild(el("p", "empty-title", "Looking for peers of " + state.service + "…"));
+        return;
+      }
+      node.appendChild(el("p", "empty-title", "No peer advertises " + state.service + "."));
+      node.appendChild(el("p", "empty-hint",
+        "Peers show up here within 2 s of advertising this service type. Check the app's service type and " +
+        "network interface (chirp browse " + state.service + " lists what this machine sees), or choose another " +
+        "type above."));
     },
   };
 

@@ -34,12 +34,14 @@ struct LogsCommand: AsyncParsableCommand {
               chirp logs orders --http --detail       exchanges in full, pretty JSON
               chirp logs --json | jq 'select(.level == "error")'
               chirp logs orders --no-follow > o.log   the history, then exit
+              chirp logs --timeout 60 > o.log         one minute of records, then exit
               chirp logs --connect 10.0.0.7:50123     skip discovery
               CHIRP_SECRET="$(cat ~/.orders-secret)" chirp logs orders
               chirp logs orders --secret-file ~/.orders-secret
 
             EXIT STATUS
-              0   done (--no-follow), or interrupted while following
+              0   done (--no-follow), or stopped while following (Ctrl-C,
+                  SIGTERM, --timeout, or the reader of its output gone)
               2   --no-follow found no matching source in time
               4   refused: the app requires a shared secret and none was given,
                   or the shared secret does not match (or the app uses none),
@@ -48,6 +50,7 @@ struct LogsCommand: AsyncParsableCommand {
               64  bad input: an unknown level, an invalid regular expression,
                   a malformed HOST:PORT, a secret on the command line or an
                   unreadable --secret-file
+              69  no DNS-SD daemon answers (without --connect)
             """)
 
     @Argument(help: "Only this app (its advertised name).")
@@ -92,20 +95,24 @@ struct LogsCommand: AsyncParsableCommand {
     @Option(help: "Colours: auto, always or never.")
     var color: String = "auto"
 
-    @Option(help: "With --no-follow: seconds to look for sources before printing what they have.")
-    var wait: Double = 3
-
-    @Option(help: ArgumentHelp("Network interface for discovery (lo: this machine only).", valueName: "name"))
-    var interface: String?
-
     @Option(help: ArgumentHelp("Advanced: the service type sources advertise.", valueName: "type"))
     var service: String = LogSourceConfiguration.defaultServiceType
 
-    @Flag(help: "Show what chirp itself does (connections, discovery) on standard error.")
-    var verbose = false
-
     /// `--secret-file PATH` or `CHIRP_SECRET`; `--secret VALUE` is refused.
     @OptionGroup var secret: SecretOptions
+
+    /// `--timeout` (with --no-follow: how long to look for sources; following: when to stop), `--interface` and
+    /// `--log-level`, as every subcommand takes them.
+    @OptionGroup(title: "Common Options")
+    var common: CommonOptions
+
+    /// The spelling of `--timeout` for `--no-follow` before chirp logs took the common options; hidden.
+    @Option(help: .private)
+    var wait: Double?
+
+    /// The spelling of `--log-level info` before chirp logs took the common options; hidden.
+    @Flag(help: .private)
+    var verbose = false
 
     func validate() throws {
         if let level, Logger.Level(rawValue: level.lowercased()) == nil {
@@ -123,32 +130,35 @@ struct LogsCommand: AsyncParsableCommand {
             throw ValidationError("--connect wants HOST:PORT (e.g. 127.0.0.1:50123), got '\(connect)'")
         }
         if let history, history < 0 { throw ValidationError("--history must be 0 or more") }
-        if !(wait >= 0 && wait <= 3600) {
+        _ = try validateServiceType(service)
+        if let wait, !(wait >= 0 && wait <= 3600) {
             throw ValidationError("--wait must be between 0 and 3600 seconds, got \(formatSeconds(wait))")
         }
     }
 
     func run() async throws {
-        // The library's own log, only with --verbose: otherwise nothing but chirp's own lines reach the terminal.
-        let verbose = verbose
-        LoggingSystem.bootstrap { label in
-            guard verbose else { return SwiftLogNoOpLogHandler() }
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .info
-            return handler
-        }
+        // The library's own log, only with --log-level: otherwise nothing but chirp's own lines reach the terminal.
+        var common = self.common
+        if verbose && common.logLevel == .off { common.logLevel = .info }
+        let logger = common.makeLogger()
         var configuration = LogViewerConfiguration()
-        configuration.serviceType = service
+        configuration.serviceType = try validateServiceType(service).name
         configuration.selector = LogSourceSelector(appName: app, host: host, processID: pid)
         configuration.follow = follow
         configuration.history = history
-        configuration.discoveryTime = .milliseconds(Int(wait * 1000))
-        if let connect, let endpoint = LogsEndpoint(connect) { configuration.endpoint = (endpoint.host, endpoint.port) }
-        configuration.transceiver.logger = Logger(label: "chirp")
-        configuration.transceiver.peerName = "chirp-logs"
-        if let interface {
-            configuration.transceiver.interface = interface == "lo" ? .loopback : .named(interface)
+        if !follow {
+            configuration.discoveryTime =
+                common.timeout != nil ? common.timeout(default: 3) : .milliseconds(Int((wait ?? 3) * 1000))
         }
+        if let connect, let endpoint = LogsEndpoint(connect) { configuration.endpoint = (endpoint.host, endpoint.port) }
+        configuration.transceiver.logger = logger
+        // A name of this process's own, and marked as a tool, as chirp's other peers.
+        configuration.transceiver.peerName = JoinOptions.defaultName(command: "logs")
+        configuration.transceiver.metadata[ToolRole.key] = ToolRole.cli
+        configuration.transceiver.interface = common.chirpInterface
+        if connect == nil { common.warnIfInterfaceIsUnusable() }
+        // Following, --timeout ends the run (as for listen and browse).
+        let runFor: Duration? = follow && common.timeout != nil ? common.timeout(default: 0) : nil
 
         var filter = LogFilter()
         filter.minimumLevel = level.flatMap { Logger.Level(rawValue: $0.lowercased()) }
@@ -166,16 +176,32 @@ struct LogsCommand: AsyncParsableCommand {
         let service = self.service
         let usesDiscovery = connect == nil
         let viewerConfiguration = configuration
-        try await CommandRunner.run {
+        try await CommandRunner.run(watchesOutput: true) {
             var configuration = viewerConfiguration
             do {
                 configuration.security = try secret.security()
             } catch {
                 throw CLIError.badInput("\(error)")  // checked by validate() already; the file changed since
             }
-            return try await Self.follow(
-                configuration: configuration, printer: printer, follow: follow, service: service,
-                usesDiscovery: usesDiscovery)
+            let configured = configuration
+            guard let runFor else {
+                return try await Self.follow(
+                    configuration: configured, printer: printer, follow: follow, service: service,
+                    usesDiscovery: usesDiscovery)
+            }
+            return try await withThrowingTaskGroup(of: ExitStatus.self) { group in
+                group.addTask {
+                    try await Self.follow(
+                        configuration: configured, printer: printer, follow: follow, service: service,
+                        usesDiscovery: usesDiscovery)
+                }
+                group.addTask {
+                    try await Task.sleep(for: runFor)
+                    return .success
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? .success
+            }
         }
     }
 

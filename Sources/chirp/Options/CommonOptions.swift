@@ -17,7 +17,8 @@ struct CommonOptions: ParsableArguments {
             "How long to wait before giving up.",
             discussion: """
                 What is waited for depends on the command: a peer, then its reply (send, ping; default 10); results \
-                (browse --once; default 3); the end of the run (browse, listen; default: run until interrupted).
+                (browse --once; default 3); sources (logs --no-follow; default 3); the end of the run (browse, \
+                listen, logs; default: run until interrupted).
                 """,
             valueName: "seconds"))
     var timeout: Double?
@@ -58,6 +59,16 @@ struct CommonOptions: ParsableArguments {
         }
     }
 
+    /// `--interface` when it names one interface (not `any`).
+    var namedInterface: String? { interface == "any" ? nil : interface }
+
+    /// Warns on standard error when the interface named with `--interface` is down or has no address: nothing can be
+    /// found or advertised on it (the command still runs: it may come up).
+    func warnIfInterfaceIsUnusable() {
+        guard let name = namedInterface, let problem = InterfaceDiagnosis.problem(with: name) else { return }
+        Terminal.warning("\(problem): no peer can be found or reached on it")
+    }
+
     /// `--timeout`, or `fallback` seconds when it was not given.
     func timeout(default fallback: Double) -> Duration {
         .milliseconds(Int64(((timeout ?? fallback) * 1000).rounded()))
@@ -85,10 +96,13 @@ enum LogLevel: String, CaseIterable, ExpressibleByArgument, Sendable {
     }
 }
 
-/// Checks a service-type argument with the core's RFC 6763 rules.
+/// Checks a service-type argument with the core's RFC 6763 rules, and returns it in lower case: DNS-SD service types
+/// are case-insensitive (`chirp send CHAT` finds the peers `chirp browse CHAT` lists), while a Chirp hello names the
+/// type exactly, so every command uses one spelling, the usual lower-case one.
 func validateServiceType(_ type: String) throws -> ServiceType {
     do {
-        return try ServiceType(type)
+        _ = try ServiceType(type)  // the error quotes what was typed
+        return try ServiceType(type.lowercased())
     } catch let error as ChirpError {
         throw ValidationError(error.description)
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+import Foundation
 
 import struct ChirpCommands.SecretOptions
 
@@ -15,7 +16,9 @@ struct JoinOptions: ParsableArguments {
 
     @Option(
         name: .long,
-        help: ArgumentHelp("The peer name this command joins under (default: chirp-HOSTNAME).", valueName: "name"))
+        help: ArgumentHelp(
+            "The peer name this command joins under (default: chirp-COMMAND-HOSTNAME-PID, e.g. chirp-listen-myhost-4242).",
+            valueName: "name"))
     var name: String?
 
     /// `--secret-file PATH` or `CHIRP_SECRET`; `--secret VALUE` is refused.
@@ -33,8 +36,16 @@ struct JoinOptions: ParsableArguments {
         connect.flatMap { try? Self.parse($0) }
     }
 
-    /// The peer name to use.
-    var peerName: String { name ?? "chirp-\(Configuration.defaultPeerName)" }
+    /// The peer name to use: `--name`, or one of this process's own, which says what runs where (two commands on
+    /// one host never share a name).
+    func peerName(command: String) -> String {
+        name ?? Self.defaultName(command: command)
+    }
+
+    /// `chirp-listen-myhost-4242`.
+    static func defaultName(command: String) -> String {
+        "chirp-\(command)-\(Configuration.defaultPeerName)-\(ProcessInfo.processInfo.processIdentifier)"
+    }
 
     /// Parses `HOST:PORT`, `[IPV6]:PORT`.
     static func parse(_ text: String) throws -> (host: String, port: Int) {

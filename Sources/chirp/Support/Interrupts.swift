@@ -8,15 +8,27 @@ import Darwin
 #endif
 
 /// Turns SIGINT and SIGTERM into task cancellation, so that commands stop their transceiver (saying goodbye to their
-/// peers) and print their summary instead of dying mid-write. A second signal ends the process at once.
+/// peers) and print their summary instead of dying mid-write. A second signal ends the process at once. Also ends a
+/// command whose standard output has lost its reader (``OutputWatcher``), the same way.
 enum Interrupts {
-    /// Runs `body`; a SIGINT or SIGTERM cancels it. Returns its value and whether a signal arrived.
-    /// A body that throws `CancellationError` after a signal is reported as ``ExitStatus/interrupted``.
-    static func run<Value: Sendable>(_ body: @escaping @Sendable () async throws -> Value) async throws -> (
-        Value, interrupted: Bool
-    ) {
+    /// How a run ended.
+    enum Ending<Value: Sendable>: Sendable {
+        /// The body returned `value`; `interrupted` says whether a signal came first.
+        case finished(Value, interrupted: Bool)
+        /// The reader of standard output went away: the body was cancelled, whatever it returned or threw.
+        case outputClosed
+    }
+
+    /// Runs `body`; a SIGINT or SIGTERM cancels it, and so does the reader of standard output going away when
+    /// `watchingOutput`. A body that throws `CancellationError` after a signal is reported as
+    /// ``ExitStatus/interrupted``.
+    static func run<Value: Sendable>(
+        watchingOutput: Bool, _ body: @escaping @Sendable () async throws -> Value
+    ) async throws -> Ending<Value> {
         let watcher = SignalWatcher(signals: [SIGINT, SIGTERM])
         defer { watcher.cancel() }
+        let output = watchingOutput ? OutputWatcher.standardOutput() : nil
+        defer { output?.cancel() }
         return try await withThrowingTaskGroup(of: Event<Value>.self) { group in
             group.addTask { .value(try await body()) }
             group.addTask {
@@ -27,7 +39,17 @@ enum Interrupts {
                     watcher.cancel()
                 }
             }
+            if let output {
+                group.addTask {
+                    await withTaskCancellationHandler {
+                        await output.wait() ? .outputClosed : .noSignal
+                    } onCancel: {
+                        output.cancel()
+                    }
+                }
+            }
             var interrupted = false
+            var outputClosed = false
             var result: Value?
             do {
                 while let event = try await group.next() {
@@ -35,24 +57,34 @@ enum Interrupts {
                     case .value(let value):
                         result = value
                         watcher.cancel()
+                        output?.cancel()
                     case .signal:
                         interrupted = true
+                        group.cancelAll()
+                    case .outputClosed:
+                        outputClosed = true
                         group.cancelAll()
                     case .noSignal:
                         break
                     }
                 }
+            } catch  where outputClosed {
+                return .outputClosed  // whatever the cancelled body threw: nobody reads what it would say
             } catch is CancellationError where interrupted {
                 throw CLIError(status: .interrupted, message: "interrupted")
             }
-            guard let result else { throw CLIError(status: .interrupted, message: "interrupted") }
-            return (result, interrupted)
+            guard let result else {
+                if outputClosed { return .outputClosed }
+                throw CLIError(status: .interrupted, message: "interrupted")
+            }
+            return .finished(result, interrupted: interrupted)
         }
     }
 
     private enum Event<Value: Sendable>: Sendable {
         case value(Value)
         case signal
+        case outputClosed
         case noSignal
     }
 }

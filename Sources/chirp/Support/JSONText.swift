@@ -6,7 +6,7 @@ enum JSONText {
     /// The largest payload `chirp send` accepts (Chirp's default ``Configuration/maximumMessageSize``).
     static let maximumPayloadSize = 64 * 1024 * 1024
 
-    /// `text` as a payload, if it is one valid JSON value (surrounding whitespace removed).
+    /// `text` as a payload, if it is one valid JSON value as RFC 8259 defines it (surrounding whitespace removed).
     /// - Throws: ``CLIError`` with ``ExitStatus/badInput``, saying what is wrong and where.
     static func payload(_ data: Data, source: String) throws -> Data {
         guard data.count <= maximumPayloadSize else {
@@ -20,12 +20,11 @@ enum JSONText {
                 hint: "give one JSON value, e.g. '{\"text\":\"hi\"}'")
         }
         do {
-            _ = try JSONSerialization.jsonObject(with: trimmed, options: [.fragmentsAllowed])
+            // RFC 8259, strictly: Foundation's parser takes a trailing comma, for one (see `StrictJSON`).
+            try StrictJSON.check(Array(trimmed))
         } catch {
-            var reason = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String ?? "\(error)"
-            if reason.hasSuffix(".") { reason.removeLast() }
             throw CLIError.badInput(
-                "invalid JSON from \(source): \(reason); nothing was sent",
+                "invalid JSON from \(source): \(error); nothing was sent",
                 hint: "give one JSON value, e.g. '{\"text\":\"hi\"}' (single quotes keep the shell away from it)")
         }
         return trimmed

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpCommands
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -15,14 +16,18 @@ struct PeerSession: Sendable {
     /// Subscribed before `resume()`, so nothing is missed. Iterate it from one task only.
     let events: AsyncStream<TransceiverEvent>
 
-    /// Joins `serviceType`, runs `body`, then stops the transceiver.
+    /// Joins `serviceType` as the peer of `command` (`listen`, `send`, `ping`), runs `body`, then stops the
+    /// transceiver. The peer advertises itself as a tool (``ToolRole``), so that other tools looking for an app pass it
+    /// over.
     static func run<Result: Sendable>(
-        serviceType: ServiceType, common: CommonOptions, join: JoinOptions, logger: Logger,
+        command: String, serviceType: ServiceType, common: CommonOptions, join: JoinOptions, logger: Logger,
         configure: (Transceiver) -> Void = { _ in },
         _ body: (PeerSession) async throws -> Result
     ) async throws -> Result {
         var configuration = Configuration(serviceType: serviceType.name)
-        configuration.peerName = join.peerName
+        configuration.peerName = join.peerName(command: command)
+        configuration.metadata[ToolRole.key] = command == "listen" ? ToolRole.listener : ToolRole.cli
+        configuration.includesTools = true  // chirp sees the other tools, and passes over them (ToolRole)
         configuration.interface = common.chirpInterface
         configuration.logger = logger
         configuration.connectTimeout = min(common.timeout(default: 10), .seconds(10))
@@ -33,6 +38,7 @@ struct PeerSession: Sendable {
         }
         let transceiver = Transceiver(configuration: configuration)
         configure(transceiver)
+        if join.endpoint == nil { common.warnIfInterfaceIsUnusable() }
         let session = PeerSession(
             transceiver: transceiver, serviceType: serviceType, common: common, join: join,
             events: transceiver.makeEvents())
@@ -53,12 +59,24 @@ struct PeerSession: Sendable {
     /// How long a refused command still waits for another peer to connect before it reports the refusal.
     static let refusalGrace: Duration = .milliseconds(1500)
 
+    /// How long a command that wants an app waits for one once only chirp's own peers (``ToolRole``) have connected,
+    /// before it takes one of those; longer (up to ``appWaitLimit``) while an app is discovered but not connected.
+    static let appGrace: Duration = .milliseconds(500)
+    static let appWaitLimit: Duration = .seconds(3)
+
     /// The peer to talk to: the one at `--connect`, or the first connected peer that `selector` matches (any peer when
     /// `nil`), waiting up to `timeout`. When the (matching) peers refuse us (a shared secret missing or different, an
     /// accept policy), it fails about ``refusalGrace`` after the first refusal rather than at the timeout.
+    ///
+    /// Without a selector and `preferringApps`, an app is taken over chirp's own peers and the other tools of the
+    /// package (``ToolRole``: a `chirp listen` on the same type answers no request): when only those have connected,
+    /// it waits ``appGrace`` for an app (while one is discovered but not connected yet, up to ``appWaitLimit``), then
+    /// takes the first of them.
     /// - Throws: ``CLIError`` with ``ExitStatus/nothingFound``, ``ExitStatus/noDaemon``, ``ExitStatus/refused`` or
     ///   ``ExitStatus/peerFailure``.
-    func findPeer(_ selector: PeerSelector?, within timeout: Duration) async throws -> Peer {
+    func findPeer(_ selector: PeerSelector?, within timeout: Duration, preferringApps: Bool = false) async throws
+        -> Peer
+    {
         if let endpoint = join.endpoint {
             return try await connect(to: endpoint, within: timeout)
         }
@@ -74,14 +92,21 @@ struct PeerSession: Sendable {
         let events = self.events
         let typeText = self.typeText
         let (refused, refusedSink) = AsyncStream.makeStream(of: Void.self)
+        // Without a selector, with apps preferred: the first tool that connected, handed to the fallback task.
+        let wantsApp = selector == nil && preferringApps
+        let (tools, toolSink) = AsyncStream.makeStream(of: Peer.self)
         let found: Peer? = try await withThrowingTaskGroup(of: Outcome.self) { group in
             group.addTask {
-                if let peer = transceiver.connectedPeers.first(where: { selector?.matches($0) ?? true }) {
-                    return .found(peer)
-                }
+                let matching = transceiver.connectedPeers.filter { selector?.matches($0) ?? true }
+                if let peer = matching.first(where: { !wantsApp || !ToolRole.isTool($0) }) { return .found(peer) }
+                if let tool = matching.first { toolSink.yield(tool) }
                 for await event in events {
                     switch event {
                     case .peerConnected(let peer) where selector?.matches(peer) ?? true:
+                        if wantsApp && ToolRole.isTool(peer) {
+                            toolSink.yield(peer)
+                            continue
+                        }
                         return .found(peer)
                     case .discoveryUnavailable(let message):
                         throw CLIError.noDaemon(message)
@@ -103,12 +128,30 @@ struct PeerSession: Sendable {
                 return .idle
             }
             group.addTask {
+                // Only tools connected: an app gets a moment (more while one is on its way), then the first tool does.
+                for await tool in tools {
+                    let clock = ContinuousClock()
+                    let start = clock.now
+                    try await Task.sleep(for: Self.appGrace)
+                    while clock.now - start < Self.appWaitLimit,
+                        transceiver.availablePeers.contains(where: { !$0.isConnected && !ToolRole.isTool($0) })
+                    {
+                        try await Task.sleep(for: .milliseconds(50))
+                    }
+                    // An app that connected meanwhile was taken by the task above; the tool may have left.
+                    if transceiver.connectedPeers.contains(tool) { return .found(tool) }
+                    if let other = transceiver.connectedPeers.first { return .found(other) }
+                }
+                return .idle
+            }
+            group.addTask {
                 try await Task.sleep(for: timeout)
                 return .timedOut
             }
             defer {
                 group.cancelAll()
                 refusedSink.finish()
+                toolSink.finish()
             }
             while let outcome = try await group.next() {
                 switch outcome {
@@ -121,7 +164,7 @@ struct PeerSession: Sendable {
         }
         Terminal.clearStatus()
         if let found { return found }
-        throw timedOut(selector, timeout: timeout, refusals: refusals.all)
+        throw await timedOut(selector, timeout: timeout, refusals: refusals.all)
     }
 
     /// A refusal as chirp prints it: the core's reason, prefixed by the peer unless the reason names it, without the
@@ -186,9 +229,13 @@ struct PeerSession: Sendable {
             } else {
                 reason = "\(error)"
             }
+            // The core's words for something at that address that is not a Chirp peer (an HTTP server...).
+            let notAPeer = reason.hasPrefix("this is not a Chirp peer")
             throw CLIError.nothingFound(
                 "could not reach a \(typeText) peer at \(address): \(reason)",
-                hint: "check the address (chirp browse shows each peer's address:port) and that no firewall blocks it")
+                hint: notAPeer
+                    ? "check the port: `chirp browse \(serviceType.name)` shows each peer's address:port"
+                    : "check the address (chirp browse shows each peer's address:port) and that no firewall blocks it")
         }
     }
 
@@ -211,11 +258,21 @@ struct PeerSession: Sendable {
         }
     }
 
-    private func timedOut(_ selector: PeerSelector?, timeout: Duration, refusals: [String]) -> CLIError {
+    private func timedOut(_ selector: PeerSelector?, timeout: Duration, refusals: [String]) async -> CLIError {
         let within = "within \(Self.format(timeout))"
         // With a selector, a refusal of the wanted peer ended the wait earlier: these are other peers'.
         if !refusals.isEmpty && selector == nil { return .refused(typeText, reasons: refusals) }
         let seen = transceiver.availablePeers
+        if seen.isEmpty, let name = common.namedInterface {
+            // Nothing at all on that interface: say why, if the interface or another one tells.
+            let (problem, hint) = await InterfaceDiagnosis.explain(type: serviceType, interface: name)
+            if problem != nil || hint != nil {
+                let wanted = selector.map { "no peer '\($0.text)'" } ?? "no peer"
+                return .nothingFound(
+                    "\(wanted) of \(typeText) connected \(within) on \(name)" + (problem.map { ": \($0)" } ?? ""),
+                    hint: hint)
+            }
+        }
         if let selector {
             if let match = seen.first(where: selector.matches) {
                 return .nothingFound("found peer '\(match.name)' of \(typeText) but could not connect to it \(within)")

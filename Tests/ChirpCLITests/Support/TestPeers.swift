@@ -100,4 +100,5 @@ func jsonObject(_ line: String) throws -> [String: Any] {
 }
 
 /// The top-level suite: the CLI tests run one at a time (each starts processes and talks to the one avahi-daemon).
-@Suite(.serialized) enum ChirpCLITests {}
+/// Every test has at most 5 minutes (their own waits are far shorter).
+@Suite(.serialized, .timeLimit(.minutes(5))) enum ChirpCLITests {}
