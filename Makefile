@@ -19,7 +19,7 @@ VERBOSE ?= 0
 build: deps
 	@$(BUILD) --log .build/logs/build.log
 
-# Test targets (one per directory under Tests/). Each runs in a process of its own, one after the other: they talk to
+# Test targets (one per directory under Tests/; Chirp Console's, in the Console package, run as a step of mk/console.mk). Each runs in a process of its own, one after the other: they talk to
 # the real avahi-daemon, start processes and count this process's file descriptors, so they must not share a process.
 # scripts/run-tests.sh keeps each target's output in .build/test-logs/ and repeats what failed at the end.
 TEST_TARGETS := $(notdir $(wildcard Tests/*Tests))
@@ -51,17 +51,25 @@ tsan: deps
 		TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/testing/tsan.supp $$TSAN_OPTIONS" AVAHI_COMPAT_NOWARN=1 \
 			$(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --filter "^$$target\." $(TEST_FLAGS); \
 	done
+	$(SWIFT) build --build-tests --sanitize=thread --package-path Console --scratch-path Console/.build-tsan
+	@echo "==> swift test (thread sanitizer): ChirpConsoleTests"
+	@TSAN_OPTIONS="suppressions=$(CURDIR)/scripts/testing/tsan.supp $$TSAN_OPTIONS" AVAHI_COMPAT_NOWARN=1 \
+		$(SWIFT) test --skip-build --sanitize=thread --package-path Console --scratch-path Console/.build-tsan $(TEST_FLAGS)
 
-# The demo (scripts/demo.sh) builds only the executables it runs. KEEP=1 leaves them running at the end, until Ctrl-C.
+# The demo (scripts/demo.sh) builds only the executables it runs: those of this package, then chirp-console in the
+# Console package (Console/.build/debug). KEEP=1 leaves them running at the end, until Ctrl-C.
 # The script replaces the recipe's shell (exec): a Ctrl-C that ends KEEP=1 as intended then gets no "make: ***
 # Interrupt" (sh, interrupted while it waits, would die of the signal after the script exited 0).
-DEMO_PRODUCTS := chat chirp listr listrctl logdemo chirp-console
+DEMO_PRODUCTS := chat chirp listr listrctl logdemo
 KEEP ?= 0
 
 demo: deps
 	@$(BUILD) --log .build/logs/demo-build.log $(addprefix --product ,$(DEMO_PRODUCTS))
+	@$(BUILD) --log .build/logs/demo-console-build.log --package-path Console --product chirp-console
 	@exec env KEEP="$(KEEP)" scripts/demo.sh
 
 clean:
 	$(SWIFT) package clean
-	rm -rf .build-tsan .build-fuzz
+	$(SWIFT) package --package-path Console clean
+	$(SWIFT) package --package-path Benchmarks/ChirpBench clean
+	rm -rf .build-tsan .build-fuzz Console/.build-tsan

@@ -13,11 +13,11 @@ let package = Package(
         .executable(name: "listrctl", targets: ["listrctl"]),
         .library(name: "ChirpLogs", targets: ["ChirpLogs"]),
         .library(name: "ChirpLogsURLSession", targets: ["ChirpLogsURLSession"]),
-        .executable(name: "logdemo", targets: ["logdemo"]),
-        .library(name: "ChirpConsole", targets: ["ChirpConsole"]),
-        .executable(name: "chirp-console", targets: ["chirp-console"])
-        // chirp-bench, chirp-probe and chirp-load are executable targets, not products: they serve this repository's
-        // benchmarks, fault tests and load runs, not users (`swift build --product NAME` builds them all the same).
+        .executable(name: "logdemo", targets: ["logdemo"])
+        // chirp-probe and chirp-load are executable targets, not products: they serve this repository's fault tests
+        // and load runs, not users (`swift build --product NAME` builds them all the same). Chirp Console (Console/)
+        // and the benchmarks (Benchmarks/ChirpBench, Benchmarks/Allocations) are packages of their own, so that a user
+        // of Chirp never fetches Hummingbird, SQLite or package-benchmark.
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -31,10 +31,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         // `make docs`: the DocC catalogs of the libraries (Sources/*/*.docc).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
-        // Chirp Console (Sources/ChirpConsole): its web server and its store.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
-        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
-        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // The tests' child processes (ChirpTestSupport's TestProcess); swift-system for its FilePath.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1")
@@ -109,50 +105,6 @@ let package = Package(
             ],
             path: "Examples/LogDemo"
         ),
-        // Chirp Console: collects the logs and HTTP calls of every log source into a SQLite store and serves them to a
-        // browser (Docs/Console.md). Its own target and executable, so that `chirp` stays small and quick to start.
-        .target(
-            name: "ChirpConsole",
-            dependencies: [
-                "Chirp",
-                "ChirpLogs",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
-            ],
-            resources: [.copy("Resources")]
-        ),
-        .executableTarget(
-            name: "chirp-console",
-            dependencies: [
-                "ChirpConsole",
-                "ChirpLogs",
-                "Chirp",
-                "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log")
-            ]
-        ),
-        .testTarget(
-            name: "ChirpConsoleTests",
-            dependencies: [
-                "ChirpConsole",
-                "ChirpLogs",
-                "Chirp",
-                "ChirpTestSupport",
-                .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "SQLiteNIO", package: "sqlite-nio"),
-                .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
-            ]
-        ),
         // The `chirp` command-line tool: browse, listen, send, ping, logs (Sources/chirp/Logs/).
         .executableTarget(
             name: "chirp",
@@ -200,23 +152,6 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             path: "Examples/Listr/listrctl"
-        ),
-        // The benchmarks behind `make bench`: one release executable that spawns itself as peers.
-        .executableTarget(
-            name: "chirp-bench",
-            dependencies: [
-                "Chirp",
-                "ChirpLogs",
-                "ChirpConsole",
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                // The bare NIO ping-pong of the round-trip figures (NIOSession).
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "Logging", package: "swift-log")
-            ],
-            path: "Benchmarks/ChirpBench"
         ),
         // A Chirp peer driven through stdin/stdout (JSON lines), for the multi-host fault tests (Docs/Reliability.md).
         .executableTarget(

@@ -5,7 +5,7 @@ Loads the console's page in headless Chromium 5 times and reads the time from na
 (window.chirpConsole.stats().firstPaintMs); then keeps it open for --seconds while records arrive, sampling every
 second the JavaScript heap (performance.memory.usedJSHeapSize), the rows in the DOM, and the main thread's delay (how
 late a 0 ms timer fires). Prints one JSON object on its last line. Uses the WebDriver helpers of
-Tests/ConsoleBrowser/browser_check.py (Python's standard library only).
+Console/Tests/ConsoleBrowser/browser_check.py (Python's standard library only).
 """
 import argparse
 import json
@@ -13,7 +13,7 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "ConsoleBrowser"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Console", "Tests", "ConsoleBrowser"))
 import browser_check  # noqa: E402
 
 LAG_PROBE = """

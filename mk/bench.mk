@@ -1,5 +1,7 @@
 # Benchmarks (Benchmarks/ChirpBench, Docs/Performance.md): a release build, then every benchmark; one line per figure
 # and bench-results/latest.json. QUICK=1 for a short smoke run; BENCH_FLAGS="--only oneway,roundtrip" for some of them.
+# chirp-bench is a package of its own (Benchmarks/ChirpBench/Package.swift, on this checkout and Console/ by path): one
+# build makes it and the listr and listrctl it runs, in Benchmarks/ChirpBench/.build; it runs from here.
 #
 # The executables are linked with --static-swift-stdlib: loading the Swift runtime and Foundation as shared libraries
 # is most of a process's start-up (the startup and listrctl figures). Linking statically needs the development
@@ -20,11 +22,11 @@ bench-deps:
 		echo "==> installing pyzmq into $(BENCH_VENV) (the anchors of make bench)"; \
 		python3 -m venv $(BENCH_VENV) && $(BENCH_VENV)/bin/pip install --quiet 'pyzmq>=26' && touch $(BENCH_VENV)/.pyzmq; }
 
+BENCH_PACKAGE := Benchmarks/ChirpBench
+
 bench: deps bench-deps
-	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product chirp-bench
-	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product listr
-	$(SWIFT) build $(BENCH_BUILD_FLAGS) --product listrctl
+	$(SWIFT) build $(BENCH_BUILD_FLAGS) --package-path $(BENCH_PACKAGE)
 	AVAHI_COMPAT_NOWARN=1 CHIRP_BENCH_PYTHON=$(BENCH_VENV)/bin/python3 CHIRP_BENCH_PYZMQ_SCRIPT=Benchmarks/pyzmq-anchor.py \
-		"$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --show-bin-path)/chirp-bench" \
+		"$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --package-path $(BENCH_PACKAGE) --show-bin-path)/chirp-bench" \
 		$(if $(filter-out 0,$(QUICK)),--quick) --json $(BENCH_JSON) \
 		--label "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet 2>/dev/null || echo +changes)" $(BENCH_FLAGS)

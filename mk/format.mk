@@ -3,8 +3,9 @@
 #
 #   make format          rewrites the sources in place
 #   make format-lint     reports what `make format` would change, and rule violations; fails on any (part of make test)
-FORMAT_PATHS := Sources Tests Examples Benchmarks/ChirpBench Benchmarks/Allocations/Benchmarks Fuzz/Sources \
-	Package.swift Fuzz/Package.swift Benchmarks/Allocations/Package.swift
+FORMAT_PATHS := Sources Tests Examples Console/Sources Console/Tests/ChirpConsoleTests Benchmarks/ChirpBench/Sources \
+	Benchmarks/Allocations/Benchmarks Fuzz/Sources Package.swift Console/Package.swift Benchmarks/ChirpBench/Package.swift \
+	Fuzz/Package.swift Benchmarks/Allocations/Package.swift
 
 .PHONY: format format-lint
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure headless Chromium and its WebDriver (chromedriver) are installed, for the
-# Chirp Console browser test (Tests/ConsoleBrowser/browser_check.py).
+# Chirp Console browser test (Console/Tests/ConsoleBrowser/browser_check.py).
 #
 # Idempotent: when both `chromium` and `chromedriver` are on PATH it only says so and
 # exits 0. Otherwise it installs Debian's `chromium` and `chromium-driver` packages with

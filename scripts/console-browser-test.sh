@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Chirp Console in a real browser: a real logdemo (logs, HTTP calls, a record made of markup) feeds a real
-# chirp-console, and headless Chromium, driven through chromedriver by Tests/ConsoleBrowser/browser_check.py, checks
-# the page: live records, the level filter, search with highlighting, the URL keeping the filters, the HTTP tab with
-# pretty JSON, markup shown as text, the peers tab; it saves screenshots to .build/test-logs/.
+# chirp-console, and headless Chromium, driven through chromedriver by Console/Tests/ConsoleBrowser/browser_check.py,
+# checks the page: live records, the level filter, search with highlighting, the URL keeping the filters, the HTTP tab
+# with pretty JSON, markup shown as text, the peers tab; it saves screenshots to .build/test-logs/.
 #
-# usage: scripts/console-browser-test.sh (after `swift build`; BIN_DIR to use other binaries)
+# usage: scripts/console-browser-test.sh (after `swift build --package-path Console --build-tests`, which builds
+#        chirp-console and the logdemo that feeds it; BIN_DIR to use other binaries)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN_DIR=${BIN_DIR:-$(swift build --show-bin-path)}
+BIN_DIR=${BIN_DIR:-$(swift build --package-path Console --show-bin-path)}
 WORK=$(mktemp -d /tmp/chirp-console-browser.XXXXXX)
 SERVICE="cb$(printf '%06x' $((RANDOM * RANDOM % 16777216)))"
 LOGS=.build/test-logs
@@ -67,7 +68,7 @@ sys.exit("no HTTP exchange reached the console within 30 s")
 PY
 status=0
 # A time limit, as every test suite has (a run takes under a minute here, 30 s on a loaded 2-core machine).
-timeout --signal=TERM 600 python3 Tests/ConsoleBrowser/browser_check.py --url "$URL" --expect-live \
+timeout --signal=TERM 600 python3 Console/Tests/ConsoleBrowser/browser_check.py --url "$URL" --expect-live \
     --hostile-text "$HOSTILE" \
     --json-body-path /orders --search-word order --url-state-word declined --screenshot-dir "$LOGS" \
     --restart-app "$WORK/restart-app.sh" || status=$?

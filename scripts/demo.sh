@@ -12,8 +12,8 @@
 #   8. `chirp-console` collects them and serves them to a browser; the demo fetches the page and the API.
 #
 # Every command is printed as it is run, from the project's directory, with the executables' real paths
-# (.build/debug/...) and the examples' own service types (chirp-chat, listrctl, chirp-logs): each can be copied into
-# another terminal and run as printed. The programs that keep running (the peers, listr, logdemo, the console) show
+# (.build/debug/..., Console/.build/debug/chirp-console) and the examples' own service types (chirp-chat, listrctl,
+# chirp-logs): each can be copied into another terminal and run as printed. The programs that keep running (the peers, listr, logdemo, the console) show
 # their output as "NAME | line"; what the demo types into a chat peer shows as "NAME < line".
 #
 # Exits 0 when every step did what it shows, else 1, printing what failed and the output of the programs it started.
@@ -22,7 +22,8 @@
 # store, the console's data) are in .build/demo/, emptied at the start of each run.
 #
 # Environment: KEEP (0), DEMO_TIMEOUT (seconds each wait may take; default 20), DEMO_BIN (where the executables are;
-# default .build/debug).
+# default .build/debug), DEMO_CONSOLE_BIN (where chirp-console is, built in the Console package; default
+# Console/.build/debug).
 # The executables must be built first: `make demo` does it (scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,7 @@ KEEP="${KEEP:-0}"
 [[ $KEEP == 0 || -z $KEEP ]] && KEEP=0 || KEEP=1
 DEMO_TIMEOUT="${DEMO_TIMEOUT:-20}"
 BIN="${DEMO_BIN:-.build/debug}"
+CONSOLE_BIN="${DEMO_CONSOLE_BIN:-Console/.build/debug}"
 DIR=.build/demo
 CHAT=chirp-chat # the chat example's service type (its default)
 ALICE_SAYS="hello bob, this is alice"
@@ -204,9 +206,10 @@ prepare() {
     trap on_exit EXIT
     trap 'printf "\n==> interrupted: stopping what the demo started\n"; exit 130' INT TERM
     local program
-    for program in chat chirp listr listrctl logdemo chirp-console; do
+    for program in chat chirp listr listrctl logdemo; do
         [[ -x $BIN/$program ]] || fail "no $BIN/$program: build it first (make demo does)"
     done
+    [[ -x $CONSOLE_BIN/chirp-console ]] || fail "no $CONSOLE_BIN/chirp-console: build it first (make demo does)"
     command -v stdbuf >/dev/null 2>&1 && LINE_BUFFERED=(stdbuf -oL -eL)
     if command -v avahi-daemon >/dev/null 2>&1 && ! avahi-daemon --check >/dev/null 2>&1; then
         fail "avahi-daemon is not running: start it with make deps (scripts/avahi-up.sh)"
@@ -325,7 +328,7 @@ step_console() {
     local listen=()
     # Its default address is 127.0.0.1:7777; when that port is taken, any free one.
     if (exec 3<>/dev/tcp/127.0.0.1/7777) 2>/dev/null; then listen=(--listen 127.0.0.1:0); fi
-    start console "$BIN/chirp-console" "${listen[@]}" --data "$DIR/console" --interface lo
+    start console "$CONSOLE_BIN/chirp-console" "${listen[@]}" --data "$DIR/console" --interface lo
     wait_for console "Chirp Console: http"
     CONSOLE_URL=$(sed -n 's/^Chirp Console: \(http[^ ]*\).*/\1/p' "$DIR/console.log" | head -1)
     printf '    the page and its API, fetched as a browser does:\n'

@@ -143,7 +143,7 @@ def main():
         '.product(name: "ChirpCommands", package: "chirp")',
         '.product(name: "ChirpLogs", package: "chirp")',
         '.product(name: "ChirpLogsURLSession", package: "chirp")',
-        '.product(name: "ChirpConsole", package: "chirp")',
+        '.product(name: "ChirpConsole", package: "Console")',  # the Console package of the checkout
         '.product(name: "Logging", package: "swift-log")',
         '.product(name: "ArgumentParser", package: "swift-argument-parser")',
         '.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")',
@@ -162,6 +162,7 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(path: "deps/chirp"),
+        .package(path: "deps/chirp/Console"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),

@@ -13,9 +13,17 @@ import Darwin
 /// errors in one style, `TOOL: error: ...` then `TOOL: hint: ...` (Docs/CLI.md); and quietly done when the reader of
 /// standard output has gone away (`listrctl item list | head -1`).
 ///
+/// A tool of your own that runs through ``CommandLineTool`` reports the errors it handles itself in the same style
+/// with ``error(_:hint:)``:
+///
+/// ```swift
+/// StandardStreams.error("port 7777 is in use", hint: "choose another port: --listen 127.0.0.1:PORT")
+/// throw ExitCode(1)
+/// ```
+///
 /// Written by hand rather than with `FileHandle.write`: on Linux that traps on a closed pipe (EPIPE) instead of
 /// reporting it, which would crash a tool whose output is piped into `head`.
-package enum StandardStreams {
+public enum StandardStreams {
     /// The name the tool was started as (`listrctl`), which starts its error lines.
     package static let programName: String = {
         let path = CommandLine.arguments.first ?? "command"
@@ -30,7 +38,11 @@ package enum StandardStreams {
 
     /// `TOOL: error: message`, then `TOOL: hint: hint`, on standard error, with control characters escaped (messages
     /// often quote what a peer sent).
-    package static func error(_ message: String, hint: String? = nil) {
+    ///
+    /// - Parameters:
+    ///   - message: What went wrong, in a sentence.
+    ///   - hint: What the user can do about it, if anything.
+    public static func error(_ message: String, hint: String? = nil) {
         var text = "\(programName): error: \(UntrustedText.escaped(message))\n"
         if let hint { text += "\(programName): hint: \(UntrustedText.escaped(hint))\n" }
         writeAll(Array(text.utf8), to: STDERR_FILENO)

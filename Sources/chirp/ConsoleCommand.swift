@@ -39,7 +39,9 @@ struct ConsoleCommand: ParsableCommand {
         } else {
             Terminal.error(
                 "chirp-console not found next to chirp or on PATH",
-                hint: "build it with `swift build --product chirp-console` (or `swift build`), next to chirp")
+                hint:
+                    "build it in Chirp's checkout (`swift build --package-path Console`); put it next to chirp or on PATH"
+            )
             throw ExitCode(69)
         }
         let argv = [path] + arguments

@@ -34,7 +34,7 @@ struct SlowQuestion: Codable, Sendable, ChirpMessage {
 /// | send --request: the reply, `--json` object; a command reply as itself | SendAndListen.requestPrintsTheReply, Newcomer.aCommandReplyIsShownAsItsText, Papercuts.requestJSONShowsACommandReplyItselfNotItsWireForm |
 /// | send, ping: an app is preferred to chirp's own peers | Papercuts.pingAndRequestPreferAnAppToChirpsOwnPeers |
 /// | ping: the output and summary of ping(8) | Ping.reportsTheNumberOfRepliesAskedFor |
-/// | console: runs chirp-console with the same arguments; 69 when it is not found | HelpSnapshots.chirpConsoleStartsChirpConsoleWithTheSameArguments, Promises.consoleWithoutChirpConsoleIs69 |
+/// | console: runs chirp-console with the same arguments; 69 when it is not found | Console/: ChirpConsoleCommandTests, Promises.consoleWithoutChirpConsoleIs69 |
 /// | 0 success; browse/listen/logs stopped by Ctrl-C, --timeout or --count | Interrupts.listenAndBrowseAreStoppedWithStatus0, Newcomer.logsExitsZeroWhenInterruptedWhileFollowing, SendAndListen.* |
 /// | 1 other failure | (not tested: the listening socket cannot be made to fail from outside) |
 /// | 2 nothing found in time; nothing at --connect | ExitStatuses.nothingFoundInTimeIs2, ExitStatuses.nothingAtConnectIs2, Papercuts.connectingToSomethingElseSaysItIsNotAChirpPeer |

@@ -582,7 +582,7 @@ enum RegexFunction {
 
     /// The deadline to bind for a query that starts now.
     static func deadline() -> Int {
-        Int(clamping: DispatchTime.now().uptimeNanoseconds + UInt64(budget.timeAmount.nanoseconds))
+        Int(clamping: DispatchTime.now().uptimeNanoseconds + UInt64(TimeAmount(budget).nanoseconds))
     }
 
     /// Whether `error`, from a query, is a search that ran out of its budget: SQLiteNIO fails the query with the
