@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Support/UntrustedText.swift
+../../../Sources/ChirpSupport/UntrustedText.swift
