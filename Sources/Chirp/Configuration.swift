@@ -1,3 +1,6 @@
+import ChirpDiscovery
+import ChirpSupport
+import ChirpWire
 import Foundation
 import Logging
 import Metrics
@@ -15,23 +18,9 @@ import NIOPosix
 /// ```
 public struct Configuration: Sendable {
     /// Where to advertise, browse and listen.
-    public enum Interface: Sendable, Hashable, CustomStringConvertible {
-        /// Every interface the DNS-SD daemon serves; listen on all IPv4 addresses.
-        case any
-        /// This machine only: advertise and browse on the loopback interface and listen on 127.0.0.1 and ::1 (the same
-        /// port on both; IPv4 only when the host has no ::1).
-        case loopback
-        /// One network interface by name (e.g. `eth0`); listen on all IPv4 addresses.
-        case named(String)
-
-        public var description: String {
-            switch self {
-            case .any: return "any"
-            case .loopback: return "loopback"
-            case .named(let name): return name
-            }
-        }
-    }
+    public typealias Interface = NetworkInterface
+    /// Which DNS-SD implementation a transceiver talks to.
+    public typealias DiscoveryBackend = ChirpDiscovery.DiscoveryBackend
 
     /// The DNS-SD service type, without underscore or protocol: `chat` is advertised as `_chat._tcp`.
     /// 1-15 letters, digits and hyphens (RFC 6763). Default: `chirp`.
@@ -210,13 +199,7 @@ public struct Configuration: Sendable {
     }
 
     /// The interface index DNS-SD calls take (0 = all).
-    var interfaceIndex: UInt32 {
-        switch interface {
-        case .any: return 0
-        case .loopback: return DNSSDEnvironment.loopbackIndex ?? 0
-        case .named(let name): return DNSSDEnvironment.interfaceIndex(named: name) ?? 0
-        }
-    }
+    var interfaceIndex: UInt32 { interface.index }
 
     /// The shared secret, if any.
     var sharedSecret: SharedSecret? {

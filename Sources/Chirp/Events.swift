@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// Something that happened to a ``Transceiver``, delivered in order through ``Transceiver/events`` and the
 /// callback properties.
 public enum TransceiverEvent: Sendable {

@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Foundation
 import NIOCore
 
@@ -235,23 +237,23 @@ extension Transceiver {
     public func send<T: Encodable>(_ value: T, to peer: Peer) throws {
         // The connection this thread sent on last, when it was to this peer: no lock to find it. One that closed or
         // lost a tie-break since refuses the frame, and the peer is looked up again.
-        let scratch = CodingScratch.forThisThread
+        let routes = RouteCache.forThisThread
         let owner = ObjectIdentifier(self)
-        let remembered = scratch.route(owner: owner, peerID: peer.id)
+        let remembered = routes.route(owner: owner, peerID: peer.id)
         let connection = try remembered ?? self.connection(to: peer)
         if let frame = try largeDataFrame(value, on: connection) {
-            try enqueue(frame, on: connection, remembered: remembered != nil, scratch: scratch, peer: peer)
+            try enqueue(frame, on: connection, remembered: remembered != nil, routes: routes, peer: peer)
             return
         }
-        try withMessageFrame(value, allocator: connection.allocator, scratch: scratch) { frame in
-            try enqueue(frame, on: connection, remembered: remembered != nil, scratch: scratch, peer: peer)
+        try withMessageFrame(value, allocator: connection.allocator) { frame in
+            try enqueue(frame, on: connection, remembered: remembered != nil, routes: routes, peer: peer)
         }
     }
 
     /// Queues a frame for one peer on `connection`; remembers the connection for this thread's next send, or, when a
     /// remembered one refused the frame, looks the peer up again.
     private func enqueue(
-        _ frame: ByteBuffer, on connection: PeerConnection, remembered: Bool, scratch: CodingScratch, peer: Peer
+        _ frame: ByteBuffer, on connection: PeerConnection, remembered: Bool, routes: RouteCache, peer: Peer
     ) throws {
         let owner = ObjectIdentifier(self)
         if remembered {
@@ -262,14 +264,14 @@ extension Transceiver {
                 currentEngine?.metrics.outboundLimitHits.increment()
                 throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
             case .closed, .retired:
-                scratch.forgetRoute()
+                routes.forgetRoute()
                 let current = try self.connection(to: peer)
                 try enqueue(frame, on: current)
-                scratch.remember(current, owner: owner, peerID: peer.id)
+                routes.remember(current, owner: owner, peerID: peer.id)
             }
         } else {
             try enqueue(frame, on: connection)
-            scratch.remember(connection, owner: owner, peerID: peer.id)
+            routes.remember(connection, owner: owner, peerID: peer.id)
         }
     }
 

@@ -18,17 +18,17 @@ public protocol ChirpMessage {
 }
 
 /// Looks up (and caches) the wire name of message types.
-enum MessageTypeName {
+package enum MessageTypeName {
     /// The wire name of `Data` (a binary payload, and every command reply): stable across platforms, where
     /// `String(reflecting: Data.self)` is `FoundationEssentials.Data` on Linux and `Foundation.Data` on macOS.
-    static let data = "chirp.data"
+    package static let data = "chirp.data"
     /// The names `Data` travelled under before it had ``data`` (protocol 1 before 2026-11), accepted on receipt.
-    static let legacyDataNames: Set<String> = ["FoundationEssentials.Data", "Foundation.Data"]
+    package static let legacyDataNames: Set<String> = ["FoundationEssentials.Data", "Foundation.Data"]
 
     /// The name a received type name is routed under: ``data`` for the old names of `Data`, else the name itself.
     ///
     /// On every message received: a name whose length is not that of an old name is not hashed.
-    static func routed(_ typeName: String) -> String {
+    package static func routed(_ typeName: String) -> String {
         guard legacyDataNameLengths.contains(typeName.utf8.count) else { return typeName }
         return legacyDataNames.contains(typeName) ? data : typeName
     }
@@ -37,7 +37,7 @@ enum MessageTypeName {
 
     /// The name `type` travels under: resolved once per type on each thread and kept in that thread's
     /// ``CodingScratch``, so that sending takes no process-wide lock.
-    static func of<T>(_ type: T.Type) -> String {
+    package static func of<T>(_ type: T.Type) -> String {
         if type == Data.self { return data }
         return CodingScratch.forThisThread.typeName(of: type) { resolve(type) }
     }

@@ -1,3 +1,4 @@
+import ChirpSupport
 import Crypto
 import Foundation
 

@@ -1,1 +1,0 @@
-../../../Sources/ChirpSupport/UntrustedText.swift
