@@ -16,8 +16,12 @@ deps:
 BUILD = SWIFT="$(SWIFT)" VERBOSE="$(VERBOSE)" scripts/build.sh
 VERBOSE ?= 0
 
+# A target that imports a module it does not declare as a dependency fails the build: the layers' arrows point down
+# only (Docs/Architecture.md), and an import up would need one.
+IMPORT_CHECK := --explicit-target-dependency-import-check error
+
 build: deps
-	@$(BUILD) --log .build/logs/build.log
+	@$(BUILD) --log .build/logs/build.log $(IMPORT_CHECK)
 
 # Test targets (one per directory under Tests/; Chirp Console's, in the Console package, run as a step of mk/console.mk). Each runs in a process of its own, one after the other: they talk to
 # the real avahi-daemon, start processes and count this process's file descriptors, so they must not share a process.
@@ -25,7 +29,7 @@ build: deps
 TEST_TARGETS := $(notdir $(wildcard Tests/*Tests))
 
 test: deps
-	@$(BUILD) --log .build/logs/test-build.log --build-tests
+	@$(BUILD) --log .build/logs/test-build.log --build-tests $(IMPORT_CHECK)
 	@SWIFT="$(SWIFT)" TEST_FLAGS="$(TEST_FLAGS)" scripts/run-tests.sh $(TEST_TARGETS)
 	@set -e; for step in $(TEST_STEPS); do echo "==> make $$step"; $(MAKE) --no-print-directory $$step; done
 

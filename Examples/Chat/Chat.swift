@@ -7,6 +7,7 @@
 import ArgumentParser
 import Chirp
 import ChirpCommands
+import ChirpSupport
 import Foundation
 import Logging
 

@@ -1,3 +1,6 @@
+import ChirpDiscovery
+import ChirpSupport
+import ChirpWire
 import Foundation
 import Logging
 import Metrics
@@ -15,23 +18,9 @@ import NIOPosix
 /// ```
 public struct Configuration: Sendable {
     /// Where to advertise, browse and listen.
-    public enum Interface: Sendable, Hashable, CustomStringConvertible {
-        /// Every interface the DNS-SD daemon serves; listen on all IPv4 addresses.
-        case any
-        /// This machine only: advertise and browse on the loopback interface and listen on 127.0.0.1 and ::1 (the same
-        /// port on both; IPv4 only when the host has no ::1).
-        case loopback
-        /// One network interface by name (e.g. `eth0`); listen on all IPv4 addresses.
-        case named(String)
-
-        public var description: String {
-            switch self {
-            case .any: return "any"
-            case .loopback: return "loopback"
-            case .named(let name): return name
-            }
-        }
-    }
+    public typealias Interface = NetworkInterface
+    /// Which DNS-SD implementation a transceiver talks to.
+    public typealias DiscoveryBackend = ChirpDiscovery.DiscoveryBackend
 
     /// The DNS-SD service type, without underscore or protocol: `chat` is advertised as `_chat._tcp`.
     /// 1-15 letters, digits and hyphens (RFC 6763). Default: `chirp`.
@@ -57,10 +46,10 @@ public struct Configuration: Sendable {
     /// Whether this transceiver advertises itself. With `false` it browses and dials the peers it finds but is not
     /// announced, so no one discovers it or dials it: the mode for a command-line tool that talks to running apps
     /// for a moment. It skips the daemon's registration (and its probing), dials every peer at once, and apps never
-    /// see it come and go in their discovery. Its peers know it as a ``Peer/Role/tool``. Default: `true`.
+    /// see it come and go in their discovery. Its peers know it as a `Peer.Role.tool`. Default: `true`.
     public var advertises: Bool = true
-    /// Whether tools (peers that do not advertise themselves: ``Peer/Role/tool``, such as `chirp send` or an app's
-    /// command-line remote) count as peers here: listed in ``Transceiver/availablePeers`` and
+    /// Whether tools (peers that do not advertise themselves: `Peer.Role.tool`, such as `chirp send` or
+    /// an app's command-line remote) count as peers here: listed in ``Transceiver/availablePeers`` and
     /// ``Transceiver/connectedPeers``, reported by the peer events, and reached by `.all`. Their messages and requests
     /// are delivered and answered either way. Default: `false`.
     public var includesTools: Bool = false
@@ -81,9 +70,9 @@ public struct Configuration: Sendable {
     /// The largest frame (header and encoded payload) sent or accepted; larger inbound frames close the
     /// connection before anything is allocated for them. Default: 64 MiB.
     public var maximumMessageSize: Int = 64 * 1024 * 1024
-    /// Bytes that may wait in Chirp's queue for one peer that reads slower than we write. A message that would go
-    /// over it is not queued: `send` throws ``ChirpError/Code/outboundLimitExceeded`` and `broadcast` skips that
-    /// peer and reports it as an ``TransceiverEvent/error(_:)`` event. Default: 64 MiB.
+    /// Bytes that may wait in Chirp's queue for one peer that reads slower than we write. A message that would go over
+    /// it is not queued: `send` throws ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded`` and `broadcast` skips
+    /// that peer and reports it as an ``TransceiverEvent/error(_:)`` event. Default: 64 MiB.
     public var outboundLimit: Int = 64 * 1024 * 1024
     /// How long a connection gathers messages into one write while a burst of sends to its peer goes on. Once a
     /// write found at least ``burstFrameCount`` messages queued since the one before, the connection's event loop
@@ -118,7 +107,7 @@ public struct Configuration: Sendable {
             self.highWatermark = highWatermark
         }
     }
-    /// How message values become payload bytes. Default: ``JSONMessageCoder``.
+    /// How message values become payload bytes. Default: ``/ChirpWire/JSONMessageCoder``.
     public var coder: any MessageCoder = JSONMessageCoder()
     /// Where Chirp logs. The library never bootstraps logging and prints nothing on its own: pass the logger your
     /// app set up, e.g. `configuration.logger = Logger(label: "chirp")` after `LoggingSystem.bootstrap`.
@@ -215,13 +204,7 @@ public struct Configuration: Sendable {
     }
 
     /// The interface index DNS-SD calls take (0 = all).
-    var interfaceIndex: UInt32 {
-        switch interface {
-        case .any: return 0
-        case .loopback: return DNSSDEnvironment.loopbackIndex ?? 0
-        case .named(let name): return DNSSDEnvironment.interfaceIndex(named: name) ?? 0
-        }
-    }
+    var interfaceIndex: UInt32 { interface.index }
 
     /// The shared secret, if any.
     var sharedSecret: SharedSecret? {

@@ -1,3 +1,4 @@
+import ChirpSupport
 import Dispatch
 import NIOConcurrencyHelpers
 

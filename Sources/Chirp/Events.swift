@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// Something that happened to a ``Transceiver``, delivered in order through ``Transceiver/makeEvents()``.
 public enum TransceiverEvent: Sendable {
     /// The transceiver is listening on `port` and has asked the daemon to advertise it.

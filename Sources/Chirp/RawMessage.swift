@@ -1,3 +1,4 @@
+import ChirpWire
 import Foundation
 import NIOCore
 
@@ -19,7 +20,7 @@ import NIOCore
 /// `as: RawMessage.self` returns the reply as it came. Inside another message, a `RawMessage` is an ordinary
 /// `Codable` value (an object with these three fields).
 public struct RawMessage: Sendable, Equatable, Codable {
-    /// The type name it travels under (see ``ChirpMessage``): 1-1,024 bytes of UTF-8.
+    /// The type name it travels under (see ``/ChirpWire/ChirpMessage``): 1-1,024 bytes of UTF-8.
     public var typeName: String
     /// The payload: the coder's output (JSON by default), or raw bytes when ``isBinary``.
     public var payload: Data

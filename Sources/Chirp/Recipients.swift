@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// Whom ``Transceiver/send(_:to:)-(T,R)`` sends to: one peer, some peers, or every app connected.
 ///
 /// You do not conform to it: `Peer`, `[Peer]` and ``AllPeers`` (`.all`) do, and a call reads as what it does:
@@ -29,9 +31,9 @@ public struct _RecipientSet: Sendable {
 
 /// Every app connected when the message is sent: the recipients `.all` stands for.
 ///
-/// Tools (peers whose ``Peer/role`` is ``Peer/Role/tool``) are left out unless ``Configuration/includesTools`` is
-/// set. With the throwing `send`, a peer whose queue is full is skipped and reported as an event; the waiting form
-/// waits for room in each full queue in turn.
+/// Tools (peers whose `Peer.role` is `Peer.Role.tool`) are left out unless
+/// ``Configuration/includesTools`` is set. With the throwing `send`, a peer whose queue is full is skipped and reported
+/// as an event; the waiting form waits for room in each full queue in turn.
 ///
 /// ```swift
 /// try transceiver.send(ChatLine(text: "hello"), to: .all)

@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// MultipeerKit's names, for code ported from it (Docs/MigratingFromMultipeerKit.md): each is one of Chirp's own
 /// calls under the name MultipeerKit gave it. New code uses ``Transceiver/start()``, ``Transceiver/shutdown()``,
 /// ``Transceiver/send(_:to:)-(T,R)`` with `.all`, the two-argument `receive` and ``Transceiver/makeEvents()``.
@@ -11,9 +13,9 @@ extension Transceiver {
     /// let transceiver = Transceiver(serviceType: "notes")
     /// try transceiver.resume()
     /// ```
-    /// - Throws: ``ChirpError/Code/invalidServiceType`` or ``ChirpError/Code/invalidConfiguration`` when the
-    ///   configuration is not valid. Problems found later (no DNS-SD daemon, a port in use) are logged and reported
-    ///   as events.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidServiceType`` or
+    ///   ``/ChirpSupport/ChirpError/Code/invalidConfiguration`` when the configuration is not valid. Problems found
+    ///   later (no DNS-SD daemon, a port in use) are logged and reported as events.
     public func resume() throws {
         _ = try startEngine()
     }

@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import NIOCore
 
 /// A message and who sent it, as yielded by ``Transceiver/messages(of:)``.
@@ -46,9 +48,9 @@ extension Transceiver {
     /// With `RawMessage.self`, `handler` gets every message, whatever its type, as it came (after the typed handlers
     /// of its type): what `chirp listen` prints.
     ///
-    /// - Throws: ``ChirpError/Code/invalidTypeName`` when `T`'s wire name cannot travel (empty, or over 1,024 bytes);
-    ///   ``ChirpError/Code/typeNameConflict`` when another Swift type has a handler or a responder under that name
-    ///   (the messages of one name decode as one type).
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidTypeName`` when `T`'s wire name cannot travel (empty, or over
+    ///   1,024 bytes); ``/ChirpSupport/ChirpError/Code/typeNameConflict`` when another Swift type has a handler or a
+    ///   responder under that name (the messages of one name decode as one type).
     @discardableResult
     public func receive<T: Decodable & Sendable>(
         _ type: T.Type, handler: @escaping @Sendable (_ payload: T, _ sender: Peer) throws -> Void

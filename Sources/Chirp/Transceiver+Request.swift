@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import NIOCore
 
 extension Transceiver {
@@ -13,11 +15,11 @@ extension Transceiver {
     ///
     /// One responder per request type; a new one replaces the previous. It runs on the connection's event loop, its
     /// reply encoded straight into the response frame, so keep it short or use the `async` overload. A thrown error
-    /// reaches the requester as ``ChirpError/Code/remoteFailure`` with the error's description.
+    /// reaches the requester as ``/ChirpSupport/ChirpError/Code/remoteFailure`` with the error's description.
     ///
-    /// - Throws: ``ChirpError/Code/invalidTypeName`` when the wire name of `Request` or of `Response` cannot travel
-    ///   (empty, or over 1,024 bytes); ``ChirpError/Code/typeNameConflict`` when another Swift type has a handler or
-    ///   a responder under `Request`'s name.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidTypeName`` when the wire name of `Request` or of `Response`
+    ///   cannot travel (empty, or over 1,024 bytes); ``/ChirpSupport/ChirpError/Code/typeNameConflict`` when another
+    ///   Swift type has a handler or a responder under `Request`'s name.
     public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         to type: Request.Type, with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) throws -> Response
     ) throws {
@@ -94,11 +96,11 @@ extension Transceiver {
     ///   - responseType: the type of the reply (inferred when the result's type is known).
     ///   - timeout: how long to wait; ``Configuration/requestTimeout`` when `nil`. A timeout past what NIO can count
     ///     (about 292 years, in nanoseconds), such as `.seconds(Int64.max)` for "never", waits that long.
-    /// - Throws: ``ChirpError/Code/requestTimedOut``, ``ChirpError/Code/peerDisconnected`` (at once, when
-    ///   the connection drops), ``ChirpError/Code/noResponder``, ``ChirpError/Code/remoteFailure``,
-    ///   ``ChirpError/Code/decodingFailed``, or what ``send(_:to:)-(T,R)`` throws before sending;
-    ///   `CancellationError` at once when the task is cancelled (the request is not sent if it was cancelled before;
-    ///   a reply that comes after the cancellation is dropped).
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/requestTimedOut``, ``/ChirpSupport/ChirpError/Code/peerDisconnected``
+    ///   (at once, when the connection drops), ``/ChirpSupport/ChirpError/Code/noResponder``,
+    ///   ``/ChirpSupport/ChirpError/Code/remoteFailure``, ``/ChirpSupport/ChirpError/Code/decodingFailed``, or what
+    ///   ``send(_:to:)-(T,R)`` throws before sending; `CancellationError` at once when the task is cancelled (the
+    ///   request is not sent if it was cancelled before; a reply that comes after the cancellation is dropped).
     public func request<Request: Encodable, Response: Decodable>(
         _ request: Request, to peer: Peer, as responseType: Response.Type = Response.self, timeout: Duration? = nil
     ) async throws -> Response {
@@ -233,9 +235,9 @@ extension Transceiver {
     ///   - peer: the peer to ping.
     ///   - timeout: how long to wait for the pong (as for ``request(_:to:as:timeout:)``).
     /// - Returns: the round-trip time.
-    /// - Throws: ``ChirpError/Code/requestTimedOut``, ``ChirpError/Code/peerDisconnected``,
-    ///   ``ChirpError/Code/peerNotConnected``, ``ChirpError/Code/notRunning``; `CancellationError` at once when the
-    ///   task is cancelled (a pong that comes after it is dropped).
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/requestTimedOut``, ``/ChirpSupport/ChirpError/Code/peerDisconnected``,
+    ///   ``/ChirpSupport/ChirpError/Code/peerNotConnected``, ``/ChirpSupport/ChirpError/Code/notRunning``;
+    ///   `CancellationError` at once when the task is cancelled (a pong that comes after it is dropped).
     public func ping(_ peer: Peer, timeout: Duration = .seconds(5)) async throws -> Duration {
         let clock = ContinuousClock()
         let start = clock.now

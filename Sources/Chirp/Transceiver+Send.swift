@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Foundation
 import NIOCore
 
@@ -14,16 +16,17 @@ extension Transceiver {
     /// as raw bytes; a ``RawMessage`` under its own type name, its payload as it is). Each peer receives what one
     /// thread sends it in the order of the calls.
     ///
-    /// A peer that reads slower than we send fills its queue up to ``Configuration/outboundLimit``. A named peer
-    /// whose queue is full makes this form throw ``ChirpError/Code/outboundLimitExceeded`` (the message was not sent
-    /// to it); with `.all`, that peer is skipped and reported as an ``TransceiverEvent/error(_:)`` event. The waiting
-    /// form, `try await send(_:to:)` (``send(_:to:)-(T,R)async``), waits for room instead; in `async` code it is the
-    /// one the compiler picks.
+    /// A peer that reads slower than we send fills its queue up to ``Configuration/outboundLimit``. A named peer whose
+    /// queue is full makes this form throw ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded`` (the message was not
+    /// sent to it); with `.all`, that peer is skipped and reported as an ``TransceiverEvent/error(_:)`` event. The
+    /// waiting form, `try await send(_:to:)` (``send(_:to:)-(T,R)async``), waits for room instead; in `async` code it
+    /// is the one the compiler picks.
     ///
-    /// - Throws: ``ChirpError/Code/notRunning``, ``ChirpError/Code/peerNotConnected``,
-    ///   ``ChirpError/Code/outboundLimitExceeded``, ``ChirpError/Code/invalidTypeName`` (`T`'s wire name cannot
-    ///   travel: nothing is sent), ``ChirpError/Code/encodingFailed`` or ``ChirpError/Code/messageTooLarge``. With
-    ///   several peers, the first error: the peers before it were sent to.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/notRunning``, ``/ChirpSupport/ChirpError/Code/peerNotConnected``,
+    ///   ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded``, ``/ChirpSupport/ChirpError/Code/invalidTypeName``
+    ///   (`T`'s wire name cannot travel: nothing is sent), ``/ChirpSupport/ChirpError/Code/encodingFailed`` or
+    ///   ``/ChirpSupport/ChirpError/Code/messageTooLarge``. With several peers, the first error: the peers before it
+    ///   were sent to.
     public func send<T: Encodable, R: Recipients>(_ value: T, to recipients: R) throws {
         do {
             switch recipients._recipientSet.target {
@@ -49,9 +52,10 @@ extension Transceiver {
     /// the calls that returned. With `.all`, a peer that disconnects meanwhile is skipped. Otherwise as
     /// ``send(_:to:)-(T,R)``, which never waits.
     ///
-    /// - Throws: what ``send(_:to:)-(T,R)`` throws but ``ChirpError/Code/outboundLimitExceeded``;
-    ///   ``ChirpError/Code/peerNotConnected`` when a named peer's connection closed while waiting; `CancellationError`
-    ///   when the task is cancelled while waiting (the message was not sent to the peers not reached yet).
+    /// - Throws: what ``send(_:to:)-(T,R)`` throws but ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded``;
+    ///   ``/ChirpSupport/ChirpError/Code/peerNotConnected`` when a named peer's connection closed while waiting;
+    ///   `CancellationError` when the task is cancelled while waiting (the message was not sent to the peers not
+    ///   reached yet).
     public func send<T: Encodable, R: Recipients>(_ value: T, to recipients: R) async throws {
         do {
             switch recipients._recipientSet.target {
@@ -95,15 +99,15 @@ extension Transceiver {
     {
         // The connection this thread sent on last, when it was to this peer: no lock to find it. One that closed or
         // lost a tie-break since refuses the frame, and the peer is looked up again.
-        let scratch = CodingScratch.forThisThread
-        let remembered = scratch.route(owner: ObjectIdentifier(self), peerID: peer.id)
+        let routes = RouteCache.forThisThread
+        let remembered = routes.route(owner: ObjectIdentifier(self), peerID: peer.id)
         let connection = try remembered ?? self.connection(to: peer)
         if T.self == Data.self, let frame = try largeDataFrame(value, on: connection) {
-            let outcome = try submit(frame, on: connection, remembered: remembered != nil, scratch: scratch, peer: peer)
+            let outcome = try submit(frame, on: connection, remembered: remembered != nil, routes: routes, peer: peer)
             return (outcome, frame)
         }
-        return try withMessageFrame(value, allocator: connection.allocator, scratch: scratch) { frame in
-            let outcome = try submit(frame, on: connection, remembered: remembered != nil, scratch: scratch, peer: peer)
+        return try withMessageFrame(value, allocator: connection.allocator) { frame in
+            let outcome = try submit(frame, on: connection, remembered: remembered != nil, routes: routes, peer: peer)
             guard case .full = outcome else { return (outcome, nil) }
             return (outcome, frame)  // this thread's scratch memory: copied on write when the thread reuses it
         }
@@ -112,7 +116,7 @@ extension Transceiver {
     /// Queues a frame for one peer on `connection`; remembers the connection for this thread's next send, or, when a
     /// remembered one refused the frame, looks the peer up again. Throws when the peer is not connected.
     private func submit(
-        _ frame: ByteBuffer, on connection: PeerConnection, remembered: Bool, scratch: CodingScratch, peer: Peer
+        _ frame: ByteBuffer, on connection: PeerConnection, remembered: Bool, routes: RouteCache, peer: Peer
     ) throws -> Submitted {
         let owner = ObjectIdentifier(self)
         if remembered {
@@ -122,15 +126,15 @@ extension Transceiver {
             case .full:
                 return .full(connection)
             case .closed, .retired:
-                scratch.forgetRoute()
+                routes.forgetRoute()
                 let current = try self.connection(to: peer)
                 let outcome = try submitFollowingSwitch(frame, to: current)
-                if case .accepted = outcome { scratch.remember(current, owner: owner, peerID: peer.id) }
+                if case .accepted = outcome { routes.remember(current, owner: owner, peerID: peer.id) }
                 return outcome
             }
         }
         let outcome = try submitFollowingSwitch(frame, to: connection)
-        if case .accepted = outcome { scratch.remember(connection, owner: owner, peerID: peer.id) }
+        if case .accepted = outcome { routes.remember(connection, owner: owner, peerID: peer.id) }
         return outcome
     }
 

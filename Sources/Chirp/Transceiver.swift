@@ -1,3 +1,4 @@
+import ChirpSupport
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -76,8 +77,9 @@ public final class Transceiver: Sendable {
     ///
     /// Problems found later (no DNS-SD daemon, a peer that refuses) are logged and reported as events
     /// (``makeEvents()``); discovery retries by itself until the daemon answers.
-    /// - Throws: ``ChirpError/Code/invalidServiceType`` or ``ChirpError/Code/invalidConfiguration`` when the
-    ///   configuration is not valid, ``ChirpError/Code/listenFailed`` when the port cannot be opened.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidServiceType`` or
+    ///   ``/ChirpSupport/ChirpError/Code/invalidConfiguration`` when the configuration is not valid,
+    ///   ``/ChirpSupport/ChirpError/Code/listenFailed`` when the port cannot be opened.
     public func start() async throws {
         if let started = try startEngine() {
             do {
@@ -141,7 +143,8 @@ public final class Transceiver: Sendable {
 
     /// Every app currently advertised or connected, sorted by name.
     ///
-    /// Tools (peers that only dial: ``Peer/Role/tool``) are left out unless ``Configuration/includesTools`` is set.
+    /// Tools (peers that only dial: `Peer.Role.tool`) are left out unless
+    /// ``Configuration/includesTools`` is set.
     ///
     /// ```swift
     /// for peer in transceiver.availablePeers where !peer.isConnected { print("\(peer.name) is not connected yet") }
@@ -179,7 +182,7 @@ public final class Transceiver: Sendable {
     /// ```
     ///
     /// - Returns: the peer, once the handshake completed.
-    /// - Throws: ``ChirpError/Code/notRunning``, or the connection or handshake error.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/notRunning``, or the connection or handshake error.
     @discardableResult
     public func connect(host: String, port: Int) async throws -> Peer {
         guard let engine = currentEngine else { throw ChirpError.notRunning }

@@ -5,6 +5,8 @@ import NIOPosix
 import Testing
 
 @testable import Chirp
+@testable import ChirpDiscovery
+@testable import ChirpWire
 
 /// When two peers dial each other at once, both keep the connection dialed by the lower id (the tie-break), and a
 /// peer that already sent on the other one switches. These tests play that peer by hand ("bob": a DNS-SD

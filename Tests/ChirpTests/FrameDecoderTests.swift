@@ -4,6 +4,7 @@ import NIOEmbedded
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 @Suite struct FrameDecoderTests {
     private func frameBytes(kind: UInt8, body: [UInt8]) -> ByteBuffer {

@@ -4,6 +4,7 @@ import NIOCore
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 struct AddItem: Codable, Sendable, Equatable { var title: String }
 struct RemoveItem: Codable, Sendable, Equatable { var id: Int }

@@ -6,6 +6,7 @@ import NIOEmbedded
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 /// The connection's handler on NIO's `EmbeddedChannel`: the frames it writes and the closes it makes for the rules of
 /// Docs/Protocol.md sections 5 to 7, byte for byte, with no socket and no other thread.
@@ -122,10 +123,10 @@ import Testing
         #expect(try eager.written().count == 3)
     }
 
-    /// A sending thread remembers the connection it sent on (``CodingScratch``) through an anchor that the
+    /// A sending thread remembers the connection it sent on (``RouteCache``) through an anchor that the
     /// connection's queue holds, not through the connection: the route lapses when the connection retires or closes.
     @Test func aRememberedRouteLapsesWhenTheConnectionRetiresOrCloses() throws {
-        let scratch = CodingScratch.forThisThread
+        let scratch = RouteCache.forThisThread
         defer { scratch.forgetRoute() }
         for ending in ["retire", "close"] {
             let session = try Session()

@@ -3,6 +3,7 @@ import NIOCore
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 struct ToolNote: Codable, Sendable, ChirpMessage {
     static let chirpTypeName = "tests.tool-note"

@@ -3,6 +3,8 @@ import MetricsTestKit
 import Testing
 
 @testable import Chirp
+@testable import ChirpSupport
+@testable import ChirpWire
 
 /// Wire names the wire cannot carry: a frame gives a type name two length bytes, and a receiver takes 1-1,024 bytes
 /// of UTF-8 (Docs/Protocol.md). (A Swift `String` is always valid Unicode, so a name that is not UTF-8 cannot be
@@ -43,6 +45,12 @@ func expectChirpError(
 
 @Suite(.timeLimit(.minutes(1))) struct TypeNameRulesTests {
     let transceiver = Transceiver(configuration: Configuration(serviceType: "test"))
+
+    /// The error states the wire's limit from a copy of its own (ChirpSupport is below ChirpWire): the two agree.
+    @Test func theLimitTheErrorStatesIsTheWiresLimit() {
+        #expect(ChirpError.maxTypeNameLength == WireFormat.maxTypeNameLength)
+        #expect(ChirpError.invalidTypeName("", swiftType: nil, problem: "it is empty").message.contains("1-1024 bytes"))
+    }
 
     @Test func aNameTheWireCannotCarryIsRefusedWhereAHandlerOrAResponderIsRegistered() throws {
         let types: [(any (Codable & Sendable).Type, String)] = [

@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore

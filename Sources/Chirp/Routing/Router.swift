@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore

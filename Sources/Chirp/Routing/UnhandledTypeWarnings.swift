@@ -1,3 +1,6 @@
+import ChirpSupport
+import ChirpWire
+
 /// The warning for messages nobody handles: once per type name and peer, naming the types registered here that have
 /// the same short name.
 ///

@@ -1,3 +1,4 @@
+import ChirpDiscovery
 import Metrics
 
 /// The swift-metrics a transceiver reports (names and dimensions in Docs/Metrics.md), made once per run with the
@@ -62,3 +63,6 @@ struct TransceiverMetrics: Sendable {
         daemonErrors = counter("chirp_discovery_daemon_errors_total")
     }
 }
+
+/// What discovery counts goes to the same counters (``DiscoveryMetrics``).
+extension TransceiverMetrics: DiscoveryMetrics {}

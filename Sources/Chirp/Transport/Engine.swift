@@ -1,3 +1,6 @@
+import ChirpDiscovery
+import ChirpSupport
+import ChirpWire
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
@@ -58,7 +61,7 @@ final class Engine: ConnectionDelegate {
         let metrics = TransceiverMetrics(serviceType: serviceType.name, factory: configuration.metricsFactory)
         self.metrics = metrics
         self.dispatcher = MessageDispatcher(router: router, configuration: configuration, hub: hub, metrics: metrics)
-        configuration.discoveryBackend.implementation.prepare()  // the daemon connection, while the listener opens
+        configuration.discoveryBackend.prepare()  // the daemon connection, while the listener opens
         self.logger = configuration.logger
         self.group = configuration.eventLoopGroup
         self.settings = ConnectionSettings(configuration, tls: tls)
@@ -235,7 +238,7 @@ final class Engine: ConnectionDelegate {
                     txt: txt)
                 : nil,
             resolveLater: resolveLater,
-            backend: configuration.discoveryBackend.implementation,
+            backend: configuration.discoveryBackend,
             metrics: metrics,
             logger: logger
         ) { [weak self] event in self?.handle(event) }

@@ -1,3 +1,4 @@
+import ChirpWire
 import NIOCore
 
 /// What waits to be written on one connection, bounded by ``Configuration/outboundLimit``: a value type, kept behind

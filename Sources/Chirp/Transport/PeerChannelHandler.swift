@@ -1,3 +1,4 @@
+import ChirpWire
 import Logging
 import NIOCore
 

@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -367,7 +369,7 @@ final class PeerConnection: Sendable {
         return (frames, lingers)
     }
 
-    /// The anchor a sending thread remembers this connection by (``CodingScratch``), or `nil` when it no longer takes
+    /// The anchor a sending thread remembers this connection by (``RouteCache``), or `nil` when it no longer takes
     /// new frames.
     func sendRoute() -> SendRoute? {
         outbound.withLockedValue { queue in queue.route { SendRoute(connection: self) } }

@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// What the peer table knows about one remote peer.
 struct PeerEntry<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sendable
 where Instant.Duration == Duration {

@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Logging
 
 /// The peer table: every rule about which peers exist, which connection to keep, and when to dial, as a pure state

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpDiscovery
 // What every test target shares (unique service types, log capture, child processes), visible in every file here.
 @_exported import ChirpTestSupport
 import Foundation

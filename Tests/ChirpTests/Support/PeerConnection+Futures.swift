@@ -1,6 +1,7 @@
 import NIOCore
 
 @testable import Chirp
+@testable import ChirpWire
 
 /// What only the tests on `EmbeddedChannel` use: they run the loop by hand, so they queue without waiting and wait
 /// on futures, not on `async` calls.

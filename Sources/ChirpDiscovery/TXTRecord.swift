@@ -2,51 +2,51 @@
 /// its length in one byte.
 ///
 /// Chirp reserves the keys in ``TXTRecord/ReservedKey``; user metadata takes any other key.
-struct TXTRecord: Sendable, Equatable {
+package struct TXTRecord: Sendable, Equatable {
     /// Keys Chirp writes itself.
-    enum ReservedKey {
+    package enum ReservedKey {
         /// The stable peer id.
-        static let peerID = "id"
+        package static let peerID = "id"
         /// The display name.
-        static let name = "name"
+        package static let name = "name"
         /// The wire protocol version.
-        static let protocolVersion = "pv"
+        package static let protocolVersion = "pv"
         /// `1` when the peer requires a shared secret.
-        static let secure = "sec"
+        package static let secure = "sec"
 
-        static let all: Set<String> = [peerID, name, protocolVersion, secure]
+        package static let all: Set<String> = [peerID, name, protocolVersion, secure]
     }
 
     /// The entries, in the order they are written.
     private(set) var entries: [(key: String, value: String)]
 
-    init(_ entries: [(key: String, value: String)] = []) {
+    package init(_ entries: [(key: String, value: String)] = []) {
         self.entries = entries
     }
 
-    static func == (lhs: TXTRecord, rhs: TXTRecord) -> Bool {
+    package static func == (lhs: TXTRecord, rhs: TXTRecord) -> Bool {
         lhs.entries.elementsEqual(rhs.entries) { $0.key == $1.key && $0.value == $1.value }
     }
 
-    subscript(key: String) -> String? {
+    package subscript(key: String) -> String? {
         let lowered = key.lowercased()
         return entries.first { $0.key.lowercased() == lowered }?.value
     }
 
     /// All entries as a dictionary (the first of duplicate keys wins, as RFC 6763 says).
-    var dictionary: [String: String] {
+    package var dictionary: [String: String] {
         var result: [String: String] = [:]
         for entry in entries where result[entry.key] == nil { result[entry.key] = entry.value }
         return result
     }
 
-    mutating func set(_ key: String, _ value: String) {
+    package mutating func set(_ key: String, _ value: String) {
         entries.removeAll { $0.key.lowercased() == key.lowercased() }
         entries.append((key, value))
     }
 
     /// Why `key`/`value` cannot be a TXT entry, or `nil` when it can.
-    static func problem(key: String, value: String) -> String? {
+    package static func problem(key: String, value: String) -> String? {
         if key.isEmpty { return "a TXT key must not be empty" }
         if key.utf8.contains(where: { $0 == UInt8(ascii: "=") || $0 < 0x20 || $0 > 0x7E }) {
             return "TXT key '\(key)' must be printable ASCII without '='"
@@ -59,7 +59,7 @@ struct TXTRecord: Sendable, Equatable {
 
     /// The wire form: length-prefixed `key=value` strings. Entries that cannot be encoded are skipped (they are
     /// rejected earlier, by ``Configuration`` validation).
-    var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         var out: [UInt8] = []
         for (key, value) in entries where Self.problem(key: key, value: value) == nil {
             let entry = Array("\(key)=\(value)".utf8)
@@ -71,7 +71,7 @@ struct TXTRecord: Sendable, Equatable {
     }
 
     /// Parses the wire form; malformed parts (a length running past the end, an entry without a key) are skipped.
-    init(bytes: some Collection<UInt8>) {
+    package init(bytes: some Collection<UInt8>) {
         var entries: [(key: String, value: String)] = []
         var index = bytes.startIndex
         while index != bytes.endIndex {

@@ -1,7 +1,7 @@
 import NIOCore
 
 /// The kind byte that follows every frame's length prefix. See `Docs/Protocol.md`.
-enum FrameKind: UInt8, Sendable, CaseIterable {
+package enum FrameKind: UInt8, Sendable, CaseIterable {
     /// First frame on every connection, in both directions: a UTF-8 JSON ``Hello``.
     case hello = 0x01
     /// Sent instead of (or after) a hello when the connection is refused; body is a UTF-8 reason. The sender then closes.
@@ -26,12 +26,12 @@ enum FrameKind: UInt8, Sendable, CaseIterable {
 ///
 /// Both live in one `ByteBuffer` (the kind byte, then the body), a slice of what was read: a frame is then no larger
 /// than a `ByteBuffer`, so passing it down the channel pipeline (`NIOAny`) needs no box on the heap.
-struct Frame: Sendable, Equatable {
+package struct Frame: Sendable, Equatable {
     /// The kind byte and the body; at least the kind byte is readable.
     private var bytes: ByteBuffer
 
     /// A frame from its parts (tests, and code that builds frames to inspect them); copies `body`.
-    init(kind: UInt8, body: ByteBuffer) {
+    package init(kind: UInt8, body: ByteBuffer) {
         var bytes = ByteBuffer()
         bytes.reserveCapacity(1 + body.readableBytes)
         bytes.writeInteger(kind)
@@ -39,37 +39,37 @@ struct Frame: Sendable, Equatable {
         self.bytes = bytes
     }
 
-    init(_ kind: FrameKind, body: ByteBuffer) {
+    package init(_ kind: FrameKind, body: ByteBuffer) {
         self.init(kind: kind.rawValue, body: body)
     }
 
     /// A frame whose kind byte and body are `bytes`, as read; `nil` when not even the kind byte is there.
-    init?(kindAndBody bytes: ByteBuffer) {
+    package init?(kindAndBody bytes: ByteBuffer) {
         guard bytes.readableBytes >= WireFormat.kindSize else { return nil }
         self.bytes = bytes
     }
 
     /// The kind byte.
-    var kind: UInt8 { bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) ?? 0 }
+    package var kind: UInt8 { bytes.getInteger(at: bytes.readerIndex, as: UInt8.self) ?? 0 }
 
     /// Everything after the kind byte (a slice: no copy).
-    var body: ByteBuffer {
+    package var body: ByteBuffer {
         bytes.getSlice(at: bytes.readerIndex + WireFormat.kindSize, length: bytes.readableBytes - WireFormat.kindSize)
             ?? ByteBuffer()
     }
 
     /// The known kind, or `nil` for a kind this version does not know.
-    var knownKind: FrameKind? { FrameKind(rawValue: kind) }
+    package var knownKind: FrameKind? { FrameKind(rawValue: kind) }
 }
 
 /// Sizes fixed by the wire format.
-enum WireFormat {
+package enum WireFormat {
     /// Bytes of the big-endian length prefix.
-    static let lengthPrefixSize = 4
+    package static let lengthPrefixSize = 4
     /// Bytes of the kind byte.
-    static let kindSize = 1
+    package static let kindSize = 1
     /// The longest type name a frame may carry.
-    static let maxTypeNameLength = 1024
+    package static let maxTypeNameLength = 1024
     /// The largest hello frame accepted before the handshake completes.
-    static let maxHelloSize = 16 * 1024
+    package static let maxHelloSize = 16 * 1024
 }

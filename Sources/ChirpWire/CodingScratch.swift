@@ -7,7 +7,7 @@ import NIOPosix
 /// Each thread has its own (NIO's `ThreadSpecificVariable`): the event loops that decode, and the app's threads that
 /// send. Nothing in it is ever touched by another thread, so no lock is taken. A coder found busy (a value whose
 /// `Codable` conformance encodes or decodes another message on the same thread) is not shared: a fresh one serves.
-final class CodingScratch {
+package final class CodingScratch {
     // @unchecked below: an instance is only ever reached through `current`, from the thread it belongs to.
     private static let current = ThreadSpecificVariable<CodingScratch>()
 
@@ -19,7 +19,7 @@ final class CodingScratch {
     @exclusivity(unchecked) private var frameBuffer: ByteBuffer?
 
     /// This thread's scratch state.
-    static var forThisThread: CodingScratch {
+    package static var forThisThread: CodingScratch {
         if let scratch = current.currentValue { return scratch }
         let scratch = CodingScratch()
         current.currentValue = scratch
@@ -33,7 +33,7 @@ final class CodingScratch {
     var availableDecoder: FastJSONDecoder { decoder.isBusy ? FastJSONDecoder() : decoder }
 
     /// An empty buffer to build a frame in: the memory of the last one given back, when there is one.
-    func takeFrameBuffer() -> ByteBuffer? {
+    package func takeFrameBuffer() -> ByteBuffer? {
         guard var buffer = frameBuffer.take() else { return nil }
         buffer.clear()
         return buffer
@@ -41,43 +41,13 @@ final class CodingScratch {
 
     /// Keeps `frame`'s memory for the next frame, if it is at most `limit` bytes (frames that size are copied out by
     /// the connections, so nothing else holds them; a larger one may be queued as it is, and is let go).
-    func giveBack(_ frame: ByteBuffer, ifAtMost limit: Int) {
+    package func giveBack(_ frame: ByteBuffer, ifAtMost limit: Int) {
         if frame.readableBytes <= limit && frame.capacity <= 4 * limit { frameBuffer = frame }
-    }
-
-    /// The connection this thread last sent on with ``Transceiver/send(_:to:)-(T,R)``, for that transceiver and
-    /// peer: the next send to the same peer takes no lock to find it (the peer table's and the transceiver's locks
-    /// are skipped). Held through its ``SendRoute``, weakly: the route lapses when the connection retires or closes,
-    /// and a connection that stops taking frames meanwhile refuses the frame; either way the send looks the peer up
-    /// in the table again (``forgetRoute()``). Three fields rather than an optional struct: copying a struct with a
-    /// weak reference in it costs two more calls into the runtime per send.
-    @exclusivity(unchecked) private var routeOwner: ObjectIdentifier?
-    @exclusivity(unchecked) private var routePeerID = ""
-    @exclusivity(unchecked) private weak var routeAnchor: SendRoute?
-
-    /// The connection remembered for `peerID` of the transceiver `owner`, if any.
-    func route(owner: ObjectIdentifier, peerID: String) -> PeerConnection? {
-        guard routeOwner == owner, routePeerID == peerID, let anchor = routeAnchor else { return nil }
-        return anchor.connection
-    }
-
-    /// Remembers the connection a send to `peerID` of `owner` used (unless it no longer takes new frames).
-    func remember(_ connection: PeerConnection, owner: ObjectIdentifier, peerID: String) {
-        guard let anchor = connection.sendRoute() else { return forgetRoute() }
-        routeOwner = owner
-        routePeerID = peerID
-        routeAnchor = anchor
-    }
-
-    /// The remembered connection refused a frame: the next send looks the peer up again.
-    func forgetRoute() {
-        routeOwner = nil
-        routeAnchor = nil
     }
 
     /// The wire name of `type` as this thread last resolved it, or `resolve()`'s answer, kept (nothing is kept when
     /// it throws).
-    func typeName(of type: Any.Type, resolve: () throws -> String) rethrows -> String {
+    package func typeName(of type: Any.Type, resolve: () throws -> String) rethrows -> String {
         let key = ObjectIdentifier(type)
         if let name = typeNames[key] { return name }
         let name = try resolve()

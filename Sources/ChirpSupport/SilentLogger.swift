@@ -5,5 +5,5 @@ extension Logger {
     /// its own, and `Logger(label:)` would go to swift-log's default handler (standard output) in an app that never
     /// bootstrapped logging. So Chirp logs nothing until the app passes the logger it wants, as AsyncHTTPClient does.
     @usableFromInline
-    static let chirpSilent = Logger(label: "chirp", factory: { _ in SwiftLogNoOpLogHandler() })
+    package static let chirpSilent = Logger(label: "chirp", factory: { _ in SwiftLogNoOpLogHandler() })
 }

@@ -1,3 +1,4 @@
+import ChirpSupport
 import Logging
 
 /// A service instance found on the network, as DNS-SD describes it: what `chirp browse` shows.
@@ -57,17 +58,17 @@ public struct ServiceBrowser: Sendable {
     /// The service type browsed.
     public let serviceType: ServiceType
     private let domain: String
-    private let interface: Configuration.Interface
-    private let backend: Configuration.DiscoveryBackend
+    private let interface: NetworkInterface
+    private let backend: DiscoveryBackend
     private let logger: Logger
 
     /// A browser for the peers of `serviceType` in `domain` on `interface`, through `backend`; `logger` gets its
     /// problems (default: nothing is logged).
     ///
-    /// - Throws: ``ChirpError/Code/invalidServiceType``.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidServiceType``.
     public init(
-        serviceType: String, domain: String = "local.", interface: Configuration.Interface = .any,
-        backend: Configuration.DiscoveryBackend = .automatic, logger: Logger = .chirpSilent
+        serviceType: String, domain: String = "local.", interface: NetworkInterface = .any,
+        backend: DiscoveryBackend = .automatic, logger: Logger = .chirpSilent
     ) throws {
         self.serviceType = try ServiceType(serviceType)
         self.domain = domain
@@ -79,10 +80,8 @@ public struct ServiceBrowser: Sendable {
     /// Starts browsing; stops (and releases its DNS-SD references) when the iterating task ends or is cancelled.
     public func events() -> AsyncStream<ServiceBrowserEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: ServiceBrowserEvent.self)
-        var configuration = Configuration()
-        configuration.interface = interface
         let discovery = ServiceDiscovery(
-            serviceType: serviceType, domain: domain, interfaceIndex: configuration.interfaceIndex, advertisement: nil,
+            serviceType: serviceType, domain: domain, interfaceIndex: interface.index, advertisement: nil,
             backend: backend.implementation, logger: logger
         ) { event in
             switch event {

@@ -13,18 +13,18 @@ import NIOCore
 /// Bounded: at most ``capacity`` names of at most ``WireFormat/maxTypeNameLength`` bytes each, whatever the peer
 /// sends. A peer that sends a new name in every frame costs what it cost before the cache: one string per frame.
 /// Owned by one connection's handler and used on its event loop only, like the rest of its state.
-struct TypeNameCache {
+package struct TypeNameCache {
     /// How many names a connection keeps.
-    static let capacity = 16
+    package static let capacity = 16
 
     private var names: [String] = []
     /// The entry a new name replaces once the cache is full (the oldest one).
     private var nextReplaced = 0
 
-    init() {}
+    package init() {}
 
     /// The name whose UTF-8 is the readable bytes of `bytes`, or `nil` when they are not valid UTF-8.
-    mutating func name(of bytes: ByteBuffer) -> String? {
+    package mutating func name(of bytes: ByteBuffer) -> String? {
         if let known = lookup(bytes) { return known }
         guard let name = Self.validUTF8(bytes) else { return nil }
         if names.count < Self.capacity {
@@ -56,7 +56,7 @@ struct TypeNameCache {
     /// Decoding repairs invalid sequences, so the bytes are valid exactly when the string's UTF-8 is the same bytes.
     /// Compared over both contiguous buffers: a generic comparison with the buffer's view costs about 100 instructions
     /// a byte, on every message received.
-    static func validUTF8(_ bytes: ByteBuffer) -> String? {
+    package static func validUTF8(_ bytes: ByteBuffer) -> String? {
         guard var text = bytes.getString(at: bytes.readerIndex, length: bytes.readableBytes) else { return nil }
         let unchanged = text.withUTF8 { decoded in
             bytes.withUnsafeReadableBytes { received in decoded.elementsEqual(received) }

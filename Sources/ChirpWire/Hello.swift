@@ -1,27 +1,28 @@
+import ChirpSupport
 import Foundation
 import NIOCore
 import NIOFoundationCompat
 
 /// The handshake both ends send as their first frame: who they are and what they speak. Encoded as a JSON object.
-struct Hello: Codable, Sendable, Equatable {
+package struct Hello: Codable, Sendable, Equatable {
     /// The wire protocol version; peers with a different version refuse each other.
-    var protocolVersion: Int
+    package var protocolVersion: Int
     /// The sender's stable peer id.
-    var peerID: String
+    package var peerID: String
     /// The sender's display name.
-    var name: String
+    package var name: String
     /// The service type the sender joined, without underscore or protocol (e.g. `chat`).
-    var service: String
+    package var service: String
     /// The sender's user metadata (the same as in its TXT record).
-    var metadata: [String: String]
+    package var metadata: [String: String]
     /// What the sender is: ``toolRole`` for a peer that does not advertise itself; `nil` (the key left out) for an
     /// app. Added in Chirp 1.0 to version 1, whose older peers ignore it (Docs/Protocol.md).
-    var role: String?
+    package var role: String?
 
     /// The ``role`` of a peer that only dials (a command-line tool).
-    static let toolRole = "tool"
+    package static let toolRole = "tool"
     /// The metadata key and value by which command-line tools marked themselves before the hello had a ``role``.
-    static let legacyToolMarker = (key: "chirp-role", value: "cli")
+    package static let legacyToolMarker = (key: "chirp-role", value: "cli")
 
     enum CodingKeys: String, CodingKey {
         case protocolVersion = "protocol"
@@ -32,7 +33,7 @@ struct Hello: Codable, Sendable, Equatable {
         case role
     }
 
-    init(
+    package init(
         protocolVersion: Int = Hello.currentProtocolVersion, peerID: String, name: String, service: String,
         metadata: [String: String], role: String? = nil
     ) {
@@ -45,12 +46,12 @@ struct Hello: Codable, Sendable, Equatable {
     }
 
     /// Whether the sender is a tool: it says so, or, from a tool older than the ``role`` key, its metadata does.
-    var isTool: Bool {
+    package var isTool: Bool {
         guard let role else { return metadata[Self.legacyToolMarker.key] == Self.legacyToolMarker.value }
         return role == Self.toolRole
     }
 
-    init(from decoder: any Decoder) throws {
+    package init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
         peerID = try container.decode(String.self, forKey: .peerID)
@@ -62,10 +63,10 @@ struct Hello: Codable, Sendable, Equatable {
     }
 
     /// The protocol version this build speaks.
-    static let currentProtocolVersion = 1
+    package static let currentProtocolVersion = 1
 
     /// The hello as a complete frame.
-    func frame(allocator: ByteBufferAllocator) throws -> ByteBuffer {
+    package func frame(allocator: ByteBufferAllocator) throws -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 256)
         try FrameWriter.write(.hello, into: &buffer) { buffer in
             let encoder = JSONEncoder()
@@ -76,7 +77,7 @@ struct Hello: Codable, Sendable, Equatable {
     }
 
     /// Parses a hello frame body. Throws ``HandshakeError/malformedHello(_:)`` for anything that is not a hello object.
-    static func parse(_ body: ByteBuffer) throws -> Hello {
+    package static func parse(_ body: ByteBuffer) throws -> Hello {
         do {
             let hello = try JSONDecoder().decode(Hello.self, from: body)
             guard !hello.peerID.isEmpty, hello.peerID.utf8.count <= 128 else {
@@ -91,7 +92,7 @@ struct Hello: Codable, Sendable, Equatable {
     }
 
     /// Why a remote hello cannot be accepted by a peer with this identity, or `nil` when it can.
-    func refusal(of remote: Hello) -> HandshakeError? {
+    package func refusal(of remote: Hello) -> HandshakeError? {
         if remote.protocolVersion != protocolVersion {
             return .protocolMismatch(local: protocolVersion, remote: remote.protocolVersion)
         }
@@ -106,7 +107,7 @@ struct Hello: Codable, Sendable, Equatable {
 }
 
 /// Why a handshake failed; the description is what both sides log.
-enum HandshakeError: Error, Equatable, CustomStringConvertible {
+package enum HandshakeError: Error, Equatable, CustomStringConvertible {
     case malformedHello(String)
     case unexpectedFrame(kind: UInt8)
     case protocolMismatch(local: Int, remote: Int)
@@ -121,7 +122,7 @@ enum HandshakeError: Error, Equatable, CustomStringConvertible {
     /// The accept policy said no.
     case notAccepted(name: String)
 
-    var description: String {
+    package var description: String {
         switch self {
         case .malformedHello(let problem): return "malformed hello: \(UntrustedText.escaped(problem))"
         case .unexpectedFrame(let kind): return "expected a hello frame first, got kind 0x\(String(kind, radix: 16))"

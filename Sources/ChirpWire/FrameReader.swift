@@ -21,9 +21,9 @@ import NIOCore
 /// Memory: at most one frame that has not arrived whole (``FrameDecoder`` refuses a frame over the limit as soon as
 /// its length is read), plus the rest of the read that brought its first bytes. Bytes already passed on are given
 /// back, so a long stream of small frames does not grow the buffer.
-final class FrameReader: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias InboundOut = Frame
+package final class FrameReader: ChannelInboundHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = Frame
     // `@exclusivity(unchecked)`: one event loop, no overlapping access (a re-entrant read goes to `readMeanwhile`,
     // never to `buffer` while it is being read); see PeerChannelHandler.
 
@@ -39,11 +39,11 @@ final class FrameReader: ChannelInboundHandler {
     /// The channel went inactive: no more frames are passed on.
     @exclusivity(unchecked) private var closed = false
 
-    init(_ decoder: FrameDecoder) {
+    package init(_ decoder: FrameDecoder) {
         self.decoder = decoder
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !failed, !closed else { return }
         var bytes = unwrapInboundIn(data)
         if passing {
@@ -54,7 +54,7 @@ final class FrameReader: ChannelInboundHandler {
         passFrames(context: context)
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         closed = true
         if !failed, let rest = buffer.take(), rest.readableBytes > 0 {
             failed = true

@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// A DNS-SD service type such as `chat`, advertised as `_chat._tcp`.
 ///
 /// RFC 6763 section 7.2: 1-15 characters, only ASCII letters, digits and hyphens, at least one letter, no hyphen at the
@@ -13,7 +15,7 @@ public struct ServiceType: Sendable, Hashable, CustomStringConvertible {
     public let name: String
 
     /// Validates `name`.
-    /// - Throws: ``ChirpError/Code/invalidServiceType`` with the rule that was broken.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidServiceType`` with the rule that was broken.
     public init(_ name: String) throws {
         var bare = Substring(name)
         if bare.hasSuffix("._tcp.") {
@@ -35,7 +37,7 @@ public struct ServiceType: Sendable, Hashable, CustomStringConvertible {
     public var description: String { name }
 
     /// Why `name` is not a valid service type, or `nil` if it is.
-    static func problem(with name: String) -> String? {
+    package static func problem(with name: String) -> String? {
         let bytes = Array(name.utf8)
         if bytes.isEmpty { return "it is empty; use 1-15 letters, digits or hyphens" }
         if bytes.count > 15 { return "it has \(bytes.count) characters; RFC 6763 allows at most 15" }

@@ -1,24 +1,25 @@
+import ChirpSupport
 import Dispatch
 import Logging
 
 /// A service instance found by browsing and resolved down to an address.
-struct DiscoveredService: Sendable, Equatable {
+package struct DiscoveredService: Sendable, Equatable {
     /// The DNS-SD instance name (unique on the network).
-    var instanceName: String
+    package var instanceName: String
     /// The target host name, e.g. `myhost.local.`.
-    var host: String
+    package var host: String
     /// The TCP port.
-    var port: UInt16
+    package var port: UInt16
     /// The TXT record.
-    var txt: TXTRecord
+    package var txt: TXTRecord
     /// The host's addresses found so far (IPv4 and/or IPv6, as text).
-    var addresses: [String]
+    package var addresses: [String]
     /// The interface it was found on.
-    var interfaceIndex: UInt32
+    package var interfaceIndex: UInt32
 }
 
 /// What ``ServiceDiscovery`` reports.
-enum DiscoveryEvent: Sendable {
+package enum DiscoveryEvent: Sendable {
     /// Our own registration is in place under this instance name.
     case advertised(instanceName: String)
     /// An instance was reported by the browser (once per instance name); a `found` follows once it is resolved.
@@ -36,12 +37,18 @@ enum DiscoveryEvent: Sendable {
 /// Knows nothing of TCP: it reports instances with their addresses and leaves connecting to others. All DNS-SD calls
 /// run on a private serial queue, so neither callers nor NIO event loops ever wait on the daemon. When the daemon is
 /// missing or goes away, everything is torn down and retried with backoff until it answers again.
-final class ServiceDiscovery: @unchecked Sendable {
+package final class ServiceDiscovery: @unchecked Sendable {
     /// What to advertise.
-    struct Advertisement: Sendable {
-        var instanceName: String
-        var port: UInt16
-        var txt: TXTRecord
+    package struct Advertisement: Sendable {
+        package var instanceName: String
+        package var port: UInt16
+        package var txt: TXTRecord
+
+        package init(instanceName: String, port: UInt16, txt: TXTRecord) {
+            self.instanceName = instanceName
+            self.port = port
+            self.txt = txt
+        }
     }
 
     private struct Instance {
@@ -70,7 +77,7 @@ final class ServiceDiscovery: @unchecked Sendable {
     private let resolveLater: (@Sendable (String) -> Bool)?
     private let logger: Logger
     private let backend: any Discovery
-    private let metrics: TransceiverMetrics?
+    private let metrics: (any DiscoveryMetrics)?
     private let handler: @Sendable (DiscoveryEvent) -> Void
     /// Entered by every DNS-SD reference while it exists; `stop` completes once all are released.
     private let releases = DispatchGroup()
@@ -85,10 +92,22 @@ final class ServiceDiscovery: @unchecked Sendable {
     /// Bumped at each (re)start so stale timers do nothing.
     private var generation = 0
 
+    /// Discovery through `backend`'s implementation: what a transceiver runs.
+    package convenience init(
+        serviceType: ServiceType, domain: String?, interfaceIndex: UInt32, advertisement: Advertisement?,
+        resolveLater: (@Sendable (String) -> Bool)? = nil, backend: DiscoveryBackend,
+        metrics: (any DiscoveryMetrics)? = nil, logger: Logger, handler: @escaping @Sendable (DiscoveryEvent) -> Void
+    ) {
+        self.init(
+            serviceType: serviceType, domain: domain, interfaceIndex: interfaceIndex, advertisement: advertisement,
+            resolveLater: resolveLater, backend: backend.implementation, metrics: metrics, logger: logger,
+            handler: handler)
+    }
+
     init(
         serviceType: ServiceType, domain: String?, interfaceIndex: UInt32, advertisement: Advertisement?,
         resolveTimeout: Double = 5, maxConcurrentResolves: Int = 2, resolveLater: (@Sendable (String) -> Bool)? = nil,
-        backend: any Discovery = DNSSDDiscovery(), metrics: TransceiverMetrics? = nil, logger: Logger,
+        backend: any Discovery = DNSSDDiscovery(), metrics: (any DiscoveryMetrics)? = nil, logger: Logger,
         handler: @escaping @Sendable (DiscoveryEvent) -> Void
     ) {
         self.backend = backend
@@ -106,7 +125,7 @@ final class ServiceDiscovery: @unchecked Sendable {
     }
 
     /// Starts advertising and browsing. Returns at once; results arrive through the handler.
-    func start() {
+    package func start() {
         queue.async {
             guard !self.running else { return }
             self.running = true
@@ -115,7 +134,7 @@ final class ServiceDiscovery: @unchecked Sendable {
     }
 
     /// Stops everything and releases every DNS-SD reference; `completion` runs once they are released.
-    func stop(completion: (@Sendable () -> Void)? = nil) {
+    package func stop(completion: (@Sendable () -> Void)? = nil) {
         queue.async {
             self.running = false
             self.tearDown(reportLost: false)
@@ -126,7 +145,7 @@ final class ServiceDiscovery: @unchecked Sendable {
 
     /// The peer advertised as `instanceName` is connected (it dialed us): its instance need not be resolved, and
     /// leaves the line (a resolve under way is cancelled) until ``disconnected(instanceName:)``.
-    func connected(instanceName: String) {
+    package func connected(instanceName: String) {
         queue.async {
             guard var instance = self.instances[instanceName], !instance.reported, self.resolves.contains(instanceName)
             else { return }
@@ -143,7 +162,7 @@ final class ServiceDiscovery: @unchecked Sendable {
 
     /// The connection to the peer advertised as `instanceName` is gone: if its instance was left unresolved
     /// because of that connection, it is resolved now.
-    func disconnected(instanceName: String) {
+    package func disconnected(instanceName: String) {
         queue.async {
             guard var instance = self.instances[instanceName], instance.parked else { return }
             instance.parked = false

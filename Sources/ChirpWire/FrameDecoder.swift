@@ -1,8 +1,8 @@
 import NIOCore
 
 /// Errors raised by ``FrameDecoder`` when a peer sends something that is not a Chirp frame.
-struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
-    enum Reason: Equatable {
+package struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
+    package enum Reason: Equatable {
         case emptyFrame
         case frameTooLarge(length: UInt32, limit: Int)
         case truncatedFrame(missing: Int)
@@ -13,9 +13,9 @@ struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
         case notAChirpPeer(firstBytes: UInt32)
     }
 
-    var reason: Reason
+    package var reason: Reason
 
-    var description: String {
+    package var description: String {
         switch reason {
         case .emptyFrame:
             return "received a frame of length 0 (a frame holds at least its kind byte)"
@@ -31,7 +31,7 @@ struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
     }
 
     /// What the other side seems to be, from the first 4 bytes it sent, as a clause for a message.
-    static func guess(firstBytes: UInt32) -> String {
+    package static func guess(firstBytes: UInt32) -> String {
         let bytes = withUnsafeBytes(of: firstBytes.bigEndian) { Array($0) }
         let text = String(decoding: bytes, as: UTF8.self)
         switch text {
@@ -52,7 +52,7 @@ struct FrameDecodingError: Error, Equatable, CustomStringConvertible {
 /// The length is checked against the limit *before* anything is buffered or allocated for the frame, so a hostile
 /// length costs nothing. The very first frame is the handshake and has its own, much smaller limit. Pure: the
 /// connection's ``FrameReader`` feeds it the bytes read, the fuzzers feed it theirs.
-struct FrameDecoder {
+package struct FrameDecoder {
     private enum State {
         /// Waiting for the handshake frame.
         case awaitingHello
@@ -62,11 +62,11 @@ struct FrameDecoder {
 
     private var state: State = .awaitingHello
     /// Largest frame (kind + body) accepted after the handshake.
-    let maxFrameSize: Int
+    package let maxFrameSize: Int
     /// Largest frame accepted as the first frame.
-    let maxHelloSize: Int
+    package let maxHelloSize: Int
 
-    init(maxFrameSize: Int, maxHelloSize: Int = WireFormat.maxHelloSize) {
+    package init(maxFrameSize: Int, maxHelloSize: Int = WireFormat.maxHelloSize) {
         self.maxFrameSize = maxFrameSize
         self.maxHelloSize = min(maxHelloSize, maxFrameSize)
     }
@@ -79,7 +79,7 @@ struct FrameDecoder {
     }
 
     /// The error for `rest`, the bytes of an unfinished frame left when the stream ended: how many bytes it misses.
-    static func truncation(of rest: ByteBuffer) -> FrameDecodingError {
+    package static func truncation(of rest: ByteBuffer) -> FrameDecodingError {
         let missing: Int
         if rest.readableBytes >= WireFormat.lengthPrefixSize,
             let length = rest.getInteger(at: rest.readerIndex, as: UInt32.self)
@@ -92,7 +92,7 @@ struct FrameDecoder {
     }
 
     /// Decodes one frame if the buffer holds a whole one; pure, so it is also what the fuzzer drives.
-    mutating func decodeFrame(from buffer: inout ByteBuffer) throws -> Frame? {
+    package mutating func decodeFrame(from buffer: inout ByteBuffer) throws -> Frame? {
         guard let length = buffer.getInteger(at: buffer.readerIndex, as: UInt32.self) else { return nil }
         if case .awaitingHello = state, length >> 16 == 0x1603 {
             throw FrameDecodingError(reason: .tlsRecord)  // 0x16 0x03: a TLS handshake record, not a hello

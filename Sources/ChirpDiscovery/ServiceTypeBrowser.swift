@@ -1,3 +1,4 @@
+import ChirpSupport
 import Dispatch
 import Logging
 
@@ -59,15 +60,15 @@ public enum ServiceTypeBrowserEvent: Sendable {
 /// ```
 public struct ServiceTypeBrowser: Sendable {
     private let domain: String
-    private let interface: Configuration.Interface
-    private let backend: Configuration.DiscoveryBackend
+    private let interface: NetworkInterface
+    private let backend: DiscoveryBackend
     private let logger: Logger
 
     /// A browser for `domain` on `interface`, through `backend`; `logger` gets its problems (default: nothing is
     /// logged).
     public init(
-        domain: String = "local.", interface: Configuration.Interface = .any,
-        backend: Configuration.DiscoveryBackend = .automatic, logger: Logger = .chirpSilent
+        domain: String = "local.", interface: NetworkInterface = .any,
+        backend: DiscoveryBackend = .automatic, logger: Logger = .chirpSilent
     ) {
         self.domain = domain
         self.interface = interface
@@ -78,10 +79,8 @@ public struct ServiceTypeBrowser: Sendable {
     /// Starts browsing; stops (and releases its DNS-SD reference) when the iterating task ends or is cancelled.
     public func events() -> AsyncStream<ServiceTypeBrowserEvent> {
         let (stream, continuation) = AsyncStream.makeStream(of: ServiceTypeBrowserEvent.self)
-        var configuration = Configuration()
-        configuration.interface = interface
         let enumeration = ServiceTypeEnumeration(
-            domain: domain, interfaceIndex: configuration.interfaceIndex, backend: backend.implementation,
+            domain: domain, interfaceIndex: interface.index, backend: backend.implementation,
             logger: logger
         ) { event in continuation.yield(event) }
         continuation.onTermination = { _ in enumeration.stop() }

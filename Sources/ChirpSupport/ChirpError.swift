@@ -37,7 +37,7 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
         public static let invalidServiceType = Code(.invalidServiceType)
         /// A configuration setting is out of range; ``ChirpError/reason`` says which and why.
         public static let invalidConfiguration = Code(.invalidConfiguration)
-        /// The transceiver is not running: call ``Transceiver/start()`` first.
+        /// The transceiver is not running: call `Transceiver.start()` first.
         public static let notRunning = Code(.notRunning)
         /// The listener could not be opened.
         public static let listenFailed = Code(.listenFailed)
@@ -57,21 +57,21 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
         public static let encodingFailed = Code(.encodingFailed)
         /// A receive handler threw.
         public static let handlerFailed = Code(.handlerFailed)
-        /// The encoded message is larger than ``Configuration/maximumMessageSize``.
+        /// The encoded message is larger than `Configuration.maximumMessageSize`.
         public static let messageTooLarge = Code(.messageTooLarge)
-        /// The peer reads slower than we send and its queue reached ``Configuration/outboundLimit``; the message was
+        /// The peer reads slower than we send and its queue reached `Configuration.outboundLimit`; the message was
         /// not sent.
         public static let outboundLimitExceeded = Code(.outboundLimitExceeded)
         /// A peer sent something that is not valid Chirp protocol; the connection or frame was dropped.
         public static let protocolViolation = Code(.protocolViolation)
-        /// ``Transceiver/connect(host:port:)`` could not open a TCP connection; ``ChirpError/reason`` says why.
+        /// `Transceiver.connect(host:port:)` could not open a TCP connection; ``ChirpError/reason`` says why.
         public static let connectionFailed = Code(.connectionFailed)
         /// A message type's wire name cannot travel (empty, or over 1,024 bytes of UTF-8): refused where a handler
         /// or a responder is registered, and where a message or a request is sent. ``ChirpError/messageType`` is the
         /// name.
         public static let invalidTypeName = Code(.invalidTypeName)
         /// Two Swift types were registered under one wire name (two modules' types with the same
-        /// ``ChirpMessage/chirpTypeName``): the second registration is refused, naming both.
+        /// `ChirpMessage.chirpTypeName`): the second registration is refused, naming both.
         public static let typeNameConflict = Code(.typeNameConflict)
     }
 
@@ -217,7 +217,7 @@ extension ChirpError {
     }
 
     /// This ``Code/messageTooLarge`` error, saying why a message that holds `Data` is larger than it looks.
-    func explainingData() -> ChirpError {
+    package func explainingData() -> ChirpError {
         ChirpError(
             code: code,
             message: message
@@ -227,7 +227,7 @@ extension ChirpError {
     }
 
     /// The reply from `peer` to a request of `request` is a `received`, which does not decode as `expected`.
-    static func replyDecodingFailed(
+    package static func replyDecodingFailed(
         request: String, expected: String, received: String, peer: Peer, reason: String, cause: (any Error)?
     ) -> ChirpError {
         ChirpError(
@@ -262,6 +262,11 @@ extension ChirpError {
             code: .protocolViolation, message: "protocol violation by \(shown(peer)): \(shown(reason))", reason: reason)
     }
 
+    /// The longest wire name of a message type, in bytes of UTF-8, as ``invalidTypeName(_:swiftType:problem:)``
+    /// states it: ChirpWire's `WireFormat.maxTypeNameLength`, which this target cannot import (its frames are linked
+    /// alone into the fuzzers). A test in ChirpTests keeps the two equal.
+    package static let maxTypeNameLength = 1024
+
     /// The wire name `name` (of the Swift type `swiftType`, when it is one) cannot travel, because of `problem`
     /// ("it is empty", "it is 1025 bytes long").
     public static func invalidTypeName(_ name: String, swiftType: String?, problem: String) -> ChirpError {
@@ -271,7 +276,7 @@ extension ChirpError {
         return ChirpError(
             code: .invalidTypeName,
             message:
-                "\(subject) cannot travel: \(problem); a type name must be 1-\(WireFormat.maxTypeNameLength) bytes of UTF-8\(fix)",
+                "\(subject) cannot travel: \(problem); a type name must be 1-\(maxTypeNameLength) bytes of UTF-8\(fix)",
             messageType: name, reason: problem)
     }
 

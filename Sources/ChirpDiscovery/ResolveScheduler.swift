@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// Decides which sighted instances are resolved, and when: a few at a time, in the order they were sighted.
 ///
 /// With Avahi's compatibility layer every DNS-SD reference (each resolve, each address query) opens a system-bus

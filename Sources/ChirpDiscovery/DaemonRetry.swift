@@ -1,3 +1,4 @@
+import ChirpSupport
 import Dispatch
 
 /// The backoff used while no DNS-SD daemon answers (``Backoff/daemon``: 0.25 s doubling to 5 s, with jitter), with

@@ -1,6 +1,6 @@
 /// Another process on the network that joined the same service type.
 ///
-/// A `Peer` is a value you read: Chirp makes it (``Transceiver/availablePeers``, the sender of each message, the
+/// A `Peer` is a value you read: Chirp makes it (`Transceiver.availablePeers`, the sender of each message, the
 /// events) and says what it knows of the peer at that moment. Two `Peer` values are equal when they have the same
 /// ``id``, whatever their other properties say: a peer's name or addresses may change while it stays the same peer.
 ///
@@ -12,15 +12,15 @@
 public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
     /// What a peer is to the others: an app that advertises itself, or a tool that only dials.
     ///
-    /// A transceiver whose ``Configuration/advertises`` is `false` (a command-line tool such as `chirp send` or an
+    /// A transceiver whose `Configuration.advertises` is `false` (a command-line tool such as `chirp send` or an
     /// app's remote control) is a ``tool``: it comes for a moment, sends a message or a request, and goes. Apps leave
-    /// tools out of ``Transceiver/availablePeers``, ``Transceiver/connectedPeers``, the peer events and the `.all`
-    /// recipients unless ``Configuration/includesTools`` is set; a tool's messages and requests are delivered and
+    /// tools out of `Transceiver.availablePeers`, `Transceiver.connectedPeers`, the peer events and the `.all`
+    /// recipients unless `Configuration.includesTools` is set; a tool's messages and requests are delivered and
     /// answered all the same, with a sender whose `role` is `.tool`.
     public enum Role: Sendable, Hashable {
         /// A peer that advertises itself: the other instances of an app.
         case app
-        /// A peer that does not advertise itself and only dials (``Configuration/advertises`` is `false`).
+        /// A peer that does not advertise itself and only dials (`Configuration.advertises` is `false`).
         case tool
     }
 
@@ -51,41 +51,41 @@ public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
         box = Box(fields)
     }
 
-    /// The peer's stable identifier (its ``Configuration/peerID``).
+    /// The peer's stable identifier (its `Configuration.peerID`).
     public var id: String { box.fields.id }
 
-    /// The display name the peer chose (its ``Configuration/peerName``).
-    public internal(set) var name: String {
+    /// The display name the peer chose (its `Configuration.peerName`).
+    public package(set) var name: String {
         get { box.fields.name }
         set { update { $0.name = newValue } }
     }
 
-    /// The metadata the peer published (its ``Configuration/metadata``).
-    public internal(set) var metadata: [String: String] {
+    /// The metadata the peer published (its `Configuration.metadata`).
+    public package(set) var metadata: [String: String] {
         get { box.fields.metadata }
         set { update { $0.metadata = newValue } }
     }
 
     /// The host name it advertised (e.g. `myhost.local.`), if it was discovered through DNS-SD.
-    public internal(set) var host: String? {
+    public package(set) var host: String? {
         get { box.fields.host }
         set { update { $0.host = newValue } }
     }
 
     /// The addresses it can be reached at, as `address:port` text.
-    public internal(set) var addresses: [String] {
+    public package(set) var addresses: [String] {
         get { box.fields.addresses }
         set { update { $0.addresses = newValue } }
     }
 
     /// Whether a connection to the peer was established when this value was made.
-    public internal(set) var isConnected: Bool {
+    public package(set) var isConnected: Bool {
         get { box.fields.isConnected }
         set { update { $0.isConnected = newValue } }
     }
 
     /// Whether the peer is an app or a tool (see ``Role``).
-    public internal(set) var role: Role {
+    public package(set) var role: Role {
         get { box.fields.role }
         set { update { $0.role = newValue } }
     }

@@ -89,21 +89,21 @@ protocol DNSSDFailureRepresentable {
 }
 
 /// Process-wide set-up of the DNS-SD library.
-enum DNSSDEnvironment {
+package enum DNSSDEnvironment {
     private static let once: Void = {
         // Avahi's compat layer prints a three-line warning on first use unless this is set.
         setenv("AVAHI_COMPAT_NOWARN", "1", 1)
     }()
 
     /// Call before the first DNS-SD call of the process.
-    static func prepare() { _ = once }
+    package static func prepare() { _ = once }
 
     /// The interface index of `name` (e.g. `lo`), or `nil` if there is no such interface.
-    static func interfaceIndex(named name: String) -> UInt32? {
+    package static func interfaceIndex(named name: String) -> UInt32? {
         let index = if_nametoindex(name)
         return index == 0 ? nil : index
     }
 
     /// The interface index of the loopback interface (`lo` on Linux, `lo0` on macOS), if there is one.
-    static let loopbackIndex: UInt32? = interfaceIndex(named: "lo") ?? interfaceIndex(named: "lo0")
+    package static let loopbackIndex: UInt32? = interfaceIndex(named: "lo") ?? interfaceIndex(named: "lo0")
 }

@@ -1,15 +1,17 @@
 import NIOCore
 
 /// Bits of the flags byte that precedes a message's type name.
-struct PayloadFlags: OptionSet, Sendable, Hashable {
-    let rawValue: UInt8
+package struct PayloadFlags: OptionSet, Sendable, Hashable {
+    package let rawValue: UInt8
+
+    package init(rawValue: UInt8) { self.rawValue = rawValue }
 
     /// The payload is raw bytes (a `Data` value), not the output of the message coder.
-    static let binary = PayloadFlags(rawValue: 0x01)
+    package static let binary = PayloadFlags(rawValue: 0x01)
 }
 
 /// Status byte of a response frame.
-enum ResponseStatus: UInt8, Sendable {
+package enum ResponseStatus: UInt8, Sendable {
     /// The responder returned a value; the payload is that value.
     case ok = 0
     /// The responder threw; the payload is the UTF-8 error message.
@@ -22,10 +24,10 @@ enum ResponseStatus: UInt8, Sendable {
 
 /// Writes frames into a `ByteBuffer`: the length prefix is reserved first and patched at the end, so a frame is built in
 /// one pass with no intermediate buffer.
-enum FrameWriter {
+package enum FrameWriter {
     /// Appends one frame of `kind` whose body is written by `body`.
     @inlinable
-    static func write(_ kind: FrameKind, into buffer: inout ByteBuffer, body: (inout ByteBuffer) throws -> Void)
+    package static func write(_ kind: FrameKind, into buffer: inout ByteBuffer, body: (inout ByteBuffer) throws -> Void)
         rethrows
     {
         let start = buffer.writerIndex
@@ -38,7 +40,7 @@ enum FrameWriter {
 
     /// Appends the message header: flags, type-name length, type name.
     @inlinable
-    static func writeMessageHeader(typeName: String, flags: PayloadFlags, into buffer: inout ByteBuffer) {
+    package static func writeMessageHeader(typeName: String, flags: PayloadFlags, into buffer: inout ByteBuffer) {
         buffer.writeInteger(flags.rawValue)
         let lengthIndex = buffer.writerIndex
         buffer.writeInteger(UInt16(0))
@@ -47,7 +49,7 @@ enum FrameWriter {
     }
 
     /// A frame with a plain byte body (hello, refuse, ping, pong, goodbye).
-    static func frame(_ kind: FrameKind, body: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
+    package static func frame(_ kind: FrameKind, body: ByteBuffer, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: WireFormat.lengthPrefixSize + WireFormat.kindSize + body.readableBytes)
         write(kind, into: &buffer) { buffer in
             var body = body
@@ -57,7 +59,7 @@ enum FrameWriter {
     }
 
     /// A frame whose body is UTF-8 text.
-    static func frame(_ kind: FrameKind, text: String, allocator: ByteBufferAllocator) -> ByteBuffer {
+    package static func frame(_ kind: FrameKind, text: String, allocator: ByteBufferAllocator) -> ByteBuffer {
         var buffer = allocator.buffer(capacity: 8 + text.utf8.count)
         write(kind, into: &buffer) { $0.writeString(text) }
         return buffer
@@ -65,23 +67,23 @@ enum FrameWriter {
 }
 
 /// A parsed message header and its payload, the common part of message, request and response frames.
-struct MessageBody: Sendable, Equatable {
-    var typeName: String
-    var flags: PayloadFlags
-    var payload: ByteBuffer
+package struct MessageBody: Sendable, Equatable {
+    package var typeName: String
+    package var flags: PayloadFlags
+    package var payload: ByteBuffer
 }
 
 /// A parsed request frame body.
-struct RequestBody: Sendable, Equatable {
-    var requestID: UInt64
-    var message: MessageBody
+package struct RequestBody: Sendable, Equatable {
+    package var requestID: UInt64
+    package var message: MessageBody
 }
 
 /// A parsed response frame body.
-struct ResponseBody: Sendable, Equatable {
-    var requestID: UInt64
-    var status: ResponseStatus
-    var message: MessageBody
+package struct ResponseBody: Sendable, Equatable {
+    package var requestID: UInt64
+    package var status: ResponseStatus
+    package var message: MessageBody
 }
 
 /// The body of a frame did not have the shape its kind requires.
@@ -95,25 +97,25 @@ struct MalformedFrameError: Error, Equatable, CustomStringConvertible {
 ///
 /// Each takes the connection's ``TypeNameCache``: a type name the connection received lately is matched on its bytes,
 /// with no string made. The forms without it use a cache of their own (tests, one-off parses).
-enum FrameParser {
-    static func message(_ body: ByteBuffer, kind: FrameKind = .message) throws -> MessageBody {
+package enum FrameParser {
+    package static func message(_ body: ByteBuffer, kind: FrameKind = .message) throws -> MessageBody {
         var names = TypeNameCache()
         return try message(body, kind: kind, names: &names)
     }
 
-    static func message(_ body: ByteBuffer, kind: FrameKind = .message, names: inout TypeNameCache) throws
+    package static func message(_ body: ByteBuffer, kind: FrameKind = .message, names: inout TypeNameCache) throws
         -> MessageBody
     {
         var body = body
         return try readMessage(&body, kind: kind, names: &names)
     }
 
-    static func request(_ body: ByteBuffer) throws -> RequestBody {
+    package static func request(_ body: ByteBuffer) throws -> RequestBody {
         var names = TypeNameCache()
         return try request(body, names: &names)
     }
 
-    static func request(_ body: ByteBuffer, names: inout TypeNameCache) throws -> RequestBody {
+    package static func request(_ body: ByteBuffer, names: inout TypeNameCache) throws -> RequestBody {
         var body = body
         guard let id = body.readInteger(as: UInt64.self) else {
             throw MalformedFrameError(kind: .request, problem: "shorter than its 8-byte request id")
@@ -121,12 +123,12 @@ enum FrameParser {
         return RequestBody(requestID: id, message: try readMessage(&body, kind: .request, names: &names))
     }
 
-    static func response(_ body: ByteBuffer) throws -> ResponseBody {
+    package static func response(_ body: ByteBuffer) throws -> ResponseBody {
         var names = TypeNameCache()
         return try response(body, names: &names)
     }
 
-    static func response(_ body: ByteBuffer, names: inout TypeNameCache) throws -> ResponseBody {
+    package static func response(_ body: ByteBuffer, names: inout TypeNameCache) throws -> ResponseBody {
         var body = body
         guard let id = body.readInteger(as: UInt64.self), let rawStatus = body.readInteger(as: UInt8.self) else {
             throw MalformedFrameError(kind: .response, problem: "shorter than its request id and status")
