@@ -12,7 +12,9 @@ TEST_STEPS += doc-snippets
 # through swift-docc-plugin; a warning (a link that does not resolve, a parameter without documentation) fails it. Part
 # of make test. An entry of targets joined by `+` is one combined build (the plugin's
 # --enable-experimental-combined-documentation): Chirp and the layers below it, whose docs link down to one another
-# with absolute links (``/ChirpSupport/ChirpError``; a target links only to the ones it depends on). The archives land
+# with absolute links (``/ChirpSupport/ChirpError``; a target links only to the ones it depends on). Without the
+# extended types: Chirp's conformance of Peer to Recipients would make a page `ChirpSupport` inside Chirp's docs, and
+# ``/ChirpSupport/...`` would look there instead of in ChirpSupport's. The archives land
 # in .build/plugins/Swift-DocC/outputs/ (Console/.build/... for ChirpConsole; the combined one as Chirp.doccarchive);
 # `make docs-preview TARGET=Chirp` serves one locally (`PACKAGE=Console TARGET=ChirpConsole` for the console's).
 DOC_TARGETS := Chirp+ChirpSupport+ChirpWire+ChirpDiscovery ChirpCommands ChirpLogs ChirpLogsURLSession \
@@ -23,7 +25,7 @@ docs:
 	@mkdir -p .build/docs-logs; failed=""; for entry in $(DOC_TARGETS); do \
 		case $$entry in *:*) package=$${entry%%:*}; targets=$${entry#*:} ;; *) package=.; targets=$$entry ;; esac; \
 		name=$${targets%%+*}; flags=""; \
-		case $$targets in *+*) flags="--enable-experimental-combined-documentation" ;; esac; \
+		case $$targets in *+*) flags="--enable-experimental-combined-documentation --exclude-extended-types" ;; esac; \
 		for target in $$(echo $$targets | tr '+' ' '); do flags="$$flags --target $$target"; done; \
 		echo "==> docc: $$targets"; \
 		if ! $(SWIFT) package --package-path $$package --disable-sandbox generate-documentation $$flags \

@@ -17,9 +17,9 @@ import NIOPosix
 /// let transceiver = Transceiver(configuration: configuration)
 /// ```
 public struct Configuration: Sendable {
-    /// Where to advertise, browse and listen.
+    /// Where to advertise, browse and listen: ``/ChirpDiscovery/NetworkInterface``.
     public typealias Interface = NetworkInterface
-    /// Which DNS-SD implementation a transceiver talks to.
+    /// Which DNS-SD implementation a transceiver talks to: ``/ChirpDiscovery/DiscoveryBackend``.
     public typealias DiscoveryBackend = ChirpDiscovery.DiscoveryBackend
 
     /// The DNS-SD service type, without underscore or protocol: `chat` is advertised as `_chat._tcp`.
@@ -35,13 +35,14 @@ public struct Configuration: Sendable {
     /// Extra key/value pairs published in the TXT record and the handshake. Keys `id`, `name`, `pv` and `sec` are
     /// reserved; each `key=value` must fit in 255 bytes. Default: empty.
     public var metadata: [String: String] = [:]
-    /// Where to advertise, browse and listen. Default: ``Interface/any``.
+    /// Where to advertise, browse and listen. Default: ``/ChirpDiscovery/NetworkInterface/any``.
     public var interface: Interface = .any
     /// Where the transceiver's metrics go (Docs/Metrics.md): `nil` (the default) for the process's bootstrapped
     /// swift-metrics backend (`MetricsSystem.bootstrap`), whose default records nothing.
     public var metricsFactory: (any MetricsFactory)? = nil
-    /// Which DNS-SD implementation to use. Default: ``DiscoveryBackend/automatic`` (the `CHIRP_DISCOVERY`
-    /// environment variable when set, else Avahi's own client library on Linux and `dns_sd` on macOS).
+    /// Which DNS-SD implementation to use. Default: ``/ChirpDiscovery/DiscoveryBackend/automatic`` (the
+    /// `CHIRP_DISCOVERY` environment variable when set, else Avahi's own client library on Linux and `dns_sd` on
+    /// macOS).
     public var discoveryBackend: DiscoveryBackend = .automatic
     /// Whether this transceiver advertises itself. With `false` it browses and dials the peers it finds but is not
     /// announced, so no one discovers it or dials it: the mode for a command-line tool that talks to running apps
