@@ -46,7 +46,7 @@ extension Transceiver {
     /// Each request runs in a task of its own, at most ``Configuration/maximumConcurrentResponders`` at once; the
     /// others wait, and the connection they came on is not read meanwhile.
     ///
-    /// - Throws: what the synchronous ``respond(to:with:)-(_,(Request,Peer)->Response)`` throws.
+    /// - Throws: what the synchronous ``respond(to:with:)-4y9jz`` throws.
     public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         to type: Request.Type,
         with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) async throws -> Response
@@ -99,7 +99,7 @@ extension Transceiver {
     /// - Throws: ``/ChirpSupport/ChirpError/Code/requestTimedOut``, ``/ChirpSupport/ChirpError/Code/peerDisconnected``
     ///   (at once, when the connection drops), ``/ChirpSupport/ChirpError/Code/noResponder``,
     ///   ``/ChirpSupport/ChirpError/Code/remoteFailure``, ``/ChirpSupport/ChirpError/Code/decodingFailed``, or what
-    ///   ``send(_:to:)-(T,R)`` throws before sending; `CancellationError` at once when the task is cancelled (the
+    ///   ``send(_:to:)-1sz75`` throws before sending; `CancellationError` at once when the task is cancelled (the
     ///   request is not sent if it was cancelled before; a reply that comes after the cancellation is dropped).
     public func request<Request: Encodable, Response: Decodable>(
         _ request: Request, to peer: Peer, as responseType: Response.Type = Response.self, timeout: Duration? = nil

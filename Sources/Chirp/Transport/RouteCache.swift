@@ -1,6 +1,6 @@
 import NIOPosix
 
-/// The connection each thread last sent on with ``Transceiver/send(_:to:)-(T,R)``: one per thread (NIO's
+/// The connection each thread last sent on with ``Transceiver/send(_:to:)-1sz75``: one per thread (NIO's
 /// `ThreadSpecificVariable`), touched only by the thread it belongs to, so no lock is taken.
 final class RouteCache {
     // @unchecked below: an instance is only ever reached through `current`, from the thread it belongs to.
