@@ -1,4 +1,4 @@
-/// Whom ``Transceiver/send(_:to:)-(T,R)`` sends to: one peer, some peers, or every app connected.
+/// Whom ``Transceiver/send(_:to:)-1sz75`` sends to: one peer, some peers, or every app connected.
 ///
 /// You do not conform to it: `Peer`, `[Peer]` and ``AllPeers`` (`.all`) do, and a call reads as what it does:
 ///

@@ -1,6 +1,6 @@
 /// MultipeerKit's names, for code ported from it (Docs/MigratingFromMultipeerKit.md): each is one of Chirp's own
 /// calls under the name MultipeerKit gave it. New code uses ``Transceiver/start()``, ``Transceiver/shutdown()``,
-/// ``Transceiver/send(_:to:)-(T,R)`` with `.all`, the two-argument `receive` and ``Transceiver/makeEvents()``.
+/// ``Transceiver/send(_:to:)-1sz75`` with `.all`, the two-argument `receive` and ``Transceiver/makeEvents()``.
 extension Transceiver {
     /// Starts listening, advertising and browsing, and returns at once; does nothing if already running.
     ///
@@ -36,7 +36,7 @@ extension Transceiver {
     /// ```swift
     /// try transceiver.broadcast(Note(text: "hi"))
     /// ```
-    /// - Throws: what ``send(_:to:)-(T,R)`` throws.
+    /// - Throws: what ``send(_:to:)-1sz75`` throws.
     public func broadcast<T: Encodable>(_ value: T) throws {
         try send(value, to: .all)
     }

@@ -44,7 +44,7 @@ extension Transceiver {
     /// Each request runs in a task of its own, at most ``Configuration/maximumConcurrentResponders`` at once; the
     /// others wait, and the connection they came on is not read meanwhile.
     ///
-    /// - Throws: what the synchronous ``respond(to:with:)-(_,(Request,Peer)->Response)`` throws.
+    /// - Throws: what the synchronous ``respond(to:with:)-69mbe`` throws.
     public func respond<Request: Decodable & Sendable, Response: Encodable & Sendable>(
         to type: Request.Type,
         with handler: @escaping @Sendable (_ request: Request, _ sender: Peer) async throws -> Response
@@ -96,7 +96,7 @@ extension Transceiver {
     ///     (about 292 years, in nanoseconds), such as `.seconds(Int64.max)` for "never", waits that long.
     /// - Throws: ``ChirpError/Code/requestTimedOut``, ``ChirpError/Code/peerDisconnected`` (at once, when
     ///   the connection drops), ``ChirpError/Code/noResponder``, ``ChirpError/Code/remoteFailure``,
-    ///   ``ChirpError/Code/decodingFailed``, or what ``send(_:to:)-(T,R)`` throws before sending;
+    ///   ``ChirpError/Code/decodingFailed``, or what ``send(_:to:)-1sz75`` throws before sending;
     ///   `CancellationError` at once when the task is cancelled (the request is not sent if it was cancelled before;
     ///   a reply that comes after the cancellation is dropped).
     public func request<Request: Encodable, Response: Decodable>(

@@ -17,7 +17,7 @@ extension Transceiver {
     /// A peer that reads slower than we send fills its queue up to ``Configuration/outboundLimit``. A named peer
     /// whose queue is full makes this form throw ``ChirpError/Code/outboundLimitExceeded`` (the message was not sent
     /// to it); with `.all`, that peer is skipped and reported as an ``TransceiverEvent/error(_:)`` event. The waiting
-    /// form, `try await send(_:to:)` (``send(_:to:)-(T,R)async``), waits for room instead; in `async` code it is the
+    /// form, `try await send(_:to:)` (``send(_:to:)-4elgk``), waits for room instead; in `async` code it is the
     /// one the compiler picks.
     ///
     /// - Throws: ``ChirpError/Code/notRunning``, ``ChirpError/Code/peerNotConnected``,
@@ -47,9 +47,9 @@ extension Transceiver {
     /// fills its queue up to ``Configuration/outboundLimit``: this form then waits until the queue is half empty
     /// again, for each full queue in turn (the peers not reached yet wait too). Messages are sent in the order of
     /// the calls that returned. With `.all`, a peer that disconnects meanwhile is skipped. Otherwise as
-    /// ``send(_:to:)-(T,R)``, which never waits.
+    /// ``send(_:to:)-1sz75``, which never waits.
     ///
-    /// - Throws: what ``send(_:to:)-(T,R)`` throws but ``ChirpError/Code/outboundLimitExceeded``;
+    /// - Throws: what ``send(_:to:)-1sz75`` throws but ``ChirpError/Code/outboundLimitExceeded``;
     ///   ``ChirpError/Code/peerNotConnected`` when a named peer's connection closed while waiting; `CancellationError`
     ///   when the task is cancelled while waiting (the message was not sent to the peers not reached yet).
     public func send<T: Encodable, R: Recipients>(_ value: T, to recipients: R) async throws {

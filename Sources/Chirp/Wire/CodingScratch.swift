@@ -45,7 +45,7 @@ final class CodingScratch {
         if frame.readableBytes <= limit && frame.capacity <= 4 * limit { frameBuffer = frame }
     }
 
-    /// The connection this thread last sent on with ``Transceiver/send(_:to:)-(T,R)``, for that transceiver and
+    /// The connection this thread last sent on with ``Transceiver/send(_:to:)-1sz75``, for that transceiver and
     /// peer: the next send to the same peer takes no lock to find it (the peer table's and the transceiver's locks
     /// are skipped). Held through its ``SendRoute``, weakly: the route lapses when the connection retires or closes,
     /// and a connection that stops taking frames meanwhile refuses the frame; either way the send looks the peer up
