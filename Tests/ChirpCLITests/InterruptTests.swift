@@ -27,7 +27,8 @@ extension ChirpCLITests {
                     return Answer(text: "too late")
                 }
             }
-            try await withPeer(type, name: "holder", configure: hold) { peer in
+            // chirp send is a tool: the peer lists it, and reports it leaving, because it asks for tools.
+            try await withPeer(type, name: "holder", includesTools: true, configure: hold) { peer in
                 let events = peer.makeEvents()
                 let send = try await startChirp([
                     "send", type, "test.question", #"{"text":"wait"}"#, "--request", "--name", "asker", "--interface",

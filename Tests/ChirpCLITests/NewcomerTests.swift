@@ -107,7 +107,8 @@ extension ChirpCLITests {
         @Test(arguments: [SIGINT, SIGTERM])
         func logsExitsZeroWhenInterruptedWhileFollowing(signal: Int32) async throws {
             let type = uniqueServiceType()
-            try await withPeer(type, name: "watcher") { watcher in
+            // chirp logs is a tool: the watcher reports it joining and leaving because it asks for tools.
+            try await withPeer(type, name: "watcher", includesTools: true) { watcher in
                 let events = watcher.makeEvents()
                 let logs = try await startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
                 // Once the viewer has joined the service, its interrupt handling is in place.

@@ -141,7 +141,9 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let heard = Collected<String>()
             let listen: (String) -> (Transceiver) throws -> Void = { name in
-                { transceiver in try transceiver.receive(ChatLine.self) { line in heard.append("\(name): \(line.text)") } }
+                { transceiver in
+                    try transceiver.receive(ChatLine.self) { line in heard.append("\(name): \(line.text)") }
+                }
             }
             try await withPeer(type, name: "ann", configure: listen("ann")) { _ in
                 try await withPeer(type, name: "bob", configure: listen("bob")) { _ in

@@ -20,6 +20,7 @@ extension LiveTests {
             let type = uniqueServiceType()
             var aliceConfiguration = testConfiguration("alice", serviceType: type)
             aliceConfiguration.outboundLimit = 1 << 20
+            aliceConfiguration.includesTools = true  // bob does not advertise himself: a tool, listed on request
             var bobConfiguration = testConfiguration("bob", serviceType: type)
             bobConfiguration.backpressure = .init(lowWatermark: 8, highWatermark: 32)
             // Only bob dials (alice cannot find him): one connection, no tie-break. A retired connection is read to its

@@ -20,7 +20,8 @@ extension LiveTests {
                 #expect(
                     error?.message.hasPrefix(
                         "the reply from bob to \(echo) is a \(echo), which does not decode as the type expected, "
-                            + "\(String(reflecting: Named.self)) ('tests.named'): ") == true, "\(String(describing: error))")
+                            + "\(String(reflecting: Named.self)) ('tests.named'): ") == true,
+                    "\(String(describing: error))")
                 // The control: the same reply as the type it is.
                 #expect(try await pair.alice.request(Echo(text: "hi"), to: bobPeer, as: Echo.self).text == "hi")
             } teardown: {
@@ -55,7 +56,7 @@ extension LiveTests {
                     await #expect(throws: ChirpError.self) { try await pair.alice.send(attachment, to: .all) },
                     await #expect(throws: ChirpError.self) {
                         try await pair.alice.request(attachment, to: bobPeer, as: String.self)
-                    },
+                    }
                 ]
                 for error in errors {
                     #expect(error?.code == .messageTooLarge, "\(String(describing: error))")

@@ -18,6 +18,7 @@ extension LiveTests {
             aliceConfiguration.eventLoopGroup = busyGroup
             aliceConfiguration.heartbeatInterval = .milliseconds(200)
             aliceConfiguration.heartbeatTimeout = .seconds(2)
+            aliceConfiguration.includesTools = true  // bob does not advertise himself: a tool, listed on request
             var bobConfiguration = testConfiguration("bob", serviceType: type)
             // Only bob dials: with both dialing, the second connection could still be in its handshake on alice's side
             // when her loop stops reading, and bob, keeping that one, would rightly hear nothing on it (a tie-break

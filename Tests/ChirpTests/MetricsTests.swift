@@ -151,7 +151,9 @@ extension LiveTests {
 
         @Test func requestsThatFailAreCountedAsFailedAndOnlyThose() async throws {
             let type = uniqueServiceType()
-            try await Self.withMetered("alice", serviceType: type) { alice, metrics in
+            // Bob does not advertise himself (a tool): alice lists him on request.
+            let includesTools: (inout Configuration) -> Void = { $0.includesTools = true }
+            try await Self.withMetered("alice", serviceType: type, configure: includesTools) { alice, metrics in
                 // Only bob dials (alice cannot find him): one connection, no tie-break to retry a request on.
                 var bobConfiguration = testConfiguration("bob", serviceType: type)
                 bobConfiguration.advertises = false

@@ -49,7 +49,11 @@ extension LiveTests {
                 #expect(Set(peers.map(\.name)) == ["app", "watcher"] && peers.allSatisfy { $0.role == .app })
                 let appPeer = try #require(peers.first { $0.name == "app" })
                 try await watcherEvents.waitFor("the tool connected") { event in
-                    if case .peerConnected(let peer) = event { peer.name == "tool" && peer.role == .tool } else { false }
+                    if case .peerConnected(let peer) = event {
+                        peer.name == "tool" && peer.role == .tool
+                    } else {
+                        false
+                    }
                 }
 
                 // The app answers the tool and receives its messages; its reply to the sender reaches the tool.
@@ -80,7 +84,9 @@ extension LiveTests {
             }
             // Every event up to `stopped` is recorded: the app was never told of the tool, the watcher was.
             try await appEvents.waitFor("the app's stopped event") { if case .stopped = $0 { true } else { false } }
-            try await watcherEvents.waitFor("the watcher's stopped event") { if case .stopped = $0 { true } else { false } }
+            try await watcherEvents.waitFor("the watcher's stopped event") {
+                if case .stopped = $0 { true } else { false }
+            }
             #expect(!appEvents.events.contains { Self.mentionsTool($0) }, "\(appEvents.events)")
             #expect(listsSeenByApp.values.allSatisfy { !$0.contains("tool") }, "\(listsSeenByApp.values)")
             #expect(watcherEvents.connectedNames().contains("tool"))
@@ -102,8 +108,10 @@ extension LiveTests {
         @Test func theRoleTravelsInTheHello() throws {
             let app = Hello(peerID: "a", name: "a", service: "s", metadata: [:])
             let tool = Hello(peerID: "t", name: "t", service: "s", metadata: [:], role: Hello.toolRole)
-            let appJSON = String(decoding: Data(try app.frame(allocator: .init()).readableBytesView).dropFirst(5), as: UTF8.self)
-            let toolJSON = String(decoding: Data(try tool.frame(allocator: .init()).readableBytesView).dropFirst(5), as: UTF8.self)
+            let appJSON = String(
+                decoding: Data(try app.frame(allocator: .init()).readableBytesView).dropFirst(5), as: UTF8.self)
+            let toolJSON = String(
+                decoding: Data(try tool.frame(allocator: .init()).readableBytesView).dropFirst(5), as: UTF8.self)
             #expect(!appJSON.contains("role"))
             #expect(toolJSON.contains(#""role":"tool""#))
             #expect(try Hello.parse(ByteBuffer(string: toolJSON)).peerRole == .tool)

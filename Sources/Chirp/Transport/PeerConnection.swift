@@ -168,8 +168,7 @@ final class PeerConnection: Sendable {
     }
 
     /// Starts a request whose reply `waiter` takes (internal, not private: the tests wait on a future).
-    func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>)
-    {
+    func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>) {
         outbound.withLockedValue { $0.waitStarting() }
         hopToSendRequest(id: id, frame: frame, timeout: timeout, waiter: waiter)
     }

@@ -138,8 +138,10 @@ struct PeerSession: Sendable {
                     {
                         try await Task.sleep(for: .milliseconds(50))
                     }
-                    // An app that connected meanwhile was taken by the task above; the tool may have left.
-                    if transceiver.connectedPeers.contains(tool) { return .found(tool) }
+                    // An app that connected meanwhile: the task above may not have read its event yet.
+                    let connected = transceiver.connectedPeers.filter { selector?.matches($0) ?? true }
+                    if let app = connected.first(where: { !ToolRole.isTool($0) }) { return .found(app) }
+                    if transceiver.connectedPeers.contains(tool) { return .found(tool) }  // the tool may have left
                     if let other = transceiver.connectedPeers.first { return .found(other) }
                 }
                 return .idle
