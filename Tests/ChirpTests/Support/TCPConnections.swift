@@ -5,7 +5,8 @@ import Foundation
 /// counts connections that no event reports, such as a duplicate that lost the tie-break and is not closed yet.
 func establishedConnections(toPorts ports: Set<Int>) -> Int {
     ["/proc/net/tcp", "/proc/net/tcp6"].reduce(0) { count, path in
-        let table = (try? String(contentsOfFile: path, encoding: .utf8)) ?? ""
+        // Read to the end: the kernel makes these files a page at a time, and `String(contentsOfFile:)` reads one.
+        let table = String(decoding: FileHandle(forReadingAtPath: path)?.readDataToEndOfFile() ?? Data(), as: UTF8.self)
         return count
             + table.split(separator: "\n").dropFirst().filter { row in
                 // sl local_address rem_address st ...; an address is HEX:PORT (hex), state 01 is ESTABLISHED.
