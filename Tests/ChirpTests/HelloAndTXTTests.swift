@@ -4,7 +4,7 @@ import Testing
 
 @testable import Chirp
 
-@Suite struct HelloTests {
+@Suite(.timeLimit(.minutes(5))) struct HelloTests {
     let local = Hello(peerID: "A", name: "alice", service: "chat", metadata: ["room": "1"])
 
     @Test func roundTrip() throws {
@@ -39,7 +39,7 @@ import Testing
     }
 }
 
-@Suite struct TXTRecordTests {
+@Suite(.timeLimit(.minutes(5))) struct TXTRecordTests {
     @Test func roundTrip() {
         var record = TXTRecord()
         record.set("id", "1234")
@@ -73,7 +73,7 @@ import Testing
     }
 }
 
-@Suite struct ConfigurationTests {
+@Suite(.timeLimit(.minutes(5))) struct ConfigurationTests {
     @Test func defaultsAreValid() throws {
         _ = try Configuration().validated()
         #expect(Configuration().domain == "local.")
