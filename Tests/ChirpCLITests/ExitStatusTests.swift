@@ -94,11 +94,7 @@ extension ChirpCLITests {
 
         @Test func interruptWhileWaitingIs130() async throws {
             let type = uniqueServiceType()
-            let process = try await startChirp([
-                "send", type, "x", "{}", "--timeout", "60", "--interface", "lo", "--log-level", "info"
-            ])
-            // The library logs "listening" once the command is waiting for a peer (signal handling is set up by then).
-            #expect(await process.waitForError(containing: "listening"), "\(process.transcript)")
+            let process = try await startWaitingSend(type)
             process.signal(SIGINT)
             #expect(try await process.waitForExit() == 130, "\(process.transcript)")
         }

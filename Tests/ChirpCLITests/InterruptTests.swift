@@ -82,10 +82,7 @@ extension ChirpCLITests {
             // The first SIGINT starts a clean stop; a second one ends the process the usual way (killed by SIGINT:
             // status 130 too). Both in a row must end it within the bound, however far the clean stop got.
             let type = uniqueServiceType()
-            let send = try await startChirp([
-                "send", type, "x", "{}", "--timeout", "60", "--interface", "lo", "--log-level", "info"
-            ])
-            #expect(await send.waitForError(containing: "listening"), "\(send.transcript)")
+            let send = try await startWaitingSend(type)
             send.signal(SIGINT)
             send.signal(SIGINT)
             #expect(try await send.waitForExit(timeout: Self.bound) == 130, "\(send.transcript)")

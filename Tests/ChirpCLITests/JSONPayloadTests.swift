@@ -2,12 +2,6 @@ import Chirp
 import Foundation
 import Testing
 
-/// A chat line as the chat example sends it.
-struct ChatLine: Codable, Sendable, ChirpMessage {
-    static let chirpTypeName = "chat.line"
-    var text: String
-}
-
 /// `chirp send` refuses a payload that is not RFC 8259 JSON, with status 64, before it joins: nothing is sent.
 extension ChirpCLITests {
     @Suite struct JSONPayload {

@@ -20,10 +20,6 @@ enum UntrustedTextProbe {
 
 /// What a newcomer ran into, checked with the real binaries: a closed pipe, signals, what peers send reaching the
 /// terminal, one error style, options before the subcommand, numbers and addresses in words.
-struct ListItemsRequest: Codable, Sendable, ChirpMessage {
-    static let chirpTypeName = "listr.item.list"
-}
-
 extension ChirpCLITests {
     @Suite struct Newcomer {
         // MARK: - A closed pipe
@@ -31,14 +27,8 @@ extension ChirpCLITests {
         @Test func listenEndsQuietlyWhenItsReaderGoesAway() async throws {
             let type = uniqueServiceType()
             try await withPeer(type, name: "sender") { sender in
-                let process = Process()
-                process.executableURL = try requireBinary("chirp")
-                process.arguments = ["listen", type, "--interface", "lo", "--name", "listener"]
-                let output = Pipe()
-                let errors = Pipe()
-                process.standardOutput = output
-                process.standardError = errors
-                try process.run()
+                let (process, output, errors) = try startPiped(
+                    "chirp", ["listen", type, "--interface", "lo", "--name", "listener"])
                 defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
                 // Messages flow until the reader goes away, like `chirp listen TYPE | head -1`.
@@ -77,14 +67,8 @@ extension ChirpCLITests {
             app.standardError = FileHandle.nullDevice
             try app.run()
             defer { if app.isRunning { kill(app.processIdentifier, SIGKILL) } }
-            let process = Process()
-            process.executableURL = try requireBinary("chirp")
-            process.arguments = ["logs", "--service", type, "--interface", "lo", "--follow", "--json"]
-            let output = Pipe()
-            let errors = Pipe()
-            process.standardOutput = output
-            process.standardError = errors
-            try process.run()
+            let (process, output, errors) = try startPiped(
+                "chirp", ["logs", "--service", type, "--interface", "lo", "--follow", "--json"])
             defer { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
 
             // Records flow until the reader goes away, like `chirp logs --json | head -2`.
@@ -291,32 +275,30 @@ extension ChirpCLITests {
     }
 }
 
-/// A chat-like message for the closed-pipe test.
-struct ChatText: Codable, Sendable, ChirpMessage {
-    static let chirpTypeName = "chat.text"
-    var text: String
-}
-
 /// Waits until `transceiver` is connected to a peer named `name`.
 func waitForPeer(named name: String, on transceiver: Transceiver, timeout: Duration = .seconds(30)) async -> Peer? {
-    let deadline = ContinuousClock.now + timeout
-    while ContinuousClock.now < deadline {
-        if let peer = transceiver.connectedPeers.first(where: { $0.name == name }) { return peer }
-        try? await Task.sleep(for: .milliseconds(20))
+    await valueWithin(timeout) {
+        while true {
+            if let peer = transceiver.connectedPeers.first(where: { $0.name == name }) { return peer }
+            try await Task.sleep(for: .milliseconds(20))
+        }
     }
-    return nil
+}
+
+/// Starts the package's executable `name` as a Foundation `Process` with pipes for its outputs, which the test reads
+/// (and closes, as `head` does) itself.
+func startPiped(_ name: String, _ arguments: [String]) throws -> (process: Process, output: Pipe, errors: Pipe) {
+    let process = Process()
+    process.executableURL = try requireBinary(name)
+    process.arguments = arguments
+    let (output, errors) = (Pipe(), Pipe())
+    process.standardOutput = output
+    process.standardError = errors
+    try process.run()
+    return (process, output, errors)
 }
 
 /// The first bytes readable from `handle`, or `nil` after `timeout`.
 func firstChunk(of handle: FileHandle, timeout: Duration) async -> Data? {
-    await withTaskGroup(of: Data?.self) { group in
-        group.addTask { await Task.detached { handle.availableData }.value }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let result = await group.next() ?? nil
-        group.cancelAll()
-        return result
-    }
+    await valueWithin(timeout) { await Task.detached { handle.availableData }.value }
 }

@@ -8,11 +8,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A request whose reply is a ChirpCommands data reply.
-struct DumpRequest: Codable, Sendable, ChirpMessage {
-    static let chirpTypeName = "test.dump"
-}
-
 /// What a newcomer trips over in `chirp` (issue 32's papercuts), each checked with the real binary.
 extension ChirpCLITests {
     @Suite struct Papercuts {

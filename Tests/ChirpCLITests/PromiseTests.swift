@@ -8,11 +8,6 @@ import Glibc
 import Darwin
 #endif
 
-/// A request the test's peer answers slowly, or never.
-struct SlowQuestion: Codable, Sendable, ChirpMessage {
-    static let chirpTypeName = "test.slow"
-}
-
 /// Docs/CLI.md's promises, each with the test that keeps it (the tests of this suite fill the gaps the others left):
 ///
 /// | promise | test |

@@ -2,17 +2,6 @@ import Chirp
 import Foundation
 import Testing
 
-/// The request and reply types of the test's own transceiver.
-struct Question: Codable, Sendable, ChirpMessage {
-    static let chirpTypeName = "test.question"
-    var text: String
-}
-
-struct Answer: Codable, Sendable, ChirpMessage {
-    static let chirpTypeName = "test.answer"
-    var text: String
-}
-
 extension ChirpCLITests {
     @Suite struct SendAndListen {
         @Test func sendAndListenRoundTripWithTheChatExample() async throws {
@@ -106,7 +95,9 @@ extension ChirpCLITests {
                 #expect(object["type"] as? String == "test.answer")
                 #expect(object["from"] as? String == "oracle")
                 #expect(object["fromID"] as? String == peer.configuration.peerID)
-                #expect((object["payload"] as? [String: Any])?["text"] as? String != nil)
+                // The name chirp send joined under.
+                let asker = "chirp-send-\(Configuration.defaultPeerName)-\(jsonSend.pid)"
+                #expect((object["payload"] as? [String: Any])?["text"] as? String == "\(asker) asked how?")
             }
         }
     }

@@ -4,7 +4,7 @@ import Testing
 @testable import ChirpCommands
 
 /// Refusals (a shared secret missing or wrong, an accept policy) end the wait for apps early; fed events by hand.
-@Suite struct AppFinderRefusalTests {
+@Suite(.timeLimit(.minutes(5))) struct AppFinderRefusalTests {
     let start = ContinuousClock.now
 
     func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }

@@ -4,7 +4,7 @@ import Testing
 @testable import ChirpCommands
 
 /// The discovery policy, fed events by hand.
-@Suite struct AppFinderTests {
+@Suite(.timeLimit(.minutes(5))) struct AppFinderTests {
     let start = ContinuousClock.now
 
     func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }

@@ -6,7 +6,7 @@ import Testing
 @testable import ChirpCommands
 
 /// Receiver and transmitter in one process, over the real avahi-daemon and TCP.
-@Suite(.serialized) struct CommandChannelTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct CommandChannelTests {
     struct Echo: ChirpCommand {
         static let chirpTypeName = "test.echo"
         var text: String

@@ -5,7 +5,7 @@ import Testing
 
 /// `CommandError`: one struct with an extensible code, the exit code it maps to, and the sentence the tools print,
 /// word for word as before it was a struct.
-@Suite struct CommandErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct CommandErrorTests {
     let kitchen = Peer(id: "K1", name: "kitchen", metadata: [:], host: "box.local.")
 
     @Test func eachFunctionKeepsItsSentenceItsDataAndItsExitCode() {

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ChirpCommands
 
-@Suite struct CommandResponseTests {
+@Suite(.timeLimit(.minutes(5))) struct CommandResponseTests {
     @Test(arguments: [
         CommandResponse.text("hello"), .text(""), .text("ünïcødé ✓\nline two"),
         .data(Data()), .data(Data(0...255)), .data(Data(repeating: 0, count: 100_000)),

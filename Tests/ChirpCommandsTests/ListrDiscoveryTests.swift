@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Finding the app: several apps, none, one that dies mid-command, several CLIs at once.
-@Suite(.serialized) struct ListrDiscoveryTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ListrDiscoveryTests {
     @Test func allCollectsOneLabelledReplyPerApp() async throws {
         try await ListrFixture.run { fixture in
             let names = ["ash", "birch", "cedar"]

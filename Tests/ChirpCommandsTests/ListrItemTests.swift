@@ -4,7 +4,7 @@ import ListrCommands
 import Testing
 
 /// listr and listrctl as processes, against the real avahi-daemon: what a user types, what a user sees.
-@Suite(.serialized) struct ListrItemTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ListrItemTests {
     @Test func addListDoneRemoveRoundTrip() async throws {
         try await ListrFixture.run { fixture in
             _ = try await fixture.startApp("alpha")

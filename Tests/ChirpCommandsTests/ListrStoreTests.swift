@@ -6,7 +6,7 @@ import Logging
 import Testing
 
 /// `store dump` and `store replace`, end to end.
-@Suite(.serialized) struct ListrStoreTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct ListrStoreTests {
     @Test func dumpThenReplaceRoundTrip() async throws {
         try await ListrFixture.run { fixture in
             _ = try await fixture.startApp("alpha")

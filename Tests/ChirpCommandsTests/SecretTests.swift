@@ -6,7 +6,7 @@ import Testing
 
 /// listr and listrctl with shared secrets: from CHIRP_SECRET or --secret-file, never from the command line; a missing
 /// or wrong secret is refused quickly, with exit code 6 and a message that says what to do.
-@Suite(.serialized) struct SecretTests {
+@Suite(.serialized, .timeLimit(.minutes(10))) struct SecretTests {
     static func randomSecret() -> String { "s3cret-" + UUID().uuidString }
 
     /// Writes `secret` to a file only the owner can read; returns its path.

@@ -3,7 +3,7 @@ import Foundation
 import ListrCommands
 import Testing
 
-@Suite struct StoreFileTests {
+@Suite(.timeLimit(.minutes(5))) struct StoreFileTests {
     let directory: URL = {
         let url = FileManager.default.temporaryDirectory.appendingPathComponent(
             "storefile-\(UUID().uuidString.prefix(8))")

@@ -8,7 +8,7 @@ import ChirpTestSupport
 
 /// `logdemo` and `chirp logs` as real processes, discovering each other through the real avahi-daemon (loopback).
 /// Serialized: each test starts several processes, and the machine has two cores.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct EndToEndTests {
     let chirp = binaryPath("chirp")
     let logdemo = binaryPath("logdemo")

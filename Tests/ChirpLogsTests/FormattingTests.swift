@@ -4,7 +4,7 @@ import Testing
 
 @testable import ChirpLogs
 
-struct FormattingTests {
+@Suite(.timeLimit(.minutes(5))) struct FormattingTests {
     func record(
         level: Logger.Level = .info, label: String = "orders.api", message: String = "order placed",
         http: HTTPExchange? = nil

@@ -3,7 +3,7 @@ import Testing
 
 @testable import ChirpLogs
 
-struct HTTPPolicyTests {
+@Suite(.timeLimit(.minutes(5))) struct HTTPPolicyTests {
     func exchange() -> HTTPExchange {
         HTTPExchange(
             method: "GET", url: "https://api.example.com/v2/items?page=2",

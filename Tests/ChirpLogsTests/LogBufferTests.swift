@@ -5,7 +5,7 @@ import Testing
 
 /// The ring every log call writes into: sequence numbers, overwriting when full, and reads by sequence number that
 /// come back consecutive whatever their size.
-@Suite struct LogBufferTests {
+@Suite(.timeLimit(.minutes(5))) struct LogBufferTests {
     private func record(_ text: String) -> PendingRecord {
         PendingRecord(
             sequence: 0, timeNanos: 0, label: "test",

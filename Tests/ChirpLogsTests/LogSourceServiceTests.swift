@@ -6,7 +6,7 @@ import ServiceLifecycle
 import Testing
 
 /// A log source in swift-service-lifecycle's `ServiceGroup`.
-@Suite struct LogSourceServiceTests {
+@Suite(.timeLimit(.minutes(5))) struct LogSourceServiceTests {
     /// A log source with a spool, running in a `ServiceGroup`, whose first record is in the spool; the 499 logged after
     /// it wait for the sender's next pass, 600 s away (a long flush interval), so they are in the spool only if
     /// something writes them there.
@@ -31,10 +31,7 @@ import Testing
             running = Task { try await group.run() }
             // The first record starts a pass, which spools it and waits 600 s before the next one.
             logger.info("first")
-            let deadline = ContinuousClock.now + .seconds(30)
-            while source.statistics.unacknowledgedInSpool < 1, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            _ = await eventually(timeout: .seconds(30)) { source.statistics.unacknowledgedInSpool >= 1 }
             #expect(source.statistics.unacknowledgedInSpool == 1)
             for n in 2...500 { logger.info("record \(n)") }
             #expect(source.statistics.unacknowledgedInSpool == 1)

@@ -6,7 +6,7 @@ import Testing
 
 @testable import ChirpLogs
 
-struct LogSpoolTests {
+@Suite(.timeLimit(.minutes(5))) struct LogSpoolTests {
     func entries(_ range: ClosedRange<UInt64>, size: Int = 0) -> ByteBuffer {
         var buffer = ByteBuffer()
         for sequence in range {

@@ -4,7 +4,7 @@ import Testing
 
 /// `LogViewerError`: one struct with an extensible code and the sentence `chirp logs` prints, word for word as before
 /// it was a struct.
-@Suite struct LogViewerErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct LogViewerErrorTests {
     let refusals = [
         LogSourceRefusal(source: "shop[42]@box", info: nil, reason: "the peer requires a shared secret"),
         LogSourceRefusal(source: "cart[7]@box", info: nil, reason: "boom")

@@ -5,7 +5,7 @@ import Testing
 
 @testable import ChirpLogs
 
-struct RecordCodingTests {
+@Suite(.timeLimit(.minutes(5))) struct RecordCodingTests {
     let origin = RecordCoding.Origin(appName: "app", host: "box", processID: 42)
 
     func sampleRecord(http: HTTPExchange? = nil) -> LogRecord {

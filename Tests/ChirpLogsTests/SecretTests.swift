@@ -10,7 +10,7 @@ import Testing
 /// The log channel with a shared secret: `logdemo`, in-process sources, `chirp logs` as a real process and in-process
 /// viewers, over the real avahi-daemon (loopback). The right secret streams; a missing or wrong one gets nothing, a
 /// clear message and exit status 4; the secret never shows in any output or log.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct SecretTests {
     let chirp = binaryPath("chirp")
     let logdemo = binaryPath("logdemo")
@@ -242,11 +242,11 @@ final class ViewerEvents: Sendable {
 
     /// The first refusal, once reported; `nil` at the deadline.
     func waitForRefusal(seconds: Double) async -> LogSourceRefusal? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if let first = box.withLockedValue({ $0.refusals.first }) { return first }
-            try? await Task.sleep(for: .milliseconds(50))
+        await valueWithin(.seconds(seconds)) {
+            while true {
+                if let first = self.box.withLockedValue({ $0.refusals.first }) { return first }
+                try await Task.sleep(for: .milliseconds(50))
+            }
         }
-        return box.withLockedValue { $0.refusals.first }
     }
 }

@@ -15,7 +15,7 @@ import ChirpTestSupport
 #endif
 
 /// A source and a viewer in this process, over the real avahi-daemon and TCP on loopback.
-@Suite(.serialized)
+@Suite(.serialized, .timeLimit(.minutes(10)))
 struct StreamingTests {
     func source(_ service: String, _ configure: (inout LogSourceConfiguration) -> Void = { _ in }) throws -> LogSource {
         var configuration = LogSourceConfiguration(appName: "inproc")
@@ -61,10 +61,7 @@ struct StreamingTests {
             let logger = Logger(label: "d") { logs.handler(label: $0) }
             try await logs.start()
             for n in 1...10 { logger.info("n \(n)") }
-            let deadline = ContinuousClock.now + .seconds(30)
-            while logs.statistics.unacknowledgedInSpool < 10, ContinuousClock.now < deadline {
-                try await Task.sleep(for: .milliseconds(10))
-            }
+            _ = await eventually(timeout: .seconds(30)) { logs.statistics.unacknowledgedInSpool >= 10 }
             #expect(logs.statistics.unacknowledgedInSpool == 10)
             await logs.stop()
         }

@@ -4,7 +4,7 @@ import Testing
 @testable import ChirpLogs
 
 /// The viewer's bookkeeping of what each stream delivered, with sequence numbers as a peer may send them.
-@Suite struct ViewerStateTests {
+@Suite(.timeLimit(.minutes(5))) struct ViewerStateTests {
     @Test func aLossNoticeIsTrimmedToWhatWasNotDelivered() {
         let state = ViewerState(resumeAfter: ["stream": 10])
         #expect(

@@ -20,12 +20,8 @@ extension FaultTests {
             let options = [
                 "--heartbeat-interval", "1", "--heartbeat-timeout", "60", "--outbound-limit", String(Self.limit)
             ]
-            let a = try await harness.probe(on: "h1", name: "a", service: type, options)
-            let b = try await harness.probe(on: "h2", name: "b", service: type, options)
-            let c = try await harness.probe(on: "h3", name: "c", service: type, options)
-            try await a.waitConnected(to: ["b", "c"])
-            try await b.waitConnected(to: ["a", "c"])
-            try await c.waitConnected(to: ["a", "b"])
+            let probes = try await harness.connectedProbes(service: type, options)
+            let (a, b, c) = (probes[0], probes[1], probes[2])
 
             b.signal(SIGSTOP)
             defer { b.signal(SIGCONT) }
@@ -62,13 +58,7 @@ extension FaultTests {
                 $0.event == "message" && $0.from == "a" && $0.seq == lastQueued
             }
             measure("frozen.queue-drained-after-thaw", arrived.ms - thawed)
-            mark = a.mark
-            a.command("send b 10 100")
-            let after = try await a.waitFor(from: mark, "10 sent after the thaw") { $0.event == "sent" }
-            #expect(after.accepted == 10)
-            try await b.waitFor("the last message after the thaw") {
-                $0.event == "message" && $0.from == "a" && $0.seq == after.lastSeq
-            }
+            try await a.send(10, to: b)
             let seqs = b.receivedSeqs(from: "a")
             #expect(seqs == seqs.sorted() && Set(seqs).count == seqs.count, "b got duplicates or disorder")
             #expect(!a.events.contains { $0.is("peerDisconnected", name: "b") })
@@ -83,10 +73,8 @@ extension FaultTests {
             let options = [
                 "--heartbeat-interval", "0.5", "--heartbeat-timeout", "2.5", "--outbound-limit", String(Self.limit)
             ]
-            let a = try await harness.probe(on: "h1", name: "a", service: type, options)
-            let b = try await harness.probe(on: "h2", name: "b", service: type, options)
-            try await a.waitConnected(to: ["b"])
-            try await b.waitConnected(to: ["a"])
+            let probes = try await harness.connectedProbes(service: type, options)
+            let (a, b) = (probes[0], probes[1])
 
             var mark = a.mark
             let frozen = nowMs()
@@ -112,13 +100,7 @@ extension FaultTests {
             }
             measure("frozen.reconnected-after-thaw", back.ms - thawed)
             #expect(back.ms - thawed <= 15_000)
-            mark = a.mark
-            a.command("send b 10 100")
-            let after = try await a.waitFor(from: mark, "10 sent after the thaw") { $0.event == "sent" }
-            #expect(after.accepted == 10)
-            try await b.waitFor("the last message after the thaw") {
-                $0.event == "message" && $0.from == "a" && $0.seq == after.lastSeq
-            }
+            try await a.send(10, to: b)
             let seqs = b.receivedSeqs(from: "a")
             #expect(Set(seqs).count == seqs.count, "b got a message twice")
             #expect(!a.sawDuplicatePeer && !b.sawDuplicatePeer)

@@ -12,12 +12,8 @@ extension FaultTests {
             let harness = try Harness(hosts: 3)
             defer { harness.tearDown() }
             let type = uniqueServiceType("k")
-            let a = try await harness.probe(on: "h1", name: "a", service: type, Self.heartbeat)
-            let b = try await harness.probe(on: "h2", name: "b", service: type, Self.heartbeat)
-            let c = try await harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
-            try await a.waitConnected(to: ["b", "c"])
-            try await b.waitConnected(to: ["a", "c"])
-            try await c.waitConnected(to: ["a", "b"])
+            let probes = try await harness.connectedProbes(service: type, Self.heartbeat)
+            let (a, b, c) = (probes[0], probes[1], probes[2])
 
             let marks = (a: a.mark, b: b.mark)
             let killed = nowMs()
@@ -41,15 +37,28 @@ extension FaultTests {
             let again = (a: a.mark, b: b.mark)
             let restarted = nowMs()
             let c2 = try await harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
+            var newID = ""
             for (observer, mark) in [(a, again.a), (b, again.b)] {
                 let back = try await observer.waitFor(from: mark, "c connected again") {
                     $0.is("peerConnected", name: "c")
                 }
                 measure("kill.reconnected.\(observer.name)", back.ms - restarted)
+                newID = back.id ?? ""
             }
             try await c2.waitConnected(to: ["a", "b"])
-            // Settle: a stale advertisement of the dead c would show up within a second or two.
-            try await Task.sleep(for: .seconds(2))
+            // A second c could only come from a stale advertisement of the dead one: the daemons a and b browse list
+            // one c, the new one (that they list the new one is the control that they would list both).
+            let newInstance = "c [\(newID.prefix(8))]"
+            for host in ["h1", "h2"] {
+                try await waitUntil(
+                    .seconds(30), "\(host)'s daemon to list only \(newInstance)", every: .milliseconds(200)
+                ) {
+                    let instances = try await advertisedInstances(of: type) { command in
+                        try await harness.start(on: host, command, name: "avahi-browse on \(host)")
+                    }
+                    return instances.filter { $0.hasPrefix("c [") } == [newInstance]
+                }
+            }
             for observer in [a, b] {
                 let mark = observer.mark
                 observer.command("peers")

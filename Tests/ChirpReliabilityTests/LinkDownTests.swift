@@ -14,21 +14,11 @@ extension FaultTests {
             let harness = try Harness(hosts: 3)
             defer { harness.tearDown() }
             let type = uniqueServiceType("l")
-            let a = try await harness.probe(on: "h1", name: "a", service: type, Self.heartbeat)
-            let b = try await harness.probe(on: "h2", name: "b", service: type, Self.heartbeat)
-            let c = try await harness.probe(on: "h3", name: "c", service: type, Self.heartbeat)
-            try await a.waitConnected(to: ["b", "c"])
-            try await b.waitConnected(to: ["a", "c"])
-            try await c.waitConnected(to: ["a", "b"])
+            let probes = try await harness.connectedProbes(service: type, Self.heartbeat)
+            let (a, b, c) = (probes[0], probes[1], probes[2])
 
             // Traffic before the cut: all of it arrives.
-            var mark = a.mark
-            a.command("send c 50 100")
-            let before = try await a.waitFor(from: mark, "50 sent to c") { $0.event == "sent" }
-            #expect(before.accepted == 50)
-            try await c.waitFor("a's 50th message") {
-                $0.event == "message" && $0.from == "a" && $0.seq == before.lastSeq
-            }
+            let before = try await a.send(50, to: c)
 
             let marks = (a: a.mark, b: b.mark, c: c.mark)
             let cut = nowMs()
@@ -50,11 +40,11 @@ extension FaultTests {
                 #expect(lost.ms - cut <= Self.disconnectBoundMs)
             }
             // Sending while the link is down: refused (not connected) or lost with the connection, never delivered twice.
-            mark = a.mark
+            let mark = a.mark
             a.command("send c 20 100")
             try await a.waitFor(from: mark, "sends during the cut") { $0.event == "sent" }
 
-            // 10 s after the cut, the link comes back.
+            // 10 s after the cut, the link comes back: the length of the fault this test injects, not a settling pause.
             let downFor = 10_000 - (nowMs() - cut)
             if downFor > 0 { try await Task.sleep(for: .milliseconds(downFor)) }
             let restoredMarks = (a: a.mark, b: b.mark, c: c.mark)
@@ -72,14 +62,9 @@ extension FaultTests {
             try await c.waitConnected(to: ["a", "b"], from: restoredMarks.c, timeout: 40)
 
             // Traffic after the repair: all of it arrives, once.
-            mark = a.mark
-            a.command("send c 50 100")
-            let after = try await a.waitFor(from: mark, "50 sent to c after the repair") { $0.event == "sent" }
-            #expect(after.accepted == 50)
-            try await c.waitFor("a's last message") {
-                $0.event == "message" && $0.from == "a" && $0.seq == after.lastSeq
-            }
-            try await Task.sleep(for: .seconds(1))  // anything delivered twice would arrive meanwhile
+            let after = try await a.send(50, to: c)
+            // A fence: one message more, on the same connection and so in order, after anything delivered twice.
+            try await a.send(1, to: c)
 
             let seqs = c.receivedSeqs(from: "a")
             #expect(Set(seqs).count == seqs.count, "c got a message twice: \(seqs)")

@@ -15,21 +15,13 @@ extension FaultTests {
                 "\(first) and \(second)")
 
             let type = uniqueServiceType("s")
-            let a = try await harness.probe(on: "h1", name: "a", service: type)
-            let b = try await harness.probe(on: "h2", name: "b", service: type)
-            try await a.waitConnected(to: ["b"], timeout: 40)
-            try await b.waitConnected(to: ["a"], timeout: 40)
+            let probes = try await harness.connectedProbes(service: type, timeout: 40)
+            let (a, b) = (probes[0], probes[1])
 
             // Both ways, every message, in order.
-            for (sender, receiver, from) in [(a, b, "a"), (b, a, "b")] {
-                let mark = sender.mark
-                sender.command("send \(receiver.name) 50 100")
-                let sent = try await sender.waitFor(from: mark, "50 sent to \(receiver.name)") { $0.event == "sent" }
-                #expect(sent.accepted == 50)
-                try await receiver.waitFor("\(from)'s 50th message") {
-                    $0.event == "message" && $0.from == from && $0.seq == sent.lastSeq
-                }
-                let seqs = receiver.events.filter { $0.event == "message" && $0.from == from }.compactMap(\.seq)
+            for (sender, receiver) in [(a, b), (b, a)] {
+                try await sender.send(50, to: receiver)
+                let seqs = receiver.receivedSeqs(from: sender.name)
                 #expect(seqs == Array(seqs.sorted()) && Set(seqs).count == seqs.count && seqs.count == 50, "\(seqs)")
             }
         }

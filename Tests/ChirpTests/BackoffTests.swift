@@ -4,7 +4,7 @@ import Testing
 @testable import ChirpSupport
 
 /// The one backoff of every retry (dials, the daemon, refused resolves).
-@Suite struct BackoffTests {
+@Suite(.timeLimit(.minutes(5))) struct BackoffTests {
     @Test func delaysDoubleFromTheFirstUpToTheMaximum() {
         let delays = (0..<11).map { Backoff.dial.delay(attempt: $0, factor: 1) }
         #expect(delays == [0.1, 0.2, 0.4, 0.8, 1.6, 3.2, 6.4, 12.8, 25.6, 30, 30])

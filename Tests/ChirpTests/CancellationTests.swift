@@ -162,17 +162,9 @@ extension LiveTests {
         static func outcome<T: Sendable>(of task: Task<T, any Error>, within bound: Duration) async -> Result<
             T, any Error
         >? {
-            let (outcomes, sink) = AsyncStream.makeStream(of: Result<T, any Error>?.self)
-            Task {
-                do { sink.yield(.success(try await task.value)) } catch { sink.yield(.failure(error)) }
+            await valueWithin(bound) { () -> Result<T, any Error>? in
+                do { return .success(try await task.value) } catch { return .failure(error) }
             }
-            let timer = Task {
-                try? await Task.sleep(for: bound)
-                sink.yield(nil)
-            }
-            defer { timer.cancel() }
-            for await outcome in outcomes { return outcome }
-            return nil
         }
 
         /// Fails unless the outcome is a `CancellationError`.

@@ -3,7 +3,7 @@ import Foundation
 import Testing
 
 /// `ChirpError`: one struct with an extensible code, the sentence users read, and what it is about.
-@Suite struct ChirpErrorTests {
+@Suite(.timeLimit(.minutes(5))) struct ChirpErrorTests {
     let peer = Peer(id: "B0B", name: "bob", metadata: [:])
 
     @Test func aRequestThatTimedOutSaysWhoAndWhatAndMatchesByCode() {

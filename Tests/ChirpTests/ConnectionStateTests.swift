@@ -6,7 +6,7 @@ import Testing
 /// The life of one connection and the matching of its exchanges: pure state, one rule per row (Docs/Protocol.md
 /// sections 5 to 7). The channel handler that carries out these actions is covered on EmbeddedChannel
 /// (PeerChannelHandlerTests) and end to end (ConnectionSwitchTests, MessagingTests).
-@Suite struct ConnectionStateTests {
+@Suite(.timeLimit(.minutes(5))) struct ConnectionStateTests {
     typealias Action = ConnectionLifecycle.Action
 
     @Test func aRetiredConnectionSaysGoodbyeAndClosesOnceThePeerRetiredItTooAndNothingIsInFlight() {

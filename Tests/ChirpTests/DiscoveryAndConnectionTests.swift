@@ -75,12 +75,24 @@ extension LiveTests {
                 #expect(Set(transceiver.connectedPeers.map(\.name)) == expected)
                 #expect(transceiver.availablePeers.count == 7)
             }
-            // Give racing duplicate dials time to settle, then check nobody reported a peer twice.
-            try await Task.sleep(for: .seconds(2))
+            // Racing duplicate dials have settled once the kernel holds one connection per pair (a duplicate is
+            // established, then retired and closed); then check that nobody reported a peer twice, or lost one.
+            let ports = Set(transceivers.compactMap(\.port))
+            #expect(ports.count == 8)
+            try await waitUntil(.seconds(60), "28 connections (\(establishedConnections(toPorts: ports)))") {
+                establishedConnections(toPorts: ports) == 28
+            }
             for (index, recorder) in recorders.enumerated() {
                 let connected = recorder.connectedNames()
                 #expect(connected.count == 7, "\(names[index]) saw \(connected)")
                 #expect(recorder.disconnectedNames().isEmpty, "\(names[index]) lost \(recorder.disconnectedNames())")
+            }
+            // The control: the recorders do see a peer that goes.
+            await transceivers[7].shutdown()
+            for recorder in recorders.prefix(7) {
+                try await recorder.waitFor("peer8 disconnected") {
+                    if case .peerDisconnected(let peer) = $0 { peer.name == "peer8" } else { false }
+                }
             }
             for transceiver in transceivers { await transceiver.shutdown() }
         }

@@ -7,7 +7,7 @@ import Testing
 /// The two discovery backends on Linux: Avahi's own client library (the default) and the `dns_sd` compatibility
 /// library. The live suites run against the default here and again under `CHIRP_DISCOVERY=dns-sd` in `make test`
 /// (`make dnssd-test`).
-@Suite struct DiscoveryBackendChoiceTests {
+@Suite(.timeLimit(.minutes(5))) struct DiscoveryBackendChoiceTests {
     @Test func anExplicitChoiceResolvesToItself() {
         #expect(Configuration.DiscoveryBackend.dnsSD.resolved == .dnsSD)
         #if os(Linux)

@@ -9,7 +9,7 @@ import Testing
 /// The fast JSON path of `JSONMessageCoder` (FastJSONEncoder / FastJSONDecoder): what it writes is what Foundation's
 /// `JSONEncoder` writes, what it reads it reads as Foundation's `JSONDecoder` does, and whatever it does not handle
 /// goes to Foundation, errors included.
-@Suite struct FastJSONTests {
+@Suite(.timeLimit(.minutes(5))) struct FastJSONTests {
     typealias Flat = JSONShapes.Flat
     typealias Numbers = JSONShapes.Numbers
     typealias Optionals = JSONShapes.Optionals

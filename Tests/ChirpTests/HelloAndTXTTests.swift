@@ -6,7 +6,7 @@ import Testing
 @testable import ChirpDiscovery
 @testable import ChirpWire
 
-@Suite struct HelloTests {
+@Suite(.timeLimit(.minutes(5))) struct HelloTests {
     let local = Hello(peerID: "A", name: "alice", service: "chat", metadata: ["room": "1"])
 
     @Test func roundTrip() throws {
@@ -41,7 +41,7 @@ import Testing
     }
 }
 
-@Suite struct TXTRecordTests {
+@Suite(.timeLimit(.minutes(5))) struct TXTRecordTests {
     @Test func roundTrip() {
         var record = TXTRecord()
         record.set("id", "1234")
@@ -75,7 +75,7 @@ import Testing
     }
 }
 
-@Suite struct ConfigurationTests {
+@Suite(.timeLimit(.minutes(5))) struct ConfigurationTests {
     @Test func defaultsAreValid() throws {
         _ = try Configuration().validated()
         #expect(Configuration().domain == "local.")

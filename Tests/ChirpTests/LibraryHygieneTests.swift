@@ -4,7 +4,7 @@ import Logging
 import Testing
 
 /// A library that prints nothing of its own, and errors that read as sentences wherever they are shown.
-@Suite struct LibraryHygieneTests {
+@Suite(.timeLimit(.minutes(5))) struct LibraryHygieneTests {
     @Test func withNoLoggerGivenChirpLogsNothing() throws {
         // swift-log's default handler writes to standard output; Chirp's defaults must not reach it.
         #expect(Configuration().logger.handler is SwiftLogNoOpLogHandler)

@@ -4,7 +4,7 @@ import Testing
 @testable import Chirp
 
 /// The outbound queue of one connection: batching of small frames, and the memory it keeps between writes.
-@Suite struct OutboundQueueTests {
+@Suite(.timeLimit(.minutes(5))) struct OutboundQueueTests {
     let allocator = ByteBufferAllocator()
 
     /// Any large spare the queue keeps.

@@ -10,7 +10,7 @@ import Testing
 
 /// The connection's handler on NIO's `EmbeddedChannel`: the frames it writes and the closes it makes for the rules of
 /// Docs/Protocol.md sections 5 to 7, byte for byte, with no socket and no other thread.
-@Suite struct PeerChannelHandlerTests {
+@Suite(.timeLimit(.minutes(5))) struct PeerChannelHandlerTests {
     /// What the handler reported to the peer table.
     final class Reports: ConnectionDelegate {
         struct Closed: Sendable {
@@ -321,12 +321,11 @@ import Testing
         // A type name longer than the frame, then a good message: the first is reported and skipped.
         try session.receive(.message, [0, 0xFF, 0xFF])
         try session.receive(.message, [0, 0, 4] + Array("fine".utf8))
-        var reported: ChirpError?
-        for await event in events {
-            if case .error(let error) = event {
-                reported = error
-                break
+        let reported = try await withTimeout(.seconds(20), "the malformed frame to be reported") { () -> ChirpError? in
+            for await event in events {
+                if case .error(let error) = event { return error }
             }
+            return nil
         }
         let error = try #require(reported)
         #expect(error.code == .protocolViolation)

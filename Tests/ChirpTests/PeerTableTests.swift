@@ -4,7 +4,7 @@ import Testing
 
 /// The peer table's rules, one at a time: events in, actions out, time given by the test (Docs/Protocol.md, "One
 /// connection per pair"; Docs/Architecture.md, "How peers find each other"). No sockets, no daemon: microseconds each.
-@Suite struct PeerTableTests {
+@Suite(.timeLimit(.minutes(5))) struct PeerTableTests {
     typealias Table = PeerTable<Int, ContinuousClock.Instant>
 
     /// A table whose local id is "M": peer "A" has a lower id (it dials us first), peer "Z" a higher one.

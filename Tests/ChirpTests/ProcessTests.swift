@@ -107,7 +107,12 @@ extension LiveTests {
             // It comes back: one peer again, never two.
             let again = try await chat("victim", type)
             try await observer.waitForConnectedPeers(1)
-            try await Task.sleep(for: .milliseconds(500))
+            // A second victim could only come from a stale advertisement of the killed one: the daemon the observer
+            // browses lists one victim, the new one (that it lists the new one is the control that it would list both).
+            let newInstance = "victim [\(try #require(observer.connectedPeers.first).id.prefix(8))]"
+            try await waitUntil(.seconds(20), "the daemon to list only \(newInstance)", every: .milliseconds(100)) {
+                try await advertisedInstances(of: type).filter { $0.hasPrefix("victim") } == [newInstance]
+            }
             #expect(observer.availablePeers.map(\.name) == ["victim"])
             #expect(recorder.connectedNames() == ["victim", "victim"])
             again.kill()

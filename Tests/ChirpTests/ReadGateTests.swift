@@ -6,7 +6,7 @@ import Testing
 
 /// The read gate on a channel of its own: a closed gate holds the channel's reads back, and the last key to open it
 /// lets the held read through.
-@Suite struct ReadGateTests {
+@Suite(.timeLimit(.minutes(5))) struct ReadGateTests {
     /// Counts the reads that reach the head of the pipeline.
     final class ReadCounter: ChannelOutboundHandler {
         typealias OutboundIn = ByteBuffer

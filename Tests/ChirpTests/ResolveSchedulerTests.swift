@@ -4,7 +4,7 @@ import Testing
 @testable import ChirpDiscovery
 
 /// The pure part of resolving many peers: who is resolved when (Docs/Reliability.md, "64 peers").
-@Suite struct ResolveSchedulerTests {
+@Suite(.timeLimit(.minutes(5))) struct ResolveSchedulerTests {
     /// Starts whatever the scheduler lets run now.
     private func drain(_ scheduler: inout ResolveScheduler) -> [String] {
         var started: [String] = []

@@ -7,7 +7,7 @@ import Testing
 
 /// Async responders: at most the limit at once, the rest in arrival order with their connection unread, every task
 /// cancelled when the transceiver stops.
-@Suite struct ResponderPoolTests {
+@Suite(.timeLimit(.minutes(5))) struct ResponderPoolTests {
     /// A job that waits until released, and records that it started and whether it saw cancellation.
     final class Gates: Sendable {
         let started = NIOLockedValueBox<[Int]>([])

@@ -2,7 +2,7 @@ import Testing
 
 @testable import Chirp
 
-@Suite struct ServiceTypeTests {
+@Suite(.timeLimit(.minutes(5))) struct ServiceTypeTests {
     @Test(arguments: ["chat", "a", "listrctl", "my-app-2", "abcdefghijklmno", "_chat._tcp", "_chat"])
     func acceptsValidTypes(_ name: String) throws {
         let type = try ServiceType(name)

@@ -6,7 +6,7 @@ import Testing
 
 /// The names a connection received lately are matched on their bytes (``TypeNameCache``); what comes out is what a
 /// parse without the cache gives, whatever the peer sends.
-@Suite struct TypeNameCacheTests {
+@Suite(.timeLimit(.minutes(5))) struct TypeNameCacheTests {
     private func bytes(_ text: String) -> ByteBuffer { ByteBuffer(string: text) }
 
     @Test func aNameSeenBeforeComesBackEqual() {

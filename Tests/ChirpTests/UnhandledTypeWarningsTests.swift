@@ -4,7 +4,7 @@ import Testing
 
 /// A message nobody handles is warned about once per type and peer, with the fix when a handler for a type of the
 /// same short name exists (two programs that each declared `ChatLine` without `ChirpMessage`).
-@Suite struct UnhandledTypeWarningsTests {
+@Suite(.timeLimit(.minutes(5))) struct UnhandledTypeWarningsTests {
     let alice = Peer(id: "8C0E7F0B-3F0B-4C1A-9D0E-2A61F3E0B7A4", name: "alice")
     let bob = Peer(id: "11111111-2222", name: "bob")
 

@@ -5,7 +5,7 @@ import Testing
 
 /// Strings from other peers are printed and logged through `UntrustedText.escaped`: none of them can start a new line
 /// or reach the terminal as a control sequence.
-@Suite struct UntrustedTextTests {
+@Suite(.timeLimit(.minutes(5))) struct UntrustedTextTests {
     @Test(arguments: [
         ("x\n2026-11-24 critical receiver: FORGED LINE", "x\\n2026-11-24 critical receiver: FORGED LINE"),
         ("\u{1B}]0;TITLE\u{07}", "\\u{1B}]0;TITLE\\u{7}"),

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpCommands
 
 /// The exit statuses of `chirp`, one per kind of outcome, documented in `chirp --help` and Docs/CLI.md.
 enum ExitStatus: Int32, CaseIterable, Sendable {
@@ -54,18 +55,13 @@ struct CLIError: Error, CustomStringConvertible {
                 : nil)
     }
 
-    /// No DNS-SD daemon answers; `detail` is what the core reported.
+    /// No DNS-SD daemon answers; `detail` is what the core reported. The words every tool of the package uses
+    /// (`DNSSDDaemon`), plus the way around discovery that `chirp` has.
     static func noDaemon(_ detail: String) -> CLIError {
-        // The core's message starts with the DNS-SD call that failed: "DNSServiceBrowse failed: ...".
-        let call = detail.range(of: " failed").map { " (\(detail[..<$0.lowerBound]) failed)" } ?? ""
-        return CLIError(
+        CLIError(
             status: .noDaemon,
-            message: "no DNS-SD daemon answers\(call): peers can be neither found nor advertised",
-            hint: """
-                start it with `sudo systemctl start avahi-daemon` (Linux; it needs the system D-Bus), or `make deps` \
-                in a Chirp checkout; on macOS, mDNSResponder should always run. To reach a peer without discovery, \
-                use --connect HOST:PORT.
-                """)
+            message: DNSSDDaemon.unavailableMessage(detail),
+            hint: DNSSDDaemon.hint + ". To reach a peer without discovery, use --connect HOST:PORT.")
     }
 }
 

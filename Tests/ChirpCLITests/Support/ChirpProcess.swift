@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// Runs `chirp` with `arguments` (plus COLUMNS=100 for stable help text) as a ``TestProcess``.
 func startChirp(_ arguments: [String], environment: [String: String?] = [:]) async throws -> TestProcess {
@@ -27,4 +28,14 @@ func requireBinary(_ name: String) throws -> URL {
     let path = binaryPath(name)
     try requireExecutable(path)
     return URL(fileURLWithPath: path)
+}
+
+/// Starts `chirp send TYPE x {}` where no peer is, and waits until it waits for one (with its signal handling set up).
+func startWaitingSend(_ type: String, sourceLocation: SourceLocation = #_sourceLocation) async throws -> TestProcess {
+    let send = try await startChirp([
+        "send", type, "x", "{}", "--timeout", "60", "--interface", "lo", "--log-level", "info"
+    ])
+    // The library logs "listening" once the command is waiting for a peer (signal handling is set up by then).
+    #expect(await send.waitForError(containing: "listening"), "\(send.transcript)", sourceLocation: sourceLocation)
+    return send
 }

@@ -53,18 +53,9 @@ func first(
     of events: AsyncStream<TransceiverEvent>, timeout: Duration,
     where matches: @escaping @Sendable (TransceiverEvent) -> Bool
 ) async -> TransceiverEvent? {
-    await withTaskGroup(of: TransceiverEvent?.self) { group in
-        group.addTask {
-            for await event in events where matches(event) { return event }
-            return nil
-        }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return nil
-        }
-        let result = await group.next() ?? nil
-        group.cancelAll()
-        return result
+    await valueWithin(timeout) {
+        for await event in events where matches(event) { return event }
+        return nil
     }
 }
 
@@ -72,22 +63,13 @@ func first(
 /// browse started now finds it at once.
 func waitUntilAdvertised(_ serviceType: String, name: String, timeout: Duration = .seconds(20)) async throws {
     let browser = try ServiceBrowser(serviceType: serviceType, interface: .loopback)
-    let found = await withTaskGroup(of: Bool.self) { group in
-        group.addTask {
-            for await event in browser.events() {
-                if case .found(let instance) = event, instance.name == name { return true }
-            }
-            return false
+    let found = await valueWithin(timeout) { () -> Bool? in
+        for await event in browser.events() {
+            if case .found(let instance) = event, instance.name == name { return true }
         }
-        group.addTask {
-            try? await Task.sleep(for: timeout)
-            return false
-        }
-        let result = await group.next() ?? false
-        group.cancelAll()
-        return result
+        return false
     }
-    try #require(found, "\(name) was not advertised on _\(serviceType)._tcp within \(timeout)")
+    try #require(found == true, "\(name) was not advertised on _\(serviceType)._tcp within \(timeout)")
 }
 
 /// Starts the `chat` example on `serviceType` (loopback only) as `name`, with `environment` added to its own.

@@ -125,8 +125,9 @@ struct HarnessError: Error, CustomStringConvertible {
 /// Milliseconds since 1970, the clock of the probes' "ms" field.
 func nowMs() -> Int { Int((Date().timeIntervalSince1970 * 1000).rounded()) }
 
-/// The multi-host fault tests run one at a time: each builds its own hosts, and the machine has few cores.
-@Suite(.serialized) enum FaultTests {}
+/// The multi-host fault tests run one at a time: each builds its own hosts, and the machine has few cores. The suites
+/// nested in this one (in extensions) inherit `.serialized` and the time limit of each test.
+@Suite(.serialized, .timeLimit(.minutes(10))) enum FaultTests {}
 
 extension Trait where Self == ConditionTrait {
     /// Runs the test only with `CHIRP_NETNS=1` on a machine where the harness works; otherwise the test is skipped

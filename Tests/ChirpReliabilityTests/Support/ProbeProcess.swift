@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 
 /// One line of `chirp-probe` output (see Examples/Probe/Probe.swift); fields absent from a line are `nil`.
 struct ProbeEvent: Decodable, Sendable {
@@ -97,5 +98,42 @@ final class ProbeProcess: Sendable {
     /// Sequence numbers of the messages received from `sender`, in arrival order.
     func receivedSeqs(from sender: String) -> [Int] {
         events.filter { $0.event == "message" && $0.from == sender }.compactMap(\.seq)
+    }
+}
+
+extension ProbeProcess {
+    /// Sends `count` messages of `bytes` bytes to `receiver` (the `send` command), expects all of them taken, and waits
+    /// until the last one has arrived; returns the `sent` report (its sequence numbers).
+    @discardableResult
+    func send(
+        _ count: Int, of bytes: Int = 100, to receiver: ProbeProcess, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> ProbeEvent {
+        let (mark, sender) = (self.mark, name)
+        command("send \(receiver.name) \(count) \(bytes)")
+        let sent = try await waitFor(from: mark, "\(count) sent to \(receiver.name)") { $0.event == "sent" }
+        #expect(
+            sent.accepted == count, "\(sender) sent \(sent.accepted ?? 0) of \(count)", sourceLocation: sourceLocation)
+        try await receiver.waitFor("\(sender)'s message \(sent.lastSeq ?? 0)") {
+            $0.event == "message" && $0.from == sender && $0.seq == sent.lastSeq
+        }
+        return sent
+    }
+}
+
+extension Harness {
+    /// Starts a probe on each host (`a` on h1, `b` on h2, ...) on `service` with `options`, and waits until each is
+    /// connected to all the others (within `timeout` seconds each).
+    func connectedProbes(service: String, _ options: [String] = [], timeout: Double = 30) async throws
+        -> [ProbeProcess]
+    {
+        var probes: [ProbeProcess] = []
+        for (index, host) in hosts.enumerated() {
+            let name = String(UnicodeScalar(UInt8(ascii: "a") + UInt8(index)))
+            probes.append(try await probe(on: host, name: name, service: service, options))
+        }
+        for probe in probes {
+            try await probe.waitConnected(to: probes.map(\.name).filter { $0 != probe.name }, timeout: timeout)
+        }
+        return probes
     }
 }

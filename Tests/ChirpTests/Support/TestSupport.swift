@@ -104,6 +104,7 @@ func openFileDescriptorCount() -> Int {
 }
 
 /// Tests that start real transceivers, daemons' registrations and processes. They run one at a time (the suites
-/// nested in this one inherit `.serialized`), so that process-wide measurements such as open file descriptors and
-/// timing-sensitive heartbeats are not disturbed by other tests.
-@Suite(.serialized) enum LiveTests {}
+/// nested in this one, also in extensions, inherit `.serialized` and the time limit of each test), so that
+/// process-wide measurements such as open file descriptors and timing-sensitive heartbeats are not disturbed by other
+/// tests.
+@Suite(.serialized, .timeLimit(.minutes(10))) enum LiveTests {}
