@@ -19,8 +19,9 @@ extension Transceiver {
     /// A peer that reads slower than we send fills its queue up to ``Configuration/outboundLimit``. A named peer whose
     /// queue is full makes this form throw ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded`` (the message was not
     /// sent to it); with `.all`, that peer is skipped and reported as an ``TransceiverEvent/error(_:)`` event. The
-    /// waiting form, `try await send(_:to:)` (``send(_:to:)-4elgk``), waits for room instead; in `async` code it is
-    /// the one the compiler picks.
+    /// waiting form, `try await send(_:to:)` (``send(_:to:)-4elgk``), waits for room instead; in an `async`
+    /// function it is the one the compiler picks (top-level code in `main.swift` gets
+    /// this one, even written `try await`).
     ///
     /// - Throws: ``/ChirpSupport/ChirpError/Code/notRunning``, ``/ChirpSupport/ChirpError/Code/peerNotConnected``,
     ///   ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded``, ``/ChirpSupport/ChirpError/Code/invalidTypeName``

@@ -110,6 +110,9 @@ extension ChirpCLITests {
             try await transceiver.start()
             try await withTeardown {
                 #expect(await waitForPeer(named: "listener", on: transceiver) != nil, "\(listen.transcript)")
+                // The app's own advertisement takes a moment to be published (DNS-SD probes the name first): until it
+                // is, a chirp started now finds only the listener, rightly.
+                try await waitUntilAdvertised(type, name: "app")
                 let (status, send) = try await runChirp([
                     "send", type, "test.question", #"{"text":"who?"}"#, "--request", "--interface", "lo"
                 ])
