@@ -28,10 +28,16 @@ build: deps
 # scripts/run-tests.sh keeps each target's output in .build/test-logs/ and repeats what failed at the end.
 TEST_TARGETS := $(notdir $(wildcard Tests/*Tests))
 
+# A failing step does not stop the others: every step runs, and the failed ones are named at the end.
 test: deps
 	@$(BUILD) --log .build/logs/test-build.log --build-tests $(IMPORT_CHECK)
-	@SWIFT="$(SWIFT)" TEST_FLAGS="$(TEST_FLAGS)" scripts/run-tests.sh $(TEST_TARGETS)
-	@set -e; for step in $(TEST_STEPS); do echo "==> make $$step"; $(MAKE) --no-print-directory $$step; done
+	@failed=""; \
+	SWIFT="$(SWIFT)" TEST_FLAGS="$(TEST_FLAGS)" scripts/run-tests.sh $(TEST_TARGETS) || failed=" swift-tests"; \
+	for step in $(TEST_STEPS); do \
+		echo "==> make $$step"; $(MAKE) --no-print-directory $$step || failed="$$failed $$step"; \
+	done; \
+	if [ -n "$$failed" ]; then echo "==> make test: FAILED:$$failed"; exit 1; fi; \
+	echo "==> make test: every step passed"
 
 # Further parts of the project (fuzzing, the multi-host harness, load runs) each keep their targets in a file of
 # their own under mk/. A part that belongs in `make test` adds its target to TEST_STEPS there; they run after the
