@@ -6,6 +6,8 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .library(name: "Chirp", targets: ["Chirp"]),
+        // Browsing DNS-SD without joining (ServiceBrowser, ServiceTypeBrowser): what `chirp browse` and the console use.
+        .library(name: "ChirpDiscovery", targets: ["ChirpDiscovery"]),
         .library(name: "ChirpCommands", targets: ["ChirpCommands"]),
         .executable(name: "chat", targets: ["chat"]),
         .executable(name: "chirp", targets: ["chirp"]),
@@ -43,11 +45,42 @@ let package = Package(
         .systemLibrary(name: "CDNSSD"),
         // Avahi's own client library (Linux): the native discovery backend, one D-Bus connection per process.
         .systemLibrary(name: "CAvahiClient"),
+        // The library's layers, one target each; an arrow runs only down (Docs/Architecture.md), and the build
+        // checks it (`--explicit-target-dependency-import-check error`, scripts/build.sh).
+        // What every layer shares: ChirpError, Peer, UntrustedText, backoff.
+        .target(
+            name: "ChirpSupport",
+            dependencies: [.product(name: "Logging", package: "swift-log")]
+        ),
+        // Frames, the handshake's hello, message coders, type names: values over ByteBuffer, no channels, no peers.
+        .target(
+            name: "ChirpWire",
+            dependencies: [
+                "ChirpSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio")
+            ]
+        ),
+        // DNS-SD: advertise, browse, resolve, TXT records, through Avahi or dns_sd.h. Knows nothing of TCP.
+        .target(
+            name: "ChirpDiscovery",
+            dependencies: [
+                "ChirpSupport",
+                "CDNSSD",
+                .target(name: "CAvahiClient", condition: .when(platforms: [.linux])),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
+            ]
+        ),
+        // Transport, routing, security and the public face; re-exports what its users need of the layers below.
         .target(
             name: "Chirp",
             dependencies: [
-                "CDNSSD",
-                .target(name: "CAvahiClient", condition: .when(platforms: [.linux])),
+                "ChirpSupport",
+                "ChirpWire",
+                "ChirpDiscovery",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -63,6 +96,7 @@ let package = Package(
             name: "chat",
             dependencies: [
                 "Chirp",
+                "ChirpSupport",  // UntrustedText
                 "ChirpCommands",  // SecretOptions: CHIRP_SECRET / --secret-file
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log")
@@ -74,6 +108,7 @@ let package = Package(
             name: "ChirpLogs",
             dependencies: [
                 "Chirp",
+                "ChirpSupport",  // UntrustedText
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Metrics", package: "swift-metrics"),
@@ -111,6 +146,8 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 "ChirpLogs",
+                "ChirpDiscovery",  // chirp browse
+                "ChirpSupport",  // UntrustedText
                 "ChirpCommands",  // SecretOptions, CommandLineTool, command replies
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
@@ -122,6 +159,7 @@ let package = Package(
             name: "ChirpCommands",
             dependencies: [
                 "Chirp",
+                "ChirpSupport",  // UntrustedText
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log")
             ]
@@ -148,7 +186,8 @@ let package = Package(
             dependencies: [
                 "ListrCommands",
                 "ChirpCommands",
-                "Chirp",  // UntrustedText: app names from the network
+                "Chirp",
+                "ChirpSupport",  // UntrustedText: app names from the network
                 .product(name: "ArgumentParser", package: "swift-argument-parser")
             ],
             path: "Examples/Listr/listrctl"
@@ -229,6 +268,9 @@ let package = Package(
             name: "ChirpTests",
             dependencies: [
                 "Chirp",
+                "ChirpSupport",
+                "ChirpWire",
+                "ChirpDiscovery",
                 "ChirpTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -248,6 +290,7 @@ let package = Package(
             dependencies: [
                 "chirp",  // the unit tests of its pure parts (@testable import chirp); the others run the binary
                 "Chirp",
+                "ChirpDiscovery",  // a browser finds the test peers
                 "ChirpTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio")

@@ -38,6 +38,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Chirp", package: "chirp"),
                 .product(name: "ChirpLogs", package: "chirp"),
+                .product(name: "ChirpDiscovery", package: "chirp"),  // the peer directory browses
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

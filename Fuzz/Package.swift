@@ -2,7 +2,7 @@
 // libFuzzer targets for Chirp's parsers of untrusted bytes and the log viewer's rendering of what they decode (see
 // Docs/Reliability.md, "Fuzzing").
 //
-// Each target compiles the shipped sources from Sources/Chirp and Sources/ChirpLogs through symlinks in its own
+// Each target compiles the shipped sources from Sources/Chirp* and Sources/ChirpLogs through symlinks in its own
 // folder, so the code fuzzed is the code shipped, not a copy. Built and run by `make fuzz` / `make fuzz-ci`
 // (mk/fuzz.mk) with its own scratch path; the main package does not know about this one.
 import PackageDescription
@@ -36,7 +36,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzHello",
             dependencies: [
-                "CFuzzerDriver",
+                "CFuzzerDriver", "ChirpSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio")
@@ -44,15 +44,15 @@ let package = Package(
             swiftSettings: fuzzerFlags,
             linkerSettings: fuzzerLinkFlags
         ),
-        // The one file of the Chirp module that the log formatter uses (UntrustedText), under the module's own name so
-        // that the formatter's `import Chirp` compiles unchanged.
-        .target(name: "Chirp", swiftSettings: fuzzerFlags),
+        // The one file of ChirpSupport that the handshake parser and the log formatter use (UntrustedText), under the
+        // module's own name so that their `import ChirpSupport` compiles unchanged.
+        .target(name: "ChirpSupport", swiftSettings: fuzzerFlags),
         // A log batch as a viewer receives it (LogProtocol.parseBatch, RecordCoding), its records re-encoded, and the
         // lines `chirp logs` prints for them (LogFormatter).
         .executableTarget(
             name: "FuzzLogs",
             dependencies: [
-                "CFuzzerDriver", "Chirp",
+                "CFuzzerDriver", "ChirpSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio")
             ],

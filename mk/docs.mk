@@ -10,21 +10,32 @@ TEST_STEPS += doc-snippets
 
 # The DocC catalogs of the libraries (Sources/*/*.docc, and ChirpConsole's in the Console package: PACKAGE:TARGET),
 # through swift-docc-plugin; a warning (a link that does not resolve, a parameter without documentation) fails it. Part
-# of make test. The archives land in .build/plugins/Swift-DocC/outputs/ (Console/.build/... for ChirpConsole);
+# of make test. An entry of targets joined by `+` is one combined build (the plugin's
+# --enable-experimental-combined-documentation): Chirp and the layers below it, whose docs link down to one another
+# with absolute links (``/ChirpSupport/ChirpError``; a target links only to the ones it depends on). Without the
+# extended types: Chirp's conformance of Peer to Recipients would make a page `ChirpSupport` inside Chirp's docs, and
+# ``/ChirpSupport/...`` would look there instead of in ChirpSupport's. The archives land
+# in .build/plugins/Swift-DocC/outputs/ (Console/.build/... for ChirpConsole; the combined one as Chirp.doccarchive);
 # `make docs-preview TARGET=Chirp` serves one locally (`PACKAGE=Console TARGET=ChirpConsole` for the console's).
-DOC_TARGETS := Chirp ChirpCommands ChirpLogs ChirpLogsURLSession Console:ChirpConsole
+DOC_TARGETS := Chirp+ChirpSupport+ChirpWire+ChirpDiscovery ChirpCommands ChirpLogs ChirpLogsURLSession \
+	Console:ChirpConsole
 .PHONY: docs docs-preview
 
 docs:
-	@mkdir -p .build/docs-logs; for entry in $(DOC_TARGETS); do \
-		case $$entry in *:*) package=$${entry%%:*}; target=$${entry#*:} ;; *) package=.; target=$$entry ;; esac; \
-		echo "==> docc: $$target"; \
-		if ! $(SWIFT) package --package-path $$package --disable-sandbox generate-documentation --target $$target \
-			--warnings-as-errors >.build/docs-logs/$$target.log 2>&1; then \
-			grep -v -e '^\[' -e 'prohibited flag' .build/docs-logs/$$target.log | tail -40; exit 1; \
+	@mkdir -p .build/docs-logs; failed=""; for entry in $(DOC_TARGETS); do \
+		case $$entry in *:*) package=$${entry%%:*}; targets=$${entry#*:} ;; *) package=.; targets=$$entry ;; esac; \
+		name=$${targets%%+*}; flags=""; \
+		case $$targets in *+*) flags="--enable-experimental-combined-documentation --exclude-extended-types" ;; esac; \
+		for target in $$(echo $$targets | tr '+' ' '); do flags="$$flags --target $$target"; done; \
+		echo "==> docc: $$targets"; \
+		if ! $(SWIFT) package --package-path $$package --disable-sandbox generate-documentation $$flags \
+			--warnings-as-errors >.build/docs-logs/$$name.log 2>&1; then \
+			grep -v -e '^\[' -e 'prohibited flag' .build/docs-logs/$$name.log | tail -40; failed="$$failed $$targets"; \
+			continue; \
 		fi; \
-		grep -e 'Generated documentation archive' -A1 .build/docs-logs/$$target.log | tail -1; \
-	done
+		grep -e 'Generated .*documentation archive' -A1 .build/docs-logs/$$name.log | tail -1; \
+	done; \
+	if [ -n "$$failed" ]; then echo "docs failed:$$failed (logs in .build/docs-logs)"; exit 1; fi
 
 PACKAGE ?= .
 docs-preview:

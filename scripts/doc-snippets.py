@@ -140,6 +140,7 @@ def main():
 
     products = [
         '.product(name: "Chirp", package: "chirp")',
+        '.product(name: "ChirpDiscovery", package: "chirp")',
         '.product(name: "ChirpCommands", package: "chirp")',
         '.product(name: "ChirpLogs", package: "chirp")',
         '.product(name: "ChirpLogsURLSession", package: "chirp")',

@@ -7,6 +7,7 @@
 import ArgumentParser
 import Chirp
 import ChirpCommands
+import ChirpSupport
 import Foundation
 import Logging
 
@@ -122,11 +123,9 @@ struct Chat: AsyncParsableCommand {
         configuration.security = try secret.security()
 
         let transceiver = Transceiver(configuration: configuration)
-        transceiver.receive(ChatLine.self) { line, sender in
+        try transceiver.receive(ChatLine.self) { line, sender in
             say("[\(sender.name)] \(line.text)")
         }
-        transceiver.peerConnected = { peer in say("* connected to \(peer.name)") }
-        transceiver.peerDisconnected = { peer in say("* \(peer.name) left") }
         let events = transceiver.makeEvents()
         let discovery = DiscoveryVerdict(transceiver.makeEvents())
         try await transceiver.start()
@@ -149,7 +148,13 @@ struct Chat: AsyncParsableCommand {
                         StandardStreams.warning("no peer is connected: this line reached nobody")
                         continue
                     }
-                    do { try transceiver.broadcast(ChatLine(text: line)) } catch { StandardStreams.error("\(error)") }
+                    do {
+                        try await transceiver.send(ChatLine(text: line), to: .all)  // waits for a slow peer
+                    } catch is CancellationError {
+                        break
+                    } catch {
+                        StandardStreams.error("\(error)")
+                    }
                 }
                 if linger > 0 { try? await Task.sleep(for: .milliseconds(Int64(linger * 1000))) }
                 // Input that ended at once (`chat < /dev/null`) must not hide a missing daemon.
@@ -168,9 +173,7 @@ struct Chat: AsyncParsableCommand {
             group.cancelAll()
             return end
         }
-        // This peer is leaving: the others are not.
-        transceiver.peerDisconnected = nil
-        await transceiver.shutdown()
+        await transceiver.shutdown()  // the events are no longer watched: its peers are not reported as leaving
         switch end {
         case .noDaemon(let detail):
             StandardStreams.error(DNSSDDaemon.unavailableMessage(detail), hint: DNSSDDaemon.hint)
@@ -191,6 +194,8 @@ struct Chat: AsyncParsableCommand {
         var advertised = false
         for await event in events {
             switch event {
+            case .peerConnected(let peer): say("* connected to \(peer.name)")
+            case .peerDisconnected(let peer): say("* \(peer.name) left")
             case .advertised:
                 advertised = true
             case .discoveryUnavailable(let detail) where !advertised:

@@ -54,7 +54,7 @@ struct ReceiverRole {
         let transceiver = Transceiver(configuration: configuration)
 
         let streams = NIOLockedValueBox<[String: Stream]>([:])
-        transceiver.receive(LoadTick.self) { tick, sender in
+        try transceiver.receive(LoadTick.self) { tick, sender in
             let ack = streams.withLockedValue { streams -> UInt64? in
                 var stream = streams[sender.id] ?? Stream(senderName: sender.name)
                 stream.check.record(tick.seq)
@@ -71,16 +71,22 @@ struct ReceiverRole {
                 streams.withLockedValue { $0[sender.id]?.ackFailures += 1 }
             }
         }
-        transceiver.receive(LoadEnd.self) { end, sender in
+        try transceiver.receive(LoadEnd.self) { end, sender in
             streams.withLockedValue { streams in
                 var stream = streams[sender.id] ?? Stream(senderName: sender.name)
                 stream.total = end.total
                 streams[sender.id] = stream
             }
         }
-        transceiver.peerDisconnected = { peer in
-            streams.withLockedValue { $0[peer.id]?.disconnects += 1 }
+        let events = transceiver.makeEvents()
+        let disconnects = Task {
+            for await event in events {
+                if case .peerDisconnected(let peer) = event {
+                    streams.withLockedValue { $0[peer.id]?.disconnects += 1 }
+                }
+            }
         }
+        defer { disconnects.cancel() }
         try await transceiver.start()
         say("\(name): listening on port \(transceiver.port ?? 0), waiting for a sender")
 
@@ -101,7 +107,7 @@ struct ReceiverRole {
                     + "\(fixed(summary.messagesPerSecond, 0)) msg/s, RSS \(summary.rssKiB) KiB")
             clean = clean && summary.lost == 0 && summary.duplicated == 0 && summary.reordered == 0
             if let sender = connected.first(where: { $0.id == id }) {
-                try? transceiver.send(LoadReport(summary: summary), to: sender)
+                try? await transceiver.send(LoadReport(summary: summary), to: sender)
             }
         }
         if snapshot.isEmpty {

@@ -62,7 +62,7 @@ struct SenderRole {
 
         let tally = NIOLockedValueBox(Tally())
         let events = transceiver.makeEvents()
-        transceiver.receive(LoadReport.self) { report, sender in
+        try transceiver.receive(LoadReport.self) { report, sender in
             tally.withLockedValue { $0.reports[sender.id] = report.summary }
         }
         try await transceiver.start()
@@ -86,7 +86,7 @@ struct SenderRole {
             "\(name): \(targets.count) receivers connected after \(fixed(seconds(since: launched))) s; broadcasting for \(fixed(duration, 0)) s"
         )
         let acks = AckWindow(receivers: targets.map(\.id))
-        transceiver.receive(LoadAck.self) { ack, sender in acks.ack(peer: sender.id, next: ack.next) }
+        try transceiver.receive(LoadAck.self) { ack, sender in acks.ack(peer: sender.id, next: ack.next) }
 
         return await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -112,6 +112,13 @@ struct SenderRole {
                 transceiver: transceiver, name: name, targets: targets, duration: duration, window: window,
                 acks: acks, tally: tally, reportTimeout: reportTimeout, stop: stop)
         }
+    }
+
+    /// Sends `value` to every receiver without waiting: a receiver whose queue is full is skipped and reported as an
+    /// event (what the tally counts). A synchronous function, so that the call is the throwing `send`: in `async` code
+    /// the compiler picks the waiting one.
+    private static func sendNow(_ value: some Encodable, on transceiver: Transceiver) throws {
+        try transceiver.send(value, to: .all)
     }
 
     private func broadcastAndCollect(
@@ -141,7 +148,7 @@ struct SenderRole {
                 allowed = min(acks.minimum, UInt64.max - window) + window
             }
             do {
-                try transceiver.broadcast(LoadTick(seq: seq))
+                try Self.sendNow(LoadTick(seq: seq), on: transceiver)
             } catch {
                 failure = "broadcast failed: \(error)"
                 break
@@ -151,7 +158,7 @@ struct SenderRole {
         let elapsed = seconds(since: start)
         let cpu = ProcessStats.cpuSeconds() - cpuBefore
         do {
-            try transceiver.broadcast(LoadEnd(total: seq))
+            try Self.sendNow(LoadEnd(total: seq), on: transceiver)
         } catch {
             failure = failure ?? "could not broadcast the end: \(error)"
         }

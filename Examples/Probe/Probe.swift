@@ -79,7 +79,7 @@ struct Probe: AsyncParsableCommand {
         if let outboundLimit { configuration.outboundLimit = outboundLimit }
 
         let transceiver = Transceiver(configuration: configuration)
-        transceiver.receive(ProbeMessage.self) { message, sender in
+        try transceiver.receive(ProbeMessage.self) { message, sender in
             emit(["event": "message", "from": sender.name, "seq": message.seq, "bytes": message.padding.utf8.count])
         }
         let events = transceiver.makeEvents()
@@ -121,6 +121,8 @@ struct Probe: AsyncParsableCommand {
                 ])
             case .connectionRefused(let peer, let reason): emit(["event": "refused", "peer": peer, "reason": reason])
             case .discoveryUnavailable(let message): emit(["event": "discoveryUnavailable", "message": message])
+            case .unhandledMessage(let typeName, let sender):
+                emit(["event": "unhandledMessage", "type": typeName, "from": sender.name])
             case .error(let error):
                 if error.code == .outboundLimitExceeded, let peer = error.peer {
                     // A flood reports this once per skipped message: print counts 1, 2, 4, 8, ... only.
@@ -225,7 +227,7 @@ actor Driver {
         let padding = String(repeating: "x", count: max(0, bytes))
         let first = nextSeq
         for _ in 0..<max(0, count) {
-            sendOne(padding, &outcome) { try transceiver.broadcast($0) }
+            sendOne(padding, &outcome) { try transceiver.send($0, to: .all) }
         }
         let fields: [String: Any] = ["event": "broadcasted", "firstSeq": first, "lastSeq": nextSeq - 1]
         emit(fields.merging(outcome.fields) { $1 })

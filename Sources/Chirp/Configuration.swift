@@ -1,3 +1,6 @@
+import ChirpDiscovery
+import ChirpSupport
+import ChirpWire
 import Foundation
 import Logging
 import Metrics
@@ -14,24 +17,10 @@ import NIOPosix
 /// let transceiver = Transceiver(configuration: configuration)
 /// ```
 public struct Configuration: Sendable {
-    /// Where to advertise, browse and listen.
-    public enum Interface: Sendable, Hashable, CustomStringConvertible {
-        /// Every interface the DNS-SD daemon serves; listen on all IPv4 addresses.
-        case any
-        /// This machine only: advertise and browse on the loopback interface and listen on 127.0.0.1 and ::1 (the same
-        /// port on both; IPv4 only when the host has no ::1).
-        case loopback
-        /// One network interface by name (e.g. `eth0`); listen on all IPv4 addresses.
-        case named(String)
-
-        public var description: String {
-            switch self {
-            case .any: return "any"
-            case .loopback: return "loopback"
-            case .named(let name): return name
-            }
-        }
-    }
+    /// Where to advertise, browse and listen: ``/ChirpDiscovery/NetworkInterface``.
+    public typealias Interface = NetworkInterface
+    /// Which DNS-SD implementation a transceiver talks to: ``/ChirpDiscovery/DiscoveryBackend``.
+    public typealias DiscoveryBackend = ChirpDiscovery.DiscoveryBackend
 
     /// The DNS-SD service type, without underscore or protocol: `chat` is advertised as `_chat._tcp`.
     /// 1-15 letters, digits and hyphens (RFC 6763). Default: `chirp`.
@@ -46,19 +35,25 @@ public struct Configuration: Sendable {
     /// Extra key/value pairs published in the TXT record and the handshake. Keys `id`, `name`, `pv` and `sec` are
     /// reserved; each `key=value` must fit in 255 bytes. Default: empty.
     public var metadata: [String: String] = [:]
-    /// Where to advertise, browse and listen. Default: ``Interface/any``.
+    /// Where to advertise, browse and listen. Default: ``/ChirpDiscovery/NetworkInterface/any``.
     public var interface: Interface = .any
     /// Where the transceiver's metrics go (Docs/Metrics.md): `nil` (the default) for the process's bootstrapped
     /// swift-metrics backend (`MetricsSystem.bootstrap`), whose default records nothing.
     public var metricsFactory: (any MetricsFactory)? = nil
-    /// Which DNS-SD implementation to use. Default: ``DiscoveryBackend/automatic`` (the `CHIRP_DISCOVERY`
-    /// environment variable when set, else Avahi's own client library on Linux and `dns_sd` on macOS).
+    /// Which DNS-SD implementation to use. Default: ``/ChirpDiscovery/DiscoveryBackend/automatic`` (the
+    /// `CHIRP_DISCOVERY` environment variable when set, else Avahi's own client library on Linux and `dns_sd` on
+    /// macOS).
     public var discoveryBackend: DiscoveryBackend = .automatic
     /// Whether this transceiver advertises itself. With `false` it browses and dials the peers it finds but is not
     /// announced, so no one discovers it or dials it: the mode for a command-line tool that talks to running apps
     /// for a moment. It skips the daemon's registration (and its probing), dials every peer at once, and apps never
-    /// see it come and go in their discovery. Default: `true`.
+    /// see it come and go in their discovery. Its peers know it as a `Peer.Role.tool`. Default: `true`.
     public var advertises: Bool = true
+    /// Whether tools (peers that do not advertise themselves: `Peer.Role.tool`, such as `chirp send` or
+    /// an app's command-line remote) count as peers here: listed in ``Transceiver/availablePeers`` and
+    /// ``Transceiver/connectedPeers``, reported by the peer events, and reached by `.all`. Their messages and requests
+    /// are delivered and answered either way. Default: `false`.
+    public var includesTools: Bool = false
     /// The TCP port to listen on; 0 picks a free one. Default: 0.
     public var port: Int = 0
     /// How often a quiet connection sends a heartbeat. Default: 0.5 s.
@@ -76,9 +71,9 @@ public struct Configuration: Sendable {
     /// The largest frame (header and encoded payload) sent or accepted; larger inbound frames close the
     /// connection before anything is allocated for them. Default: 64 MiB.
     public var maximumMessageSize: Int = 64 * 1024 * 1024
-    /// Bytes that may wait in Chirp's queue for one peer that reads slower than we write. A message that would go
-    /// over it is not queued: `send` throws ``ChirpError/Code/outboundLimitExceeded`` and `broadcast` skips that
-    /// peer and reports it as an ``TransceiverEvent/error(_:)`` event. Default: 64 MiB.
+    /// Bytes that may wait in Chirp's queue for one peer that reads slower than we write. A message that would go over
+    /// it is not queued: `send` throws ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded`` and `broadcast` skips
+    /// that peer and reports it as an ``TransceiverEvent/error(_:)`` event. Default: 64 MiB.
     public var outboundLimit: Int = 64 * 1024 * 1024
     /// How long a connection gathers messages into one write while a burst of sends to its peer goes on. Once a
     /// write found at least ``burstFrameCount`` messages queued since the one before, the connection's event loop
@@ -91,7 +86,7 @@ public struct Configuration: Sendable {
     /// Messages written at once that make a burst (see ``burstLinger``).
     public static let burstFrameCount = 8
     /// How many received messages may wait for a slow consumer of ``Transceiver/messages(of:)`` or
-    /// ``Transceiver/allMessages()`` before Chirp stops reading from the peers that send them. Default: stop at 256
+    /// `messages(of: RawMessage.self)` before Chirp stops reading from the peers that send them. Default: stop at 256
     /// waiting messages, read again below 64.
     public var backpressure = Backpressure()
 
@@ -107,13 +102,13 @@ public struct Configuration: Sendable {
         /// At this many waiting messages, Chirp stops reading from the senders. Default: 256.
         public var highWatermark: Int
 
-        /// Watermarks in messages; `1 <= lowWatermark <= highWatermark` (checked by `resume()`).
+        /// Watermarks in messages; `1 <= lowWatermark <= highWatermark` (checked by ``Transceiver/start()``).
         public init(lowWatermark: Int = 64, highWatermark: Int = 256) {
             self.lowWatermark = lowWatermark
             self.highWatermark = highWatermark
         }
     }
-    /// How message values become payload bytes. Default: ``JSONMessageCoder``.
+    /// How message values become payload bytes. Default: ``/ChirpWire/JSONMessageCoder``.
     public var coder: any MessageCoder = JSONMessageCoder()
     /// Where Chirp logs. The library never bootstraps logging and prints nothing on its own: pass the logger your
     /// app set up, e.g. `configuration.logger = Logger(label: "chirp")` after `LoggingSystem.bootstrap`.
@@ -210,13 +205,7 @@ public struct Configuration: Sendable {
     }
 
     /// The interface index DNS-SD calls take (0 = all).
-    var interfaceIndex: UInt32 {
-        switch interface {
-        case .any: return 0
-        case .loopback: return DNSSDEnvironment.loopbackIndex ?? 0
-        case .named(let name): return DNSSDEnvironment.interfaceIndex(named: name) ?? 0
-        }
-    }
+    var interfaceIndex: UInt32 { interface.index }
 
     /// The shared secret, if any.
     var sharedSecret: SharedSecret? {

@@ -1,19 +1,12 @@
+import ChirpSupport
 import Dispatch
 import NIOConcurrencyHelpers
 
-/// Delivers ``TransceiverEvent``s in order, on one serial queue, to the callback properties and to every
-/// ``Transceiver/events`` stream. Emitting never blocks and never runs user code on the caller's thread.
+/// Delivers ``TransceiverEvent``s in order, on one serial queue, to ``Transceiver/availablePeersDidChange`` and to
+/// every ``Transceiver/makeEvents()`` stream. Emitting never blocks and never runs user code on the caller's thread.
 final class EventHub: Sendable {
-    struct Callbacks: Sendable {
-        var availablePeersDidChange: (@Sendable ([Peer]) -> Void)?
-        var peerAdded: (@Sendable (Peer) -> Void)?
-        var peerRemoved: (@Sendable (Peer) -> Void)?
-        var peerConnected: (@Sendable (Peer) -> Void)?
-        var peerDisconnected: (@Sendable (Peer) -> Void)?
-    }
-
     private struct State {
-        var callbacks = Callbacks()
+        var availablePeersDidChange: (@Sendable ([Peer]) -> Void)?
         var streams: [UInt64: AsyncStream<TransceiverEvent>.Continuation] = [:]
         var nextID: UInt64 = 0
     }
@@ -21,11 +14,12 @@ final class EventHub: Sendable {
     private let queue = DispatchQueue(label: "chirp.events")
     private let state = NIOLockedValueBox(State())
 
-    func updateCallbacks(_ update: (inout Callbacks) -> Void) {
-        state.withLockedValue { update(&$0.callbacks) }
-    }
+    /// The callback of ``Transceiver/availablePeersDidChange``.
+    var availablePeersDidChange: (@Sendable ([Peer]) -> Void)? { state.withLockedValue { $0.availablePeersDidChange } }
 
-    var callbacks: Callbacks { state.withLockedValue { $0.callbacks } }
+    func setAvailablePeersDidChange(_ callback: (@Sendable ([Peer]) -> Void)?) {
+        state.withLockedValue { $0.availablePeersDidChange = callback }
+    }
 
     /// A new stream that receives every event emitted from now on.
     func makeStream() -> AsyncStream<TransceiverEvent> {
@@ -41,6 +35,11 @@ final class EventHub: Sendable {
         return stream
     }
 
+    /// The streams end with the transceiver: a task iterating one is not left waiting for events that cannot come.
+    deinit {
+        for continuation in state.withLockedValue({ Array($0.streams.values) }) { continuation.finish() }
+    }
+
     func emit(_ event: TransceiverEvent) {
         queue.async { self.deliver(event) }
     }
@@ -51,15 +50,8 @@ final class EventHub: Sendable {
     }
 
     private func deliver(_ event: TransceiverEvent) {
-        let (callbacks, streams) = state.withLockedValue { ($0.callbacks, Array($0.streams.values)) }
-        switch event {
-        case .peerAdded(let peer): callbacks.peerAdded?(peer)
-        case .peerRemoved(let peer): callbacks.peerRemoved?(peer)
-        case .peerConnected(let peer): callbacks.peerConnected?(peer)
-        case .peerDisconnected(let peer): callbacks.peerDisconnected?(peer)
-        case .availablePeersChanged(let peers): callbacks.availablePeersDidChange?(peers)
-        default: break
-        }
+        let (callback, streams) = state.withLockedValue { ($0.availablePeersDidChange, Array($0.streams.values)) }
+        if case .availablePeersChanged(let peers) = event { callback?(peers) }
         for continuation in streams { continuation.yield(event) }
     }
 }

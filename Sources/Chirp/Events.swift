@@ -1,5 +1,6 @@
-/// Something that happened to a ``Transceiver``, delivered in order through ``Transceiver/events`` and the
-/// callback properties.
+import ChirpSupport
+
+/// Something that happened to a ``Transceiver``, delivered in order through ``Transceiver/makeEvents()``.
 public enum TransceiverEvent: Sendable {
     /// The transceiver is listening on `port` and has asked the daemon to advertise it.
     case started(port: Int)
@@ -23,6 +24,11 @@ public enum TransceiverEvent: Sendable {
     case connectionRefused(peer: String, reason: String)
     /// No DNS-SD daemon answers; the message says what to start. Discovery keeps retrying.
     case discoveryUnavailable(String)
+    /// A message arrived that no handler takes: no `receive` or `messages(of:)` for its type name (and none for
+    /// `RawMessage`), so it was dropped. Reported once per type name and peer (for at most 256 pairs); the metric
+    /// `chirp_messages_unhandled_total` counts every such message, and the `Logger` gets a warning that names the
+    /// registered types with the same short name. `typeName` is as the peer sent it: escape it before printing it.
+    case unhandledMessage(typeName: String, from: Peer)
     /// A message could not be decoded, a handler threw, a message was dropped, ... Nothing was lost silently.
     case error(ChirpError)
     /// The transceiver stopped.

@@ -1,3 +1,4 @@
+import ChirpSupport
 import NIOCore
 
 extension Transceiver {
@@ -22,7 +23,8 @@ extension Transceiver {
     /// synchronous `receive` handler does: keep it short, or hand longer work to a task of its own.
     /// The executor stays valid after the connection closes (its loop belongs to the event loop group); requests to
     /// a peer whose connection moved to another loop still work, with the hand-offs again.
-    /// - Throws: ``ChirpError/Code/notRunning``, or ``ChirpError/Code/peerNotConnected`` when `peer` is not connected.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/notRunning``, or ``/ChirpSupport/ChirpError/Code/peerNotConnected``
+    ///   when `peer` is not connected.
     @available(macOS 15, iOS 18, tvOS 18, watchOS 11, *)
     public func taskExecutor(for peer: Peer) throws -> any TaskExecutor {
         EventLoopTaskExecutor(try connection(to: peer).eventLoop)

@@ -17,7 +17,7 @@ extension Transceiver: Service {
     /// cancelled, then stops it (``shutdown()``: goodbyes to every peer, every socket and DNS-SD reference released).
     ///
     /// A transceiver already started is stopped all the same when `run()` returns.
-    /// - Throws: what ``start()`` throws (a configuration error, ``ChirpError/Code/listenFailed``).
+    /// - Throws: what ``start()`` throws (a configuration error, ``/ChirpSupport/ChirpError/Code/listenFailed``).
     public func run() async throws {
         try await start()
         // Returns on graceful shutdown; throws CancellationError when the task is cancelled: stop either way.

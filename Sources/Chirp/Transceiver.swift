@@ -1,3 +1,4 @@
+import ChirpSupport
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -6,19 +7,22 @@ import NIOPosix
 /// Finds the other peers of a service type on the network, connects to each of them, and exchanges typed messages.
 ///
 /// ```swift
-/// struct ChatLine: Codable, Sendable { var text: String }
+/// struct ChatLine: Codable, Sendable, ChirpMessage {
+///     static let chirpTypeName = "chat.line"
+///     var text: String
+/// }
 ///
 /// let transceiver = Transceiver(serviceType: "chat")
-/// transceiver.receive(ChatLine.self) { line, sender in
+/// try transceiver.receive(ChatLine.self) { line, sender in
 ///     print("[\(sender.name)] \(line.text)")
 /// }
-/// try transceiver.resume()
-/// try transceiver.broadcast(ChatLine(text: "hello"))
+/// try await transceiver.start()
+/// try await transceiver.send(ChatLine(text: "hello"), to: .all)
 /// ```
 ///
 /// A transceiver advertises itself through the platform's DNS-SD daemon (Avahi on Linux, Bonjour on macOS), browses
-/// for peers of the same type, and keeps exactly one TCP connection to each. Handlers and callbacks can be set at any
-/// time; `resume()` and `stop()` can be called any number of times.
+/// for peers of the same type, and keeps exactly one TCP connection to each. Handlers can be registered at any time;
+/// ``start()`` and ``shutdown()`` can be called any number of times.
 public final class Transceiver: Sendable {
     /// The configuration this transceiver was created with.
     public let configuration: Configuration
@@ -27,12 +31,16 @@ public final class Transceiver: Sendable {
     let hub = EventHub()
     private let engine = NIOLockedValueBox<Engine?>(nil)
 
-    /// Creates a transceiver; nothing happens on the network until `resume()` (or ``start()``).
+    /// Creates a transceiver; nothing happens on the network until ``start()``.
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
 
     /// Creates a transceiver for `serviceType` with every other setting at its default.
+    ///
+    /// ```swift
+    /// let transceiver = Transceiver(serviceType: "chat")
+    /// ```
     public convenience init(serviceType: String) {
         self.init(configuration: Configuration(serviceType: serviceType))
     }
@@ -40,44 +48,38 @@ public final class Transceiver: Sendable {
     /// This peer as others see it.
     public var localPeer: Peer {
         Peer(
-            id: configuration.peerID, name: configuration.peerName, metadata: configuration.metadata, isConnected: true)
+            id: configuration.peerID, name: configuration.peerName, metadata: configuration.metadata, isConnected: true,
+            role: configuration.advertises ? .app : .tool)
     }
 
-    /// Whether `resume()` (or ``start()``) was called and `stop()` (or ``shutdown()``) was not called since.
-    public var isRunning: Bool { engine.withLockedValue { $0 != nil } }
+    /// Whether the transceiver was started and not stopped since.
+    package var isRunning: Bool { engine.withLockedValue { $0 != nil } }
 
-    /// The TCP port this transceiver listens on, once listening.
-    public var port: Int? { engine.withLockedValue { $0 }?.port }
+    /// The TCP port this transceiver listens on, once listening (apps read it from ``TransceiverEvent/started(port:)``
+    /// or choose it with ``Configuration/port``).
+    package var port: Int? { engine.withLockedValue { $0 }?.port }
 
     // MARK: - Lifecycle
-
-    /// Starts listening, advertising and browsing. Returns at once; does nothing if already running.
-    ///
-    /// This is MultipeerKit's `resume()`. To wait until the listener is open (and learn if it could not be), use
-    /// ``start()`` instead.
-    ///
-    /// - Throws: ``ChirpError/Code/invalidServiceType`` or ``ChirpError/Code/invalidConfiguration`` when the
-    ///   configuration is not valid. Problems found later (no DNS-SD daemon, a port in use) are logged and reported
-    ///   as events; discovery retries by itself until the daemon answers.
-    public func resume() throws {
-        _ = try startEngine()
-    }
 
     /// Starts listening, advertising and browsing, and returns once the listener is open; does nothing if already
     /// running.
     ///
     /// ```swift
     /// let transceiver = Transceiver(serviceType: "chat")
+    /// let events = transceiver.makeEvents()
     /// try await transceiver.start()
-    /// print("listening on port \(transceiver.port ?? 0)")
+    /// for await event in events {
+    ///     if case .started(let port) = event { print("listening on port \(port)") }
+    ///     break
+    /// }
     /// await transceiver.shutdown()
     /// ```
     ///
-    /// The waiting forms have names of their own (`start()` and ``shutdown()``, beside `resume()` and `stop()`,
-    /// which return at once): top-level code in `main.swift` would otherwise pick the synchronous overload of a name
-    /// shared by both, and `try await transceiver.start()` would not wait.
-    ///
-    /// - Throws: a configuration error, or ``ChirpError/Code/listenFailed`` when the port cannot be opened.
+    /// Problems found later (no DNS-SD daemon, a peer that refuses) are logged and reported as events
+    /// (``makeEvents()``); discovery retries by itself until the daemon answers.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidServiceType`` or
+    ///   ``/ChirpSupport/ChirpError/Code/invalidConfiguration`` when the configuration is not valid,
+    ///   ``/ChirpSupport/ChirpError/Code/listenFailed`` when the port cannot be opened.
     public func start() async throws {
         if let started = try startEngine() {
             do {
@@ -89,13 +91,8 @@ public final class Transceiver: Sendable {
         }
     }
 
-    /// The waiting form of `resume()`, under its old name.
-    @available(*, deprecated, renamed: "start()", message: "use start(), which waits; resume() returns at once")
-    public func resume() async throws {
-        try await start()
-    }
-
-    private func startEngine() throws -> EventLoopFuture<Int>? {
+    /// Starts the engine when not running; returns the future of its listener, or `nil` when already running.
+    func startEngine() throws -> EventLoopFuture<Int>? {
         let serviceType = try configuration.validated()
         let created: Engine? = try engine.withLockedValue { engine in
             guard engine == nil else { return nil }
@@ -112,14 +109,14 @@ public final class Transceiver: Sendable {
         return started
     }
 
-    /// Says goodbye to every peer and releases every socket, DNS-SD reference and timer. Returns at once; the
-    /// release completes in the background. Use ``shutdown()`` to wait for it.
-    public func stop() {
-        _ = stopEngine()
-    }
-
     /// Says goodbye to every peer, releases every socket, DNS-SD reference and timer, and returns once they are
     /// released and every event up to ``TransceiverEvent/stopped`` was delivered. Does nothing if not running.
+    ///
+    /// ```swift
+    /// try await transceiver.start()
+    /// // ...
+    /// await transceiver.shutdown()
+    /// ```
     public func shutdown() async {
         if let stopped = stopEngine() {
             try? await stopped.get()
@@ -127,13 +124,8 @@ public final class Transceiver: Sendable {
         }
     }
 
-    /// The waiting form of `stop()`, under its old name.
-    @available(*, deprecated, renamed: "shutdown()", message: "use shutdown(), which waits; stop() returns at once")
-    public func stop() async {
-        await shutdown()
-    }
-
-    private func stopEngine() -> EventLoopFuture<Void>? {
+    /// Stops the engine when running; returns the future of the release, or `nil` when not running.
+    func stopEngine() -> EventLoopFuture<Void>? {
         guard
             let current = engine.withLockedValue({ engine -> Engine? in
                 defer { engine = nil }
@@ -149,15 +141,26 @@ public final class Transceiver: Sendable {
 
     // MARK: - Peers
 
-    /// Every peer currently advertised or connected, sorted by name.
+    /// Every app currently advertised or connected, sorted by name.
+    ///
+    /// Tools (peers that only dial: `Peer.Role.tool`) are left out unless
+    /// ``Configuration/includesTools`` is set.
+    ///
+    /// ```swift
+    /// for peer in transceiver.availablePeers where !peer.isConnected { print("\(peer.name) is not connected yet") }
+    /// ```
     public var availablePeers: [Peer] { currentEngine?.availablePeers ?? [] }
 
-    /// The peers with an established connection, sorted by name.
+    /// The apps with an established connection, sorted by name (tools as in ``availablePeers``).
+    ///
+    /// ```swift
+    /// print("\(transceiver.connectedPeers.count) peers connected")
+    /// ```
     public var connectedPeers: [Peer] { availablePeers.filter(\.isConnected) }
 
-    /// A new subscription to the events from now on, in order: peers coming and going, refusals, errors. Each call
-    /// makes a stream of its own (every subscriber gets every event); it ends when the task iterating it is
-    /// cancelled, or when the transceiver is gone.
+    /// A new subscription to the events from now on, in order: peers coming and going, refusals, messages nobody
+    /// handles, errors. Each call makes a stream of its own (every subscriber gets every event); it ends when the
+    /// task iterating it is cancelled, or when the transceiver is gone.
     ///
     /// ```swift
     /// let events = transceiver.makeEvents()   // subscribe before start(), to miss nothing
@@ -166,48 +169,20 @@ public final class Transceiver: Sendable {
     ///     if case .peerConnected(let peer) = event { print("connected to \(peer.name)") }
     /// }
     /// ```
+    ///
+    /// A peer's ``TransceiverEvent/peerConnected(_:)`` is yielded to every stream before any message of that peer
+    /// reaches a handler or a message sequence.
     public func makeEvents() -> AsyncStream<TransceiverEvent> { hub.makeStream() }
-
-    /// A new subscription to the events, made at each access: ``makeEvents()`` says so.
-    @available(
-        *, deprecated, renamed: "makeEvents()", message: "each access makes a new subscription: call makeEvents()"
-    )
-    public var events: AsyncStream<TransceiverEvent> { hub.makeStream() }
-
-    /// Called (on an internal serial queue) with the new list whenever the available peers change.
-    public var availablePeersDidChange: (@Sendable ([Peer]) -> Void)? {
-        get { hub.callbacks.availablePeersDidChange }
-        set { hub.updateCallbacks { $0.availablePeersDidChange = newValue } }
-    }
-
-    /// Called when a peer is discovered.
-    public var peerAdded: (@Sendable (Peer) -> Void)? {
-        get { hub.callbacks.peerAdded }
-        set { hub.updateCallbacks { $0.peerAdded = newValue } }
-    }
-
-    /// Called when a peer is gone: no longer advertised and not connected.
-    public var peerRemoved: (@Sendable (Peer) -> Void)? {
-        get { hub.callbacks.peerRemoved }
-        set { hub.updateCallbacks { $0.peerRemoved = newValue } }
-    }
-
-    /// Called when a connection to a peer is established.
-    public var peerConnected: (@Sendable (Peer) -> Void)? {
-        get { hub.callbacks.peerConnected }
-        set { hub.updateCallbacks { $0.peerConnected = newValue } }
-    }
-
-    /// Called when the connection to a peer is lost (closed, or no heartbeat within the timeout).
-    public var peerDisconnected: (@Sendable (Peer) -> Void)? {
-        get { hub.callbacks.peerDisconnected }
-        set { hub.updateCallbacks { $0.peerDisconnected = newValue } }
-    }
 
     /// Connects to a peer at a known address, without discovery (for hosts where multicast does not reach).
     ///
+    /// ```swift
+    /// let peer = try await transceiver.connect(host: "10.0.0.7", port: 7000)
+    /// try await transceiver.send(ChatLine(text: "hello"), to: peer)
+    /// ```
+    ///
     /// - Returns: the peer, once the handshake completed.
-    /// - Throws: ``ChirpError/Code/notRunning``, or the connection or handshake error.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/notRunning``, or the connection or handshake error.
     @discardableResult
     public func connect(host: String, port: Int) async throws -> Peer {
         guard let engine = currentEngine else { throw ChirpError.notRunning }

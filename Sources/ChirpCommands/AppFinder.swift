@@ -59,9 +59,10 @@ struct AppFinder {
         case refused([Refusal])
     }
 
-    /// Metadata that marks a peer as a command-line tool rather than an app.
+    /// Metadata that marks a peer that advertises itself as a command-line tool rather than an app (``ToolRole``).
     static let roleKey = "chirp-role"
     static let cliRole = "cli"
+    static let listenerRole = "listener"
 
     static let minimumWindow: Duration = .milliseconds(30)
     static let maximumWindow: Duration = .seconds(1)
@@ -94,7 +95,10 @@ struct AppFinder {
         self.fixedWindow = fixedWindow
     }
 
-    static func isApp(_ peer: Peer) -> Bool { peer.metadata[roleKey] != cliRole }
+    static func isApp(_ peer: Peer) -> Bool {
+        guard peer.role == .app, let role = peer.metadata[roleKey] else { return peer.role == .app }
+        return role != cliRole && role != listenerRole
+    }
 
     /// Takes in one event. Returns the apps that just connected.
     @discardableResult

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpSupport
 import Foundation
 import Logging
 
@@ -9,7 +10,7 @@ import Logging
 /// configuration.peerName = "kitchen"
 /// let transceiver = Transceiver(configuration: configuration)
 /// let receiver = CommandReceiver(transceiver: transceiver, logger: logger)
-/// receiver.handle(AddItem.self) { command, sender in
+/// try receiver.handle(AddItem.self) { command, sender in
 ///     let item = try await store.add(title: command.title)
 ///     return .text("added #\(item.id): \(item.title)")
 /// }
@@ -86,10 +87,12 @@ public final class CommandReceiver: Sendable {
     ///   - type: the command type.
     ///   - handler: gets the command and the peer that sent it; returns the response. A thrown error becomes
     ///     `CommandResponse.failure(_:)` with the error's message.
+    /// - Throws: what `Transceiver.respond(to:with:)` throws for the command's type name (it cannot travel, or
+    ///   another Swift type holds it).
     public func handle<C: ChirpCommand>(
         _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) throws -> CommandResponse
-    ) {
-        transceiver.respond(to: Incoming<C>.self) { (incoming: Incoming<C>, sender: Peer) throws -> Data in
+    ) throws {
+        try transceiver.respond(to: Incoming<C>.self) { (incoming: Incoming<C>, sender: Peer) throws -> Data in
             switch incoming.command {
             case .success(let command):
                 return self.reply(Result { try handler(command, sender) }, to: C.chirpTypeName, from: sender)
@@ -102,12 +105,12 @@ public final class CommandReceiver: Sendable {
     /// Answers commands of type `C` with an `async` handler; commands from different CLIs run concurrently.
     ///
     /// ```swift
-    /// receiver.handle(ListItems.self) { _, _ in .text(await store.listing()) }
+    /// try receiver.handle(ListItems.self) { _, _ in .text(await store.listing()) }
     /// ```
     public func handle<C: ChirpCommand>(
         _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) async throws -> CommandResponse
-    ) {
-        transceiver.respond(to: Incoming<C>.self) { (incoming: Incoming<C>, sender: Peer) async throws -> Data in
+    ) throws {
+        try transceiver.respond(to: Incoming<C>.self) { (incoming: Incoming<C>, sender: Peer) async throws -> Data in
             let result: Result<CommandResponse, any Error>
             switch incoming.command {
             case .success(let command):

@@ -64,7 +64,6 @@ extension Peer {
         return host
     }
 
-    /// Whether this peer is a command-line tool (a CLI of the command channel, marked `chirp-role=cli`) rather than
-    /// an app.
-    package var isCommandLineTool: Bool { metadata[AppFinder.roleKey] == AppFinder.cliRole }
+    /// Whether this peer is a command-line tool rather than an app (``ToolRole``).
+    package var isCommandLineTool: Bool { ToolRole.isTool(self) }
 }

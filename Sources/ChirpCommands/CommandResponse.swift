@@ -3,10 +3,10 @@ import Foundation
 /// What an app answers to a command: a text message, binary data, or a failure with a message.
 ///
 /// ```swift
-/// receiver.handle(ListItems.self) { _, _ in
+/// try receiver.handle(ListItems.self) { _, _ in
 ///     .text(await store.items.map(\.line).joined(separator: "\n"))
 /// }
-/// receiver.handle(DumpStore.self) { _, _ in
+/// try receiver.handle(DumpStore.self) { _, _ in
 ///     .data(try await store.encoded())
 /// }
 /// ```

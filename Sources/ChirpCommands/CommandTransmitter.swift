@@ -17,10 +17,10 @@ import Logging
 /// its reply. A connection that drops while a command is in flight fails at once with
 /// ``CommandError/connectionLost(app:peer:)``, not at the timeout.
 public struct CommandTransmitter: Sendable {
-    /// The transceiver settings: service type, interface, security (the shared secret), logger, message size limit. The peer name, id, a
-    /// `chirp-role=cli` metadata entry (which tells apps and other tools that this peer is not an app) and
-    /// `Configuration.advertises` `= false` (a CLI only dials: it is never announced, so apps do not see it come
-    /// and go, and no registration costs the daemon's probing) are set for each call.
+    /// The transceiver settings: service type, interface, security (the shared secret), logger, message size limit. The
+    /// peer name, id and `Configuration.advertises` `= false` are set for each call: a CLI only dials, so it is a
+    /// `Peer.Role.tool` to the apps (they answer it, but leave it out of their peers, events and broadcasts), and no
+    /// registration costs the daemon's probing.
     public var configuration: Configuration
     /// The longest a call takes: to find the app(s) and to get the reply. Default: 10 s.
     public var timeout: Duration
@@ -89,7 +89,6 @@ public struct CommandTransmitter: Sendable {
             let tool = (CommandLine.arguments.first as NSString?)?.lastPathComponent ?? "cli"
             configuration.peerName = "\(tool)-\(ProcessInfo.processInfo.processIdentifier)"
         }
-        configuration.metadata[AppFinder.roleKey] = AppFinder.cliRole
         configuration.advertises = false
         let session = CommandSession(
             transceiver: Transceiver(configuration: configuration), timeout: timeout, settleWindow: settleWindow)

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+import ChirpSupport
 import Foundation
 
 extension ConnectionOptions {

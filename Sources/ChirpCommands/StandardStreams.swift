@@ -1,4 +1,5 @@
 import Chirp
+import ChirpSupport
 import Foundation
 
 #if canImport(Glibc)

@@ -66,6 +66,8 @@ public final class LogSource: Sendable {
         transceiverConfiguration.peerName = String(
             configuration.appName.prefix(63).isEmpty ? "app" : configuration.appName.prefix(63))
         transceiverConfiguration.metadata[LogProtocol.Key.role] = LogProtocol.Role.source
+        // A viewer that does not advertise itself (a tool) subscribes too: its sessions end when it goes.
+        transceiverConfiguration.includesTools = true
         transceiverConfiguration.metadata[LogProtocol.Key.app] = String(configuration.appName.prefix(100))
         transceiverConfiguration.metadata[LogProtocol.Key.host] = host
         transceiverConfiguration.metadata[LogProtocol.Key.pid] = String(pid)
@@ -85,16 +87,23 @@ public final class LogSource: Sendable {
         pump.attach(transceiver)
 
         let pump = self.pump
-        transceiver.respond(to: LogSubscribe.self) { request, peer async throws -> LogSubscribed in
+        try transceiver.respond(to: LogSubscribe.self) { request, peer async throws -> LogSubscribed in
             guard request.version == LogProtocol.version else {
                 throw LogSourceError.unsupportedVersion(request.version)
             }
             return await pump.subscribe(request, from: peer)
         }
-        transceiver.receive(LogAck.self) { ack, peer in
+        try transceiver.receive(LogAck.self) { ack, peer in
             pump.acknowledge(subscription: ack.subscription, through: ack.through, from: peer)
         }
-        transceiver.peerDisconnected = { peer in pump.removeSessions(of: peer) }
+        // A viewer that leaves takes its sessions with it. The task ends when the transceiver is gone (its event
+        // streams end then); it holds the pump weakly, so the pump (and its spool) goes with the source at once.
+        let events = transceiver.makeEvents()
+        Task { [weak pump] in
+            for await event in events {
+                if case .peerDisconnected(let peer) = event { pump?.removeSessions(of: peer) }
+            }
+        }
     }
 
     /// A handler for `label`, to return from the factory given to `LoggingSystem.bootstrap` (alone or inside a

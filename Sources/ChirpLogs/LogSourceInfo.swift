@@ -1,4 +1,5 @@
 import Chirp
+import ChirpSupport
 
 /// A log source as a viewer knows it: from its advertisement and handshake.
 public struct LogSourceInfo: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpSupport
 
 /// A log source that refused a viewer's connection, and why: the source requires a shared secret the viewer does not
 /// have, the secrets differ, the source uses none while the viewer does, or the source's accept policy said no.

@@ -186,7 +186,7 @@ public final class LogViewer: Sendable {
         let (inbox, input) = AsyncStream.makeStream(of: Inbound.self)
         let logger = transceiverConfiguration.logger
 
-        transceiver.receiveAll { message, peer in
+        try transceiver.receive(RawMessage.self) { message, peer in
             guard message.typeName == LogProtocol.batchTypeName, message.isBinary else { return }
             guard message.payload.count >= LogProtocol.batchHeaderSize else { return }
             let subscription = message.payload.withUnsafeBytes { raw -> UInt64 in
@@ -208,15 +208,15 @@ public final class LogViewer: Sendable {
                 input.yield(.problem("undecodable log batch from \(info): \(error)"))
             }
         }
-        transceiver.receive(LogsLost.self) { lost, peer in
+        try transceiver.receive(LogsLost.self) { lost, peer in
             guard state.heard(lost.subscription, peerID: peer.id) != nil else { return }
             input.yield(.lost(lost))
         }
-        transceiver.receive(LogsEnd.self) { end, peer in
+        try transceiver.receive(LogsEnd.self) { end, peer in
             guard state.heard(end.subscription, peerID: peer.id) != nil else { return }
             input.yield(.end(end.subscription))
         }
-        transceiver.receive(LogStatus.self) { status, peer in
+        try transceiver.receive(LogStatus.self) { status, peer in
             _ = state.heard(status.subscription, peerID: peer.id)
         }
         let events = transceiver.makeEvents()
@@ -284,7 +284,7 @@ public final class LogViewer: Sendable {
                 try await deliver(rest, from: info, state: state, handler: handler)
                 // Undecodable entries are acknowledged too: no viewer will ever read them.
                 if let last = batch.lastSequence {
-                    _ = try? transceiver.send(LogAck(subscription: batch.subscription, through: last), to: peer)
+                    _ = try? await transceiver.send(LogAck(subscription: batch.subscription, through: last), to: peer)
                 }
             case .lost(let lost):
                 guard let (info, _) = state.subscription(lost.subscription) else { continue }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+import ChirpDiscovery
 import Foundation
 import Logging
 

@@ -11,8 +11,8 @@ struct ListenCommand: AsyncParsableCommand {
         abstract: "Join a service type as a peer and print every message received.",
         discussion: """
             chirp joins TYPE like any other peer: it advertises itself (as
-            chirp-listen-HOSTNAME-PID unless --name says otherwise, marked as a
-            tool with chirp-role=cli, so that chirp send --request and chirp ping
+            chirp-listen-HOSTNAME-PID unless --name says otherwise, marked
+            chirp-role=listener, so that chirp send --request and chirp ping
             pick an app over it), connects to every peer it discovers and accepts
             their connections. Broadcasts reach it, and so do messages sent to it
             by name. It answers no request (the requester is told "no
@@ -107,7 +107,8 @@ private struct ListenRun: Sendable {
         // chirp stops reading the senders instead of buffering what they send (Configuration.backpressure).
         let sequence = NIOLockedValueBox<MessageSequence<RawMessage>?>(nil)
         let configure: (Transceiver) -> Void = { transceiver in
-            sequence.withLockedValue { $0 = transceiver.allMessages() }
+            // Every message, whatever its type: `messages(of:)` never throws for RawMessage.
+            sequence.withLockedValue { $0 = try? transceiver.messages(of: RawMessage.self) }
         }
         return try await PeerSession.run(
             command: "listen", serviceType: serviceType, common: common, join: join, logger: logger,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Chirp
 import ChirpCommands
+import ChirpSupport
 import Foundation
 import Logging
 
@@ -137,14 +138,15 @@ private struct SendRun: Sendable {
             if request {
                 Terminal.status(
                     "waiting up to \(PeerSession.format(timeout)) for \(first.name)'s reply to \(messageType)...")
-                let reply = try await session.transceiver.request(message, to: first, timeout: timeout)
+                let reply = try await session.transceiver.request(
+                    message, to: first, as: RawMessage.self, timeout: timeout)
                 Terminal.clearStatus()
                 try printReply(reply, from: first)
                 return .success
             }
             let targets = peer != nil || join.endpoint != nil ? [first] : try await session.settledPeers()
             for target in targets {
-                try session.transceiver.send(message, to: target)
+                try await session.transceiver.send(message, to: target)
             }
             let names = targets.map(\.name).joined(separator: ", ")
             Terminal.note(

@@ -22,7 +22,7 @@ extension ChirpCLITests {
                 let run = try PipedChirp(["listen", type, "--interface", "lo", "--name", "listener"])
                 defer { run.stop() }
                 let listener = try #require(await waitForPeer(named: "listener", on: sender))
-                try sender.send(ChatText(text: "the only message"), to: listener)
+                try await sender.send(ChatText(text: "the only message"), to: listener)
                 try await run.expectEndsQuietlyOnceItsReaderGoesAway(after: "the only message", within: Self.bound)
             }
         }

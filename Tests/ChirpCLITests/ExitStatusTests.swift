@@ -59,7 +59,7 @@ extension ChirpCLITests {
         }
 
         @Test func nothingAtConnectIs2() async throws {
-            // A port nothing listens on: bind one, note it, close it.
+            // Port 1 on loopback: nothing listens there (a privileged port no test binds).
             let type = uniqueServiceType()
             let (status, process) = try await runChirp([
                 "send", type, "x", "{}", "--connect", "127.0.0.1:1", "--timeout", "3", "--interface", "lo"

@@ -11,7 +11,7 @@ import Darwin
 
 /// `chirp listen` with its output going to a pipe nobody reads, while a peer sends as fast as it can: before
 /// backpressure its memory grew by hundreds of megabytes in seconds. Now it stops reading the sender, whose
-/// `sendWhenReady` waits: chirp's memory stays bounded and nothing is lost.
+/// the waiting `send` waits: chirp's memory stays bounded and nothing is lost.
 extension ChirpCLITests {
     @Suite struct Flood {
         @Test func listenIntoAStalledPipeHoldsTheSenderBackInBoundedMemory() async throws {
@@ -44,7 +44,7 @@ extension ChirpCLITests {
                 let sent = NIOLockedValueBox(0)
                 let sending = Task {
                     for seq in 0..<total {
-                        try await sender.sendWhenReady(ChatText(text: "\(seq) \(filler)"), to: listener)
+                        try await sender.send(ChatText(text: "\(seq) \(filler)"), to: listener)
                         sent.withLockedValue { $0 = seq + 1 }
                     }
                 }

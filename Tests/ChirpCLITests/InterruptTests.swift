@@ -20,14 +20,15 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let asked = Collected<String>()
             // A responder that never answers (as listr's listr.debug.hold does for a while).
-            let hold: (Transceiver) -> Void = { transceiver in
-                transceiver.respond(to: Question.self) { question, _ async throws -> Answer in
+            let hold: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.respond(to: Question.self) { question, _ async throws -> Answer in
                     asked.append(question.text)
                     try await Task.sleep(for: .seconds(600))
                     return Answer(text: "too late")
                 }
             }
-            try await withPeer(type, name: "holder", configure: hold) { peer in
+            // chirp send is a tool: the peer lists it, and reports it leaving, because it asks for tools.
+            try await withPeer(type, name: "holder", includesTools: true, configure: hold) { peer in
                 let events = peer.makeEvents()
                 let send = try await startChirp([
                     "send", type, "test.question", #"{"text":"wait"}"#, "--request", "--name", "asker", "--interface",

@@ -8,8 +8,8 @@ extension ChirpCLITests {
         @Test func aTrailingCommaIsRefusedAndNothingIsSent() async throws {
             let type = uniqueServiceType()
             let heard = Collected<String>()
-            let listen: (Transceiver) -> Void = { transceiver in
-                transceiver.receive(ChatLine.self) { line in heard.append(line.text) }
+            let listen: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.receive(ChatLine.self) { line in heard.append(line.text) }
             }
             try await withPeer(type, name: "ears", configure: listen) { _ in
                 let (status, send) = try await runChirp([

@@ -36,7 +36,7 @@ extension ChirpCLITests {
                     var count = 0
                     while !Task.isCancelled {
                         for peer in sender.connectedPeers {
-                            try? sender.send(ChatText(text: "line \(count)"), to: peer)
+                            try? await sender.send(ChatText(text: "line \(count)"), to: peer)
                         }
                         count += 1
                         try? await Task.sleep(for: .milliseconds(20))
@@ -91,7 +91,8 @@ extension ChirpCLITests {
         @Test(arguments: [SIGINT, SIGTERM])
         func logsExitsZeroWhenInterruptedWhileFollowing(signal: Int32) async throws {
             let type = uniqueServiceType()
-            try await withPeer(type, name: "watcher") { watcher in
+            // chirp logs is a tool: the watcher reports it joining and leaving because it asks for tools.
+            try await withPeer(type, name: "watcher", includesTools: true) { watcher in
                 let events = watcher.makeEvents()
                 let logs = try await startChirp(["logs", "--service", type, "--interface", "lo", "--follow"])
                 // Once the viewer has joined the service, its interrupt handling is in place.
@@ -122,7 +123,7 @@ extension ChirpCLITests {
             try await withPeer(type, name: "mallory\u{1B}]0;TITLE\u{07}") { sender in
                 let peer = try #require(await waitForPeer(named: "listener", on: sender))
                 let forged = "x\n2026-11-24T10:00:00 critical receiver: FORGED LINE\u{1B}]0;TITLE\u{07}"
-                try sender.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: peer)
+                try await sender.send(RawMessage(typeName: forged, payload: Data("{}".utf8)), to: peer)
                 let status = try? await listen.waitForExit(timeout: .seconds(60))
                 #expect(status == 0, "\(listen.transcript)")
                 // The positive control: the message was printed, forged text and all, but on one line and without ESC.
@@ -143,7 +144,7 @@ extension ChirpCLITests {
             try await withPeer(type, name: "mallory\u{7F}\u{9B}") { sender in
                 let peer = try #require(await waitForPeer(named: "listener", on: sender))
                 let typeName = "x\u{7F}\u{9B}31m\u{2028}\u{202E}y"
-                try sender.send(RawMessage(typeName: typeName, payload: Data("{}".utf8)), to: peer)
+                try await sender.send(RawMessage(typeName: typeName, payload: Data("{}".utf8)), to: peer)
                 let status = try? await listen.waitForExit(timeout: .seconds(60))
                 #expect(status == 0, "\(listen.transcript)")
                 let line = try #require(listen.lines.first)
@@ -247,8 +248,8 @@ extension ChirpCLITests {
         @Test func aCommandReplyIsShownAsItsText() async throws {
             let type = uniqueServiceType()
             // What a ChirpCommands app answers: a binary reply, kind byte `t`, then the text.
-            let answer: (Transceiver) -> Void = { transceiver in
-                transceiver.respond(to: ListItemsRequest.self) { _, _ in
+            let answer: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.respond(to: ListItemsRequest.self) { _, _ in
                     Data("t#1 [x] buy milk\n#2 [ ] \u{1B}[2Jeggs".utf8)
                 }
             }

@@ -38,9 +38,9 @@ extension ChirpCLITests {
         @Test func requestJSONShowsACommandReplyItselfNotItsWireForm() async throws {
             let type = uniqueServiceType()
             // What a ChirpCommands app answers: a binary reply, kind byte `t` then the text, or `d` then the bytes.
-            let answer: (Transceiver) -> Void = { transceiver in
-                transceiver.respond(to: ListItemsRequest.self) { _, _ in Data("t#1 [ ] milk\n#2 [x] eggs".utf8) }
-                transceiver.respond(to: DumpRequest.self) { _, _ in Data([0x64, 0x00, 0x01, 0xFF]) }
+            let answer: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.respond(to: ListItemsRequest.self) { _, _ in Data("t#1 [ ] milk\n#2 [x] eggs".utf8) }
+                try transceiver.respond(to: DumpRequest.self) { _, _ in Data([0x64, 0x00, 0x01, 0xFF]) }
             }
             try await withPeer(type, name: "kitchen", configure: answer) { _ in
                 let (status, text) = try await runChirp([
@@ -83,7 +83,7 @@ extension ChirpCLITests {
                         joined.first { $0.name.hasSuffix("-\(process.pid)") }.map(\.name), "\(names)")
                     #expect(name == "chirp-listen-\(Configuration.defaultPeerName)-\(process.pid)")
                 }
-                #expect(joined.allSatisfy { $0.metadata["chirp-role"] == "cli" }, "\(joined.map(\.metadata))")
+                #expect(joined.allSatisfy { $0.metadata["chirp-role"] == "listener" }, "\(joined.map(\.metadata))")
                 await first.stop()
                 await second.stop()
             }
@@ -95,8 +95,8 @@ extension ChirpCLITests {
             // listener first (as happens when both run: whichever connects first was picked).
             let listen = try await startChirp(["listen", type, "--interface", "lo", "--name", "listener"])
             defer { listen.kill() }
-            let app: (Transceiver) -> Void = { transceiver in
-                transceiver.respond(to: Question.self) { question, _ in Answer(text: "the app: \(question.text)") }
+            let app: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.respond(to: Question.self) { question, _ in Answer(text: "the app: \(question.text)") }
             }
             var configuration = Configuration(serviceType: type)
             configuration.peerName = "app"
@@ -106,10 +106,13 @@ extension ChirpCLITests {
                 return true
             }
             let transceiver = Transceiver(configuration: configuration)
-            app(transceiver)
+            try app(transceiver)
             try await transceiver.start()
             try await withTeardown {
                 #expect(await waitForPeer(named: "listener", on: transceiver) != nil, "\(listen.transcript)")
+                // The app's own advertisement takes a moment to be published (DNS-SD probes the name first): until it
+                // is, a chirp started now finds only the listener, rightly.
+                try await waitUntilAdvertised(type, name: "app")
                 let (status, send) = try await runChirp([
                     "send", type, "test.question", #"{"text":"who?"}"#, "--request", "--interface", "lo"
                 ])
@@ -139,8 +142,8 @@ extension ChirpCLITests {
 
         @Test func anUpperCaseServiceTypeReachesThePeersOfThatType() async throws {
             let type = uniqueServiceType()
-            let answer: (Transceiver) -> Void = { transceiver in
-                transceiver.respond(to: Question.self) { question, _ in Answer(text: "heard \(question.text)") }
+            let answer: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.respond(to: Question.self) { question, _ in Answer(text: "heard \(question.text)") }
             }
             try await withPeer(type, name: "lower", configure: answer) { _ in
                 let upper = type.uppercased()

@@ -53,7 +53,7 @@ extension ChirpCLITests {
             ])
             try await withPeer(type, name: "talker") { peer in
                 let ears = try #require(await waitForPeer(named: "ears", on: peer), "\(listen.transcript)")
-                try peer.send(Question(text: "sorted?"), to: ears)
+                try await peer.send(Question(text: "sorted?"), to: ears)
                 #expect(try await listen.waitForExit() == 0, "\(listen.transcript)")
             }
             let line = try #require(listen.lines.first, "\(listen.transcript)")
@@ -97,7 +97,7 @@ extension ChirpCLITests {
             try await withPeer(type, name: "binary") { peer in
                 for name in ["text-ears", "json-ears"] {
                     let ears = try #require(await waitForPeer(named: name, on: peer))
-                    try peer.send(Data([0x00, 0x01, 0xFE, 0xFF]), to: ears)
+                    try await peer.send(Data([0x00, 0x01, 0xFE, 0xFF]), to: ears)
                 }
                 #expect(try await text.waitForExit() == 0, "\(text.transcript)")
                 #expect(try await json.waitForExit() == 0, "\(json.transcript)")
@@ -135,8 +135,10 @@ extension ChirpCLITests {
         @Test func sendGoesToEveryPeerOrToTheOneNamed() async throws {
             let type = uniqueServiceType()
             let heard = Collected<String>()
-            let listen: (String) -> (Transceiver) -> Void = { name in
-                { transceiver in transceiver.receive(ChatLine.self) { line in heard.append("\(name): \(line.text)") } }
+            let listen: (String) -> (Transceiver) throws -> Void = { name in
+                { transceiver in
+                    try transceiver.receive(ChatLine.self) { line in heard.append("\(name): \(line.text)") }
+                }
             }
             try await withPeer(type, name: "ann", configure: listen("ann")) { _ in
                 try await withPeer(type, name: "bob", configure: listen("bob")) { _ in
@@ -164,8 +166,8 @@ extension ChirpCLITests {
 
         @Test func noReplyInTimeIs3() async throws {
             let type = uniqueServiceType()
-            let slow: (Transceiver) -> Void = { transceiver in
-                transceiver.respond(to: SlowQuestion.self) { _, _ async throws -> Answer in
+            let slow: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.respond(to: SlowQuestion.self) { _, _ async throws -> Answer in
                     try await Task.sleep(for: .seconds(600))
                     return Answer(text: "late")
                 }

@@ -58,8 +58,9 @@ extension ChirpCLITests {
             let type = uniqueServiceType()
             let secret = Self.randomSecret()
             let received = ReceivedTexts()
-            let collect: (Transceiver) -> Void = { transceiver in
-                transceiver.receiveAll { message, _ in received.append(String(decoding: message.payload, as: UTF8.self))
+            let collect: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.receive(RawMessage.self) { message, _ in
+                    received.append(String(decoding: message.payload, as: UTF8.self))
                 }
             }
             try await withPeer(type, name: "vault", secret: secret, configure: collect) { _ in
@@ -92,8 +93,8 @@ extension ChirpCLITests {
             let secret = Self.randomSecret()
             let wrong = Self.randomSecret()
             let received = ReceivedTexts()
-            let collect: (Transceiver) -> Void = { transceiver in
-                transceiver.receiveAll { message, _ in received.append(message.typeName) }
+            let collect: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.receive(RawMessage.self) { message, _ in received.append(message.typeName) }
             }
             try await withPeer(type, name: "vault", secret: secret, configure: collect) { _ in
 

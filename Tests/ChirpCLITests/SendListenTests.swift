@@ -61,8 +61,8 @@ extension ChirpCLITests {
                     return false
                 }
                 guard case .peerConnected(let ears) = try #require(connected, "\(listen.transcript)") else { return }
-                try peer.send(Answer(text: "filtered out"), to: ears)
-                try peer.send(Question(text: "shown"), to: ears)
+                try await peer.send(Answer(text: "filtered out"), to: ears)
+                try await peer.send(Question(text: "shown"), to: ears)
                 #expect(try await listen.waitForExit() == 0, "\(listen.transcript)")
                 let line = try #require(listen.lines.first, "\(listen.transcript)")
                 #expect(line.hasSuffix(#"  talker  test.question  {"text":"shown"}"#), "\(line)")
@@ -72,8 +72,8 @@ extension ChirpCLITests {
 
         @Test func requestPrintsTheReply() async throws {
             let type = uniqueServiceType()
-            let answer: (Transceiver) -> Void = { transceiver in
-                transceiver.respond(to: Question.self) { question, sender in
+            let answer: (Transceiver) throws -> Void = { transceiver in
+                try transceiver.respond(to: Question.self) { question, sender in
                     Answer(text: "\(sender.name) asked \(question.text)")
                 }
             }

@@ -39,9 +39,9 @@ import Testing
         appConfiguration.peerName = "app"
         let transceiver = Transceiver(configuration: appConfiguration)
         let receiver = CommandReceiver(transceiver: transceiver, maximumResponseSize: limit)
-        receiver.handle(Echo.self) { command, sender in .text("\(command.text) (from \(sender.name))") }
-        receiver.handle(Bytes.self) { command, _ async in .data(Data(repeating: 0xAB, count: command.count)) }
-        receiver.handle(Fail.self) { _, _ async throws -> CommandResponse in throw Refusal() }
+        try receiver.handle(Echo.self) { command, sender in .text("\(command.text) (from \(sender.name))") }
+        try receiver.handle(Bytes.self) { command, _ async in .data(Data(repeating: 0xAB, count: command.count)) }
+        try receiver.handle(Fail.self) { _, _ async throws -> CommandResponse in throw Refusal() }
         try await transceiver.start()
         let transmitter = CommandTransmitter(configuration: Self.configuration(service), timeout: .seconds(20))
         do {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Chirp
+@testable import ChirpSupport
 
 /// The one backoff of every retry (dials, the daemon, refused resolves).
 @Suite(.timeLimit(.minutes(5))) struct BackoffTests {

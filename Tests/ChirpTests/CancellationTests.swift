@@ -48,7 +48,8 @@ extension LiveTests {
             let (transceiver, peer) = (setup.transceiver, setup.rawPeer)
             let request = Task {
                 try await transceiver.request(
-                    RawMessage(typeName: "tests.question", payload: Data("{}".utf8)), to: peer, timeout: .seconds(600))
+                    RawMessage(typeName: "tests.question", payload: Data("{}".utf8)), to: peer, as: RawMessage.self,
+                    timeout: .seconds(600))
             }
             // The request reached the peer, which does not answer it.
             let sent = try await setup.raw.waitForFrame(kind: 4)
@@ -62,7 +63,8 @@ extension LiveTests {
                 Self.response(id: id, type: "tests.answer", json: #"{"late":true}"#))
             let next = Task {
                 try await transceiver.request(
-                    RawMessage(typeName: "tests.question", payload: Data("{}".utf8)), to: peer, timeout: .seconds(60))
+                    RawMessage(typeName: "tests.question", payload: Data("{}".utf8)), to: peer, as: RawMessage.self,
+                    timeout: .seconds(60))
             }
             let second = try await setup.raw.waitForFrames(3).last(where: { $0.kind == 4 })
             let nextID = try #require(second).body.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
@@ -94,7 +96,7 @@ extension LiveTests {
         @Test func aRequestOfACancelledTaskIsNotSent() async throws {
             let pair = Pair()
             let asked = Collected<String>()
-            pair.bob.respond(to: Echo.self) { echo, _ in
+            try pair.bob.respond(to: Echo.self) { echo, _ in
                 asked.append(echo.text)
                 return echo
             }
@@ -122,7 +124,9 @@ extension LiveTests {
             let (transceiver, peer) = (setup.transceiver, setup.rawPeer)
             let question = RawMessage(typeName: "tests.question", payload: Data("{}".utf8))
             for round in 0..<300 {
-                let request = Task { try await transceiver.request(question, to: peer, timeout: .seconds(600)) }
+                let request = Task {
+                    try await transceiver.request(question, to: peer, as: RawMessage.self, timeout: .seconds(600))
+                }
                 if round % 3 == 1 { await Task.yield() }
                 if round % 3 == 2 { try await Task.sleep(for: .microseconds(50)) }
                 request.cancel()
@@ -132,7 +136,9 @@ extension LiveTests {
             #expect(await connection.exchangesWaiting() == 0)
             // The raw peer now answers every request it got: the late replies to the cancelled ones are dropped, and
             // the last request, sent after them all, gets its own.
-            let last = Task { try await transceiver.request(question, to: peer, timeout: .seconds(60)) }
+            let last = Task {
+                try await transceiver.request(question, to: peer, as: RawMessage.self, timeout: .seconds(60))
+            }
             let deadline = ContinuousClock.now + .seconds(30)
             var answered = 0
             var reply: RawMessage?

@@ -55,4 +55,18 @@ import Testing
         let error = ChirpError(code: .invalidConfiguration, message: "invalid configuration: no", reason: "no")
         #expect(error == .invalidConfiguration("no"))
     }
+
+    // MARK: - Errors say what to do
+
+    @Test func notRunningSaysToCallStart() {
+        #expect(ChirpError.notRunning.message == "the transceiver is not running: call start() first")
+    }
+
+    @Test func aFullQueueSaysHowToWaitForRoom() {
+        let error = ChirpError.outboundLimitExceeded(peer: peer, limit: 1024)
+        #expect(
+            error.message
+                == "bob is not reading fast enough: its queue is full (1024 bytes); message not sent "
+                + "(`try await send(_:to:)` waits for room instead)")
+    }
 }

@@ -14,7 +14,7 @@ import Testing
         #expect(
             lifecycle.retire(exchangesInFlight: true)
                 == [.stopQueueing, .openReadGateForGood, .drain, .sendGoodbye("duplicate"), .scheduleForcedClose])
-        #expect(!lifecycle.acceptsMessages)
+        #expect(lifecycle.state == .retired(peerRetired: false))  // no new messages or requests
         // The peer's goodbye arrives while one of our requests is still out: not yet.
         #expect(lifecycle.receivedGoodbye(reason: "duplicate", exchangesInFlight: true) == [.finishInbound])
         #expect(lifecycle.state == .retired(peerRetired: true))
@@ -26,7 +26,7 @@ import Testing
     @Test func aPeerThatRetiresFirstKeepsTheConnectionInUseUntilWeRetireItToo() {
         var lifecycle = ConnectionLifecycle()
         #expect(lifecycle.receivedGoodbye(reason: "duplicate", exchangesInFlight: false) == [.finishInbound])
-        #expect(lifecycle.acceptsMessages)  // our winner has not arrived yet: still ours to use
+        #expect(lifecycle.state == .open(peerRetired: true))  // our winner has not arrived yet: still ours to use
         #expect(lifecycle.exchangeEnded(exchangesInFlight: false).isEmpty)  // control: open connections do not close
         #expect(
             lifecycle.retire(exchangesInFlight: false)

@@ -5,6 +5,8 @@ import NIOPosix
 import Testing
 
 @testable import Chirp
+@testable import ChirpDiscovery
+@testable import ChirpWire
 
 /// When two peers dial each other at once, both keep the connection dialed by the lower id (the tie-break), and a
 /// peer that already sent on the other one switches. These tests play that peer by hand ("bob": a DNS-SD
@@ -30,7 +32,7 @@ extension LiveTests {
                 alice = Transceiver(configuration: configuration)
                 let aliceEvents = EventRecorder(alice)
                 let received = self.received
-                alice.receive(Marker.self) { marker in received.append(marker.text) }
+                try alice.receive(Marker.self) { marker in received.append(marker.text) }
                 try await alice.start()
                 alicePort = try #require(alice.port)
 
@@ -87,7 +89,7 @@ extension LiveTests {
             let winner = try await RawPeer(port: scene.alicePort)
             try await winner.write(bob.hello())
             try await loser.waitFor(text: GoodbyeReason.duplicate)  // alice's table switched to the winner
-            try alice.broadcast(Marker(text: "after the switch"))
+            try await alice.send(Marker(text: "after the switch"), to: .all)
             // A ping on the winner, answered after the broadcast was queued: alice's loop had its chance to write.
             try await winner.write([FrameWriter.frame(.ping, body: ByteBuffer(string: "probe"), allocator: .init())])
             try await winner.waitFor(text: "probe")
@@ -160,7 +162,7 @@ extension LiveTests {
             let scene = try await AliceConnectedToBob()
             let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
             defer { bob.stop() }
-            let markers = alice.messages(of: Marker.self)  // never consumed until the end: full at 256
+            let markers = try alice.messages(of: Marker.self)  // never consumed until the end: full at 256
 
             // 2,000 markers of 1 KiB on the first connection: far more than one read brings in, so alice stops reading.
             let filler = String(repeating: "x", count: 1024)

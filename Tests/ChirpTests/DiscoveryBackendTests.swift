@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Chirp
+@testable import ChirpDiscovery
 
 /// The two discovery backends on Linux: Avahi's own client library (the default) and the `dns_sd` compatibility
 /// library. The live suites run against the default here and again under `CHIRP_DISCOVERY=dns-sd` in `make test`

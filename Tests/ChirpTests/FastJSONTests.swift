@@ -4,6 +4,7 @@ import NIOFoundationCompat
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 /// The fast JSON path of `JSONMessageCoder` (FastJSONEncoder / FastJSONDecoder): what it writes is what Foundation's
 /// `JSONEncoder` writes, what it reads it reads as Foundation's `JSONDecoder` does, and whatever it does not handle

@@ -2,6 +2,7 @@ import NIOCore
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 /// A first frame whose length is past the hello limit is not from a Chirp peer: said in words, with a guess at what
 /// answered, rather than as "a frame of 1213486160 bytes". Later frames keep their size limit as before.

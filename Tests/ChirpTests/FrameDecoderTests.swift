@@ -4,6 +4,7 @@ import NIOEmbedded
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 @Suite(.timeLimit(.minutes(5))) struct FrameDecoderTests {
     private func frameBytes(kind: UInt8, body: [UInt8]) -> ByteBuffer {

@@ -18,6 +18,7 @@ extension LiveTests {
             aliceConfiguration.eventLoopGroup = busyGroup
             aliceConfiguration.heartbeatInterval = .milliseconds(200)
             aliceConfiguration.heartbeatTimeout = .seconds(2)
+            aliceConfiguration.includesTools = true  // bob does not advertise himself: a tool, listed on request
             var bobConfiguration = testConfiguration("bob", serviceType: type)
             // Only bob dials: with both dialing, the second connection could still be in its handshake on alice's side
             // when her loop stops reading, and bob, keeping that one, would rightly hear nothing on it (a tie-break
@@ -30,7 +31,7 @@ extension LiveTests {
             let aliceEvents = EventRecorder(alice)
             let bobEvents = EventRecorder(bob)
             let received = Collected<String>()
-            bob.receive(AddItem.self) { item in received.append(item.title) }
+            try bob.receive(AddItem.self) { item in received.append(item.title) }
             try await alice.start()
             try await bob.start()
             let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
@@ -40,7 +41,7 @@ extension LiveTests {
             // queues messages for bob meanwhile; they wait in her queue.
             let loop = busyGroup.next()
             let busy = keepRunningTasks(on: loop, until: .now() + .seconds(5))
-            for index in 0..<20 { try alice.send(AddItem(title: "item \(index)"), to: bobPeer) }
+            for index in 0..<20 { try await alice.send(AddItem(title: "item \(index)"), to: bobPeer) }
             try await busy.get()
 
             try await received.waitForCount(20)

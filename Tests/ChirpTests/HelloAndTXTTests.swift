@@ -3,6 +3,8 @@ import NIOCore
 import Testing
 
 @testable import Chirp
+@testable import ChirpDiscovery
+@testable import ChirpWire
 
 @Suite(.timeLimit(.minutes(5))) struct HelloTests {
     let local = Hello(peerID: "A", name: "alice", service: "chat", metadata: ["room": "1"])

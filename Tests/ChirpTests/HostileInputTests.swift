@@ -34,7 +34,7 @@ extension LiveTests {
             let server = Transceiver(configuration: serverConfiguration)
             let good = Transceiver(configuration: testConfiguration("good", serviceType: type))
             let received = Collected<String>()
-            server.receive(AddItem.self) { item in received.append(item.title) }
+            try server.receive(AddItem.self) { item in received.append(item.title) }
             try await server.start()
             try await good.start()
             let serverPeer = try #require(try await good.waitForConnectedPeers(1).first)
@@ -59,7 +59,7 @@ extension LiveTests {
             var channels: [(String, any Channel)] = []
             for (what, bytes) in hostile {
                 channels.append((what, try await rawConnection(port: port, sending: bytes)))
-                try good.send(AddItem(title: "during \(what)"), to: serverPeer)
+                try await good.send(AddItem(title: "during \(what)"), to: serverPeer)
             }
             let survivor = try await rawConnection(port: port, sending: malformedFramesAfterHello)
 
@@ -68,7 +68,7 @@ extension LiveTests {
                     try await channel.closeFuture.get()
                 }
             }
-            try good.send(AddItem(title: "after"), to: serverPeer)
+            try await good.send(AddItem(title: "after"), to: serverPeer)
             try await received.waitForCount(hostile.count + 1)
             #expect(received.values == hostile.map { "during \($0.0)" } + ["after"])
             #expect(server.connectedPeers.map(\.name).contains("good"))

@@ -26,7 +26,7 @@ import Testing
         }
         #expect(
             (ChirpError.notRunning as any Error).localizedDescription
-                == "the transceiver is not running: call resume() first")
+                == "the transceiver is not running: call start() first")
     }
 
     @Test func namesFromPeersAreEscapedInErrorsAndPeerDescriptions() {

@@ -23,7 +23,7 @@ extension LiveTests {
             }
             let app = Transceiver(configuration: configuration)
             let received = Collected<String>()
-            app.receive(Marker.self) { marker in received.append(marker.text) }
+            try app.receive(Marker.self) { marker in received.append(marker.text) }
             try await app.start()
             let port = try #require(app.port)
 
@@ -37,7 +37,7 @@ extension LiveTests {
             #expect(
                 inboundAddresses.withLockedValue { $0 }.contains { $0.hasPrefix("[::1]:") },
                 "\(inboundAddresses.withLockedValue { $0 })")
-            try client.send(Marker(text: "over ::1"), to: appPeer)
+            try await client.send(Marker(text: "over ::1"), to: appPeer)
             try await received.waitForCount(1)
             #expect(received.values == ["over ::1"])
 

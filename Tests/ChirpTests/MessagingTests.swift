@@ -4,6 +4,7 @@ import NIOCore
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 struct AddItem: Codable, Sendable, Equatable { var title: String }
 struct RemoveItem: Codable, Sendable, Equatable { var id: Int }
@@ -20,11 +21,19 @@ struct Named: Codable, Sendable, ChirpMessage {
 struct Pair {
     let alice: Transceiver
     let bob: Transceiver
-    let type = uniqueServiceType()
+    let type: String
 
     init() {
+        type = uniqueServiceType()
         alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
         bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
+    }
+
+    /// Two transceivers of one service type, configured by the caller.
+    init(alice: Transceiver, bob: Transceiver) {
+        type = alice.configuration.serviceType
+        self.alice = alice
+        self.bob = bob
     }
 
     /// Starts both; returns bob as alice sees him and alice as bob sees her.
@@ -52,25 +61,25 @@ extension LiveTests {
                 case named(Int)
             }
             let received = Collected<Received>()
-            pair.bob.receive(AddItem.self) { item, sender in
+            try pair.bob.receive(AddItem.self) { item, sender in
                 #expect(sender.name == "alice")
                 received.append(.add(item.title))
             }
-            pair.bob.receive(RemoveItem.self) { item in received.append(.remove(item.id)) }
-            pair.bob.receive(Named.self) { item in received.append(.named(item.value)) }
+            try pair.bob.receive(RemoveItem.self) { item in received.append(.remove(item.id)) }
+            try pair.bob.receive(Named.self) { item in received.append(.named(item.value)) }
             _ = try await pair.connect()
 
             var expected: [Received] = []
             for index in 0..<300 {
                 switch index % 3 {
                 case 0:
-                    try pair.alice.broadcast(AddItem(title: "item \(index)"))
+                    try await pair.alice.send(AddItem(title: "item \(index)"), to: .all)
                     expected.append(.add("item \(index)"))
                 case 1:
-                    try pair.alice.broadcast(RemoveItem(id: index))
+                    try await pair.alice.send(RemoveItem(id: index), to: .all)
                     expected.append(.remove(index))
                 default:
-                    try pair.alice.broadcast(Named(value: index))
+                    try await pair.alice.send(Named(value: index), to: .all)
                     expected.append(.named(index))
                 }
             }
@@ -86,13 +95,13 @@ extension LiveTests {
             let two = Transceiver(configuration: testConfiguration("two", serviceType: type))
             let atOne = Collected<String>()
             let atTwo = Collected<String>()
-            one.receive(AddItem.self) { item in atOne.append(item.title) }
-            two.receive(AddItem.self) { item in atTwo.append(item.title) }
+            try one.receive(AddItem.self) { item in atOne.append(item.title) }
+            try two.receive(AddItem.self) { item in atTwo.append(item.title) }
             for transceiver in [hub, one, two] { try await transceiver.start() }
             let peers = try await hub.waitForConnectedPeers(2)
             let peerOne = try #require(peers.first { $0.name == "one" })
-            try hub.send(AddItem(title: "just for one"), to: peerOne)
-            try hub.broadcast(AddItem(title: "for all"))
+            try await hub.send(AddItem(title: "just for one"), to: peerOne)
+            try await hub.send(AddItem(title: "for all"), to: .all)
             try await atOne.waitForCount(2)
             try await atTwo.waitForCount(1)
             #expect(atOne.values == ["just for one", "for all"])
@@ -103,14 +112,14 @@ extension LiveTests {
         @Test func severalHandlersRunInRegistrationOrderAndCanBeRemoved() async throws {
             let pair = Pair()
             let calls = Collected<String>()
-            pair.bob.receive(AddItem.self) { _ in calls.append("first") }
-            let second = pair.bob.receive(AddItem.self) { _ in calls.append("second") }
+            try pair.bob.receive(AddItem.self) { _ in calls.append("first") }
+            let second = try pair.bob.receive(AddItem.self) { _ in calls.append("second") }
             let (bobPeer, _) = try await pair.connect()
-            try pair.alice.send(AddItem(title: "x"), to: bobPeer)
+            try await pair.alice.send(AddItem(title: "x"), to: bobPeer)
             try await calls.waitForCount(2)
             #expect(calls.values == ["first", "second"])
             second.cancel()
-            try pair.alice.send(AddItem(title: "y"), to: bobPeer)
+            try await pair.alice.send(AddItem(title: "y"), to: bobPeer)
             try await calls.waitForCount(3)
             #expect(calls.values == ["first", "second", "first"])
             await pair.stop()
@@ -118,9 +127,9 @@ extension LiveTests {
 
         @Test func asyncSequenceOfMessages() async throws {
             let pair = Pair()
-            let stream = pair.bob.messages(of: AddItem.self)
+            let stream = try pair.bob.messages(of: AddItem.self)
             let (bobPeer, _) = try await pair.connect()
-            for index in 0..<3 { try pair.alice.send(AddItem(title: "\(index)"), to: bobPeer) }
+            for index in 0..<3 { try await pair.alice.send(AddItem(title: "\(index)"), to: bobPeer) }
             let titles = try await withTimeout(.seconds(20), "three messages") {
                 var titles: [String] = []
                 for await message in stream {
@@ -137,10 +146,10 @@ extension LiveTests {
         @Test func binaryDataTravelsUnchanged() async throws {
             let pair = Pair()
             let received = Collected<Data>()
-            pair.bob.receive(Data.self) { data in received.append(data) }
+            try pair.bob.receive(Data.self) { data in received.append(data) }
             let (bobPeer, _) = try await pair.connect()
             let blob = Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-            try pair.alice.send(blob, to: bobPeer)
+            try await pair.alice.send(blob, to: bobPeer)
             try await received.waitForCount(1)
             #expect(received.values.first == blob)
             await pair.stop()
@@ -152,7 +161,7 @@ extension LiveTests {
             // again.
             let pair = Pair()
             let received = Collected<String>()
-            pair.bob.receive(Echo.self) { echo in received.append(echo.text) }
+            try pair.bob.receive(Echo.self) { echo in received.append(echo.text) }
             let (bobPeer, _) = try await pair.connect()
             let firstSent = DispatchSemaphore(value: 0)
             let restarted = DispatchSemaphore(value: 0)
@@ -193,13 +202,13 @@ extension LiveTests {
             // differs, so a frame built over one still being written would show as a wrong payload.
             let pair = Pair()
             let received = Collected<Data>()
-            pair.bob.receive(Data.self) { data in received.append(data) }
+            try pair.bob.receive(Data.self) { data in received.append(data) }
             let (bobPeer, _) = try await pair.connect()
             func payload(_ number: Int) -> Data {
                 Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ number &* 131) })
             }
             let payloads = (0..<24).map(payload)
-            for data in payloads { try pair.alice.send(data, to: bobPeer) }
+            for data in payloads { try await pair.alice.send(data, to: bobPeer) }
             try await received.waitForCount(payloads.count)
             let values = received.values
             for (index, data) in payloads.enumerated() {
@@ -214,12 +223,12 @@ extension LiveTests {
             serverConfiguration.heartbeatTimeout = .seconds(120)  // the hand-written bystander sends no heartbeat
             let server = Transceiver(configuration: serverConfiguration)
             let client = Transceiver(configuration: testConfiguration("client", serviceType: type))
-            server.respond(to: Echo.self) { request, sender in Echo(text: "\(request.text) to \(sender.name)") }
-            server.respond(to: Slow.self) { _, _ async throws -> Echo in
+            try server.respond(to: Echo.self) { request, sender in Echo(text: "\(request.text) to \(sender.name)") }
+            try server.respond(to: Slow.self) { _, _ async throws -> Echo in
                 try await Task.sleep(for: .seconds(30))
                 return Echo(text: "late")
             }
-            server.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
+            try server.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
             for transceiver in [server, client] { try await transceiver.start() }
             let serverPeer = try #require(try await client.waitForConnectedPeers(1).first)
             // A bystander connected to the server too, written by hand so that it keeps every byte the server sends it
@@ -262,7 +271,7 @@ extension LiveTests {
                 try await group.waitForAll()
             }
             // The control: what the server sends everyone reaches the bystander, after anything sent to it before.
-            try server.broadcast(Echo(text: "for everyone"))
+            try await server.send(Echo(text: "for everyone"), to: .all)
             try await bystander.waitFor(text: "for everyone")
             #expect(!bystander.hasReceived(text: "to client"), "a reply to the client reached the bystander")
             await bystander.close()
@@ -272,7 +281,7 @@ extension LiveTests {
         @Test func aRequestFailsAtOnceWhenThePeerGoesAway() async throws {
             let pair = Pair()
             let answering = Collected<Bool>()
-            pair.bob.respond(to: Slow.self) { _, _ async throws -> Echo in
+            try pair.bob.respond(to: Slow.self) { _, _ async throws -> Echo in
                 answering.append(true)
                 try await Task.sleep(for: .seconds(60))
                 return Echo(text: "never")
@@ -292,16 +301,16 @@ extension LiveTests {
         @Test func undecodableMessagesAndThrowingHandlersAreReportedNotFatal() async throws {
             let pair = Pair()
             let good = Collected<String>()
-            pair.bob.receive(AddItem.self) { item in
+            try pair.bob.receive(AddItem.self) { item in
                 if item.title == "boom" { throw CocoaError(.featureUnsupported) }
                 good.append(item.title)
             }
             let recorder = EventRecorder(pair.bob)
             let (bobPeer, _) = try await pair.connect()
             let typeName = String(reflecting: AddItem.self)
-            try pair.alice.send(RawMessage(typeName: typeName, payload: Data("{\"nope\":1}".utf8)), to: bobPeer)
-            try pair.alice.send(AddItem(title: "boom"), to: bobPeer)
-            try pair.alice.send(AddItem(title: "still served"), to: bobPeer)
+            try await pair.alice.send(RawMessage(typeName: typeName, payload: Data("{\"nope\":1}".utf8)), to: bobPeer)
+            try await pair.alice.send(AddItem(title: "boom"), to: bobPeer)
+            try await pair.alice.send(AddItem(title: "still served"), to: bobPeer)
             try await good.waitForCount(1)
             #expect(good.values == ["still served"])
             let errors = recorder.events.compactMap { event -> ChirpError? in
@@ -316,9 +325,10 @@ extension LiveTests {
         @Test func rawMessagesReachTypedHandlers() async throws {
             let pair = Pair()
             let received = Collected<Int>()
-            pair.bob.receive(Named.self) { named in received.append(named.value) }
+            try pair.bob.receive(Named.self) { named in received.append(named.value) }
             let (bobPeer, _) = try await pair.connect()
-            try pair.alice.send(RawMessage(typeName: "tests.named", payload: Data(#"{"value":7}"#.utf8)), to: bobPeer)
+            try await pair.alice.send(
+                RawMessage(typeName: "tests.named", payload: Data(#"{"value":7}"#.utf8)), to: bobPeer)
             try await received.waitForCount(1)
             #expect(received.values == [7])
             await pair.stop()
@@ -337,9 +347,9 @@ extension LiveTests {
 
         @Test func aTaskOnTheConnectionsEventLoopRequestsPingsAndSendsThere() async throws {
             let pair = Pair()
-            pair.bob.respond(to: Echo.self) { request, _ in Echo(text: request.text.uppercased()) }
+            try pair.bob.respond(to: Echo.self) { request, _ in Echo(text: request.text.uppercased()) }
             let received = Collected<AddItem>()
-            pair.bob.receive(AddItem.self) { item, _ in received.append(item) }
+            try pair.bob.receive(AddItem.self) { item, _ in received.append(item) }
             let (bobPeer, _) = try await pair.connect()
             let executor = try pair.alice.taskExecutor(for: bobPeer)
             let loop = try #require((executor as? EventLoopTaskExecutor)?.eventLoop)
@@ -352,7 +362,7 @@ extension LiveTests {
                     let reply = try await alice.request(Echo(text: "item \(index)"), to: bobPeer, as: Echo.self)
                     #expect(reply.text == "ITEM \(index)")
                     onLoop.append(loop.inEventLoop)  // resumed on the loop, where the reply was read
-                    try alice.send(AddItem(title: "#\(index)"), to: bobPeer)
+                    try await alice.send(AddItem(title: "#\(index)"), to: bobPeer)
                 }
                 _ = try await alice.ping(bobPeer)
                 onLoop.append(loop.inEventLoop)

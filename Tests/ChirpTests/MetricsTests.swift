@@ -16,14 +16,14 @@ extension LiveTests {
             let alice = Transceiver(configuration: aliceConfiguration)
             let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
             let received = Collected<String>()
-            bob.receive(AddItem.self) { item in received.append(item.title) }
-            bob.respond(to: Echo.self) { request, _ in Echo(text: request.text) }
+            try bob.receive(AddItem.self) { item in received.append(item.title) }
+            try bob.respond(to: Echo.self) { request, _ in Echo(text: request.text) }
             try await alice.start()
             try await bob.start()
             let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
             _ = try await bob.waitForConnectedPeers(1)
 
-            for index in 0..<10 { try alice.send(AddItem(title: "\(index)"), to: bobPeer) }
+            for index in 0..<10 { try await alice.send(AddItem(title: "\(index)"), to: bobPeer) }
             for index in 0..<3 { _ = try await alice.request(Echo(text: "\(index)"), to: bobPeer, as: Echo.self) }
             try await received.waitForCount(10)
 
@@ -91,7 +91,7 @@ extension LiveTests {
             let type = uniqueServiceType()
             try await Self.withMetered("server", serviceType: type) { server, metrics in
                 let named = Collected<Int>()
-                server.receive(Named.self) { message in named.append(message.value) }
+                try server.receive(Named.self) { message in named.append(message.value) }
                 try await server.start()
                 let refused = try metrics.expectCounter("chirp_frames_refused_total", [("service", type)])
                 let peer = try await Self.helloedRawPeer(to: server, serviceType: type)
@@ -131,9 +131,11 @@ extension LiveTests {
                 var refusals = 0
                 var accepted = 0
                 var hitsBeforeTheFirstRefusal: Int64 = 0
+                // The throwing send (the waiting one is what `async` code gets): a synchronous function calls it.
+                func sendNow() throws { try server.send(payload, to: raw) }
                 while refusals < 3, accepted < 4096 {
                     do {
-                        try server.send(payload, to: raw)
+                        try sendNow()
                         accepted += 1
                         if refusals == 0 { hitsBeforeTheFirstRefusal = hits.totalValue }
                     } catch let error as ChirpError where error.code == .outboundLimitExceeded {
@@ -149,13 +151,15 @@ extension LiveTests {
 
         @Test func requestsThatFailAreCountedAsFailedAndOnlyThose() async throws {
             let type = uniqueServiceType()
-            try await Self.withMetered("alice", serviceType: type) { alice, metrics in
+            // Bob does not advertise himself (a tool): alice lists him on request.
+            let includesTools: (inout Configuration) -> Void = { $0.includesTools = true }
+            try await Self.withMetered("alice", serviceType: type, configure: includesTools) { alice, metrics in
                 // Only bob dials (alice cannot find him): one connection, no tie-break to retry a request on.
                 var bobConfiguration = testConfiguration("bob", serviceType: type)
                 bobConfiguration.advertises = false
                 let bob = Transceiver(configuration: bobConfiguration)
-                bob.respond(to: Echo.self) { request, _ in Echo(text: request.text) }
-                bob.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
+                try bob.respond(to: Echo.self) { request, _ in Echo(text: request.text) }
+                try bob.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
                 try await alice.start()
                 try await bob.start()
                 try await withTeardown {

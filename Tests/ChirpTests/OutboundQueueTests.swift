@@ -110,4 +110,29 @@ import Testing
         #expect(!linger(&queue, burst * 4, allowed: true))
         #expect(!queue.drainScheduled)
     }
+
+    /// A sender's task cancelled after it took its waiter id but before it registered its wait (the window of
+    /// `PeerConnection.waitForRoom()`) does not wait: the queue remembered the cancellation.
+    @Test func aCancellationBeforeTheWaitIsRegisteredIsRemembered() async {
+        var queue = OutboundQueue(limit: 1024)
+        #expect(queue.admit(frame(900), isReply: false, allocator: allocator) == .accepted)  // over half full
+        let cancelled = queue.makeWaiterID()
+        #expect(queue.cancelWaiter(cancelled) == nil)  // not waiting yet: nothing to resume
+        var waits = true
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            waits = queue.wait(continuation, id: cancelled)
+            if !waits { continuation.resume() }
+        }
+        #expect(!waits)
+        // The control: a waiter not cancelled waits, and its cancellation then hands back its continuation.
+        let control = queue.makeWaiterID()
+        var controlWaits = false
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            controlWaits = queue.wait(continuation, id: control)
+            if !controlWaits { continuation.resume() }
+            queue.cancelWaiter(control)?.resume()
+        }
+        #expect(controlWaits)
+        #expect(queue.close().isEmpty)  // no waiter left behind
+    }
 }

@@ -6,6 +6,7 @@ import NIOEmbedded
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 /// The connection's handler on NIO's `EmbeddedChannel`: the frames it writes and the closes it makes for the rules of
 /// Docs/Protocol.md sections 5 to 7, byte for byte, with no socket and no other thread.
@@ -25,6 +26,8 @@ import Testing
             closed.withLockedValue { $0.append(Closed(peerStopping: peerStopping, refusal: refusal)) }
         }
         func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?) {}
+        /// No events to deliver here: what waits for them goes on at once.
+        func afterEventsDelivered(_ body: @escaping @Sendable () -> Void) { body() }
     }
 
     /// An embedded channel whose handshake is done: the handler and the connection it made.
@@ -37,14 +40,17 @@ import Testing
         /// Where the handler's dispatcher reports errors (``TransceiverEvent/error(_:)``).
         let hub = EventHub()
 
-        init(router: Router = Router(), burstLinger: TimeAmount = Configuration().burstLinger.timeAmount) throws {
+        init(
+            router: Router = Router(), burstLinger: TimeAmount = Configuration().burstLinger.timeAmount,
+            outboundLimit: Int = 1 << 20
+        ) throws {
             let configuration = Configuration(serviceType: "test")
             let handler = PeerChannelHandler(
                 delegate: reports,
                 dispatcher: MessageDispatcher(
                     router: router, configuration: configuration, hub: hub,
                     metrics: TransceiverMetrics(serviceType: "test", factory: configuration.metricsFactory)),
-                role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: 1 << 20,
+                role: .dialer, localID: "local", dialedPeerID: "remote", host: nil, outboundLimit: outboundLimit,
                 burstLinger: burstLinger, heartbeatTimeout: 2.5, logger: Logger(label: "test"), readGate: gate)
             try channel.pipeline.syncOperations.addHandler(handler)
             try channel.pipeline.syncOperations.addHandler(gate)
@@ -52,6 +58,7 @@ import Testing
             channel.pipeline.fireUserInboundEventTriggered(
                 HandshakeCompleted(remote: Hello(peerID: "remote", name: "remote", service: "test", metadata: [:])))
             connection = try #require(reports.established.withLockedValue { $0.first })
+            channel.embeddedEventLoop.run()  // ends the hold until the events of the handshake were delivered
         }
 
         /// The frames written since the last call: (kind, body), in order, whatever writes carried them.
@@ -116,10 +123,10 @@ import Testing
         #expect(try eager.written().count == 3)
     }
 
-    /// A sending thread remembers the connection it sent on (``CodingScratch``) through an anchor that the
+    /// A sending thread remembers the connection it sent on (``RouteCache``) through an anchor that the
     /// connection's queue holds, not through the connection: the route lapses when the connection retires or closes.
     @Test func aRememberedRouteLapsesWhenTheConnectionRetiresOrCloses() throws {
-        let scratch = CodingScratch.forThisThread
+        let scratch = RouteCache.forThisThread
         defer { scratch.forgetRoute() }
         for ending in ["retire", "close"] {
             let session = try Session()
@@ -274,7 +281,7 @@ import Testing
     @Test func slowHandlersRunAtMost50msPerTurnAndTheRestWaitsWithReadingStopped() throws {
         let router = Router()
         let handled = NIOLockedValueBox(0)
-        router.addHandler(for: "slow") { _, _, _ in
+        try router.addHandler(for: "slow", type: String.self) { _, _, _ in
             handled.withLockedValue { $0 += 1 }
             usleep(5_000)  // 5 ms a message: 100 messages are half a second of work
         }
@@ -296,7 +303,7 @@ import Testing
     @Test func fastHandlersRunInTheTurnTheirFramesArrivedIn() throws {
         let router = Router()
         let handled = NIOLockedValueBox(0)
-        router.addHandler(for: "fast") { _, _, _ in handled.withLockedValue { $0 += 1 } }
+        try router.addHandler(for: "fast", type: String.self) { _, _, _ in handled.withLockedValue { $0 += 1 } }
         let session = try Session(router: router)
         for _ in 0..<100 {
             try session.channel.writeInbound(Frame(.message, body: ByteBuffer(bytes: [0, 0, 4] + Array("fast".utf8))))
@@ -308,7 +315,7 @@ import Testing
     @Test func aMalformedFrameIsReportedWithItsPeerAndTheConnectionGoesOn() async throws {
         let router = Router()
         let handled = NIOLockedValueBox(0)
-        router.addHandler(for: "fine") { _, _, _ in handled.withLockedValue { $0 += 1 } }
+        try router.addHandler(for: "fine", type: String.self) { _, _, _ in handled.withLockedValue { $0 += 1 } }
         let session = try Session(router: router)
         let events = session.hub.makeStream()
         // A type name longer than the frame, then a good message: the first is reported and skipped.
@@ -344,9 +351,9 @@ import Testing
     /// right status stands in its place, and the next request on the connection is answered as usual.
     @Test func aSynchronousResponderFailureReplacesItsFrameAndTheConnectionGoesOn() throws {
         let responder = Transceiver(configuration: Configuration(serviceType: "test"))
-        responder.respond(to: Echo.self) { request, _ in Echo(text: request.text.uppercased()) }
-        responder.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
-        responder.respond(to: AskUnencodable.self) { _, _ in Unencodable() }
+        try responder.respond(to: Echo.self) { request, _ in Echo(text: request.text.uppercased()) }
+        try responder.respond(to: Fails.self) { (_, _) throws -> Echo in throw CocoaError(.fileNoSuchFile) }
+        try responder.respond(to: AskUnencodable.self) { _, _ in Unencodable() }
         let session = try Session(router: responder.router)
         /// A request frame's body: id, flags, type name, payload.
         func request(_ id: UInt8, _ type: Any.Type, _ payload: String) -> [UInt8] {

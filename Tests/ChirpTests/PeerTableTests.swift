@@ -9,9 +9,16 @@ import Testing
 
     /// A table whose local id is "M": peer "A" has a lower id (it dials us first), peer "Z" a higher one.
     struct Session {
-        var table = Table(settings: .init(localID: "M", protocolVersion: "1", usesSecret: false, dialJitter: { 1 }))
+        var table: Table
         let start = ContinuousClock.now
         var elapsed: Duration = .zero
+
+        init(includesTools: Bool = false) {
+            table = Table(
+                settings: .init(
+                    localID: "M", protocolVersion: "1", usesSecret: false, includesTools: includesTools,
+                    dialJitter: { 1 }))
+        }
 
         /// Applies `event` at the current time and returns the actions in a short readable form (logs left out).
         mutating func on(_ event: Table.Event) -> [String] {
@@ -318,5 +325,46 @@ import Testing
         #expect(session.on(.found(Self.advert("Y"))).isEmpty)
         #expect(session.on(Self.established(2, peer: "A", dialer: "A", openedAt: session.now)) == ["retire #2"])
         #expect(session.table.connections.isEmpty)
+    }
+
+    // MARK: - Tools
+
+    @Test func aToolIsReachedByNameButNotShownListedOrSentToAll() {
+        var session = Session()
+        let connected = session.on(
+            .established(
+                .init(
+                    connection: 1,
+                    peer: Peer(id: "T", name: "T", addresses: ["127.0.0.1:1"], isConnected: true, role: .tool),
+                    role: .acceptor, dialerID: "T", openedAt: session.now)))
+        #expect(connected == ["resolved-by-connection T [T]"])
+        #expect(session.table.connection(to: "T") == 1)  // its messages are answered, and it is reached by name
+        #expect(session.table.recipients.isEmpty && session.table.availablePeers.isEmpty)
+        #expect(session.table.counts.available == 0 && session.table.counts.connected == 0)
+        #expect(session.on(.closed(1, peerID: "T", peerStopping: false, refusal: nil)) == ["resolve-again T [T]"])
+        // An app is shown as ever (the control).
+        #expect(
+            session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == [
+                "resolved-by-connection Z [Z]", "added Z", "connected Z", "peers [Z]"
+            ])
+        #expect(session.table.recipients == [2])
+    }
+
+    @Test func withToolsIncludedAToolIsAPeerLikeAnyOther() {
+        var session = Session(includesTools: true)
+        #expect(
+            session.on(
+                .established(
+                    .init(
+                        connection: 1,
+                        peer: Peer(id: "T", name: "T", addresses: ["127.0.0.1:1"], isConnected: true, role: .tool),
+                        role: .acceptor, dialerID: "T", openedAt: session.now)))
+                == ["resolved-by-connection T [T]", "added T", "connected T", "peers [T]"])
+        #expect(session.table.recipients == [1])
+        #expect(session.table.availablePeers.map(\.role) == [.tool])
+        #expect(
+            session.on(.closed(1, peerID: "T", peerStopping: false, refusal: nil)) == [
+                "resolve-again T [T]", "disconnected T", "removed T", "peers []"
+            ])
     }
 }

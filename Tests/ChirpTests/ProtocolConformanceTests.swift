@@ -25,9 +25,9 @@ extension LiveTests {
                 transceiver = Transceiver(configuration: configuration)
                 let named = self.named
                 let data = self.data
-                transceiver.receive(Named.self) { message in named.append(message.value) }
-                transceiver.receive(Data.self) { bytes in data.append(bytes) }
-                transceiver.respond(to: Echo.self) { echo, _ in Echo(text: echo.text) }
+                try transceiver.receive(Named.self) { message in named.append(message.value) }
+                try transceiver.receive(Data.self) { bytes in data.append(bytes) }
+                try transceiver.respond(to: Echo.self) { echo, _ in Echo(text: echo.text) }
                 try await transceiver.start()
                 port = try #require(transceiver.port)
             }
@@ -257,7 +257,7 @@ extension LiveTests {
             try await server.data.waitForCount(3)
             #expect(server.data.values == [Data([1, 2]), Data([3]), Data([4])])
             // What Chirp sends now.
-            try server.transceiver.broadcast(Data([9, 9]))
+            try await server.transceiver.send(Data([9, 9]), to: .all)
             let message = try #require(try await peer.waitForFrame(kind: 3).message)
             #expect(message.type == "chirp.data")
             #expect(message.flags == 1)

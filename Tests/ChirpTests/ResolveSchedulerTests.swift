@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Chirp
+@testable import ChirpDiscovery
 
 /// The pure part of resolving many peers: who is resolved when (Docs/Reliability.md, "64 peers").
 @Suite(.timeLimit(.minutes(5))) struct ResolveSchedulerTests {

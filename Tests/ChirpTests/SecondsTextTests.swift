@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Chirp
+@testable import ChirpSupport
 
 /// Durations in log metadata and messages, rounded to what a reader can use.
 @Suite(.timeLimit(.minutes(1))) struct SecondsTextTests {

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpDiscovery
 import Foundation
 import MetricsTestKit
 import NIOConcurrencyHelpers
@@ -28,14 +29,14 @@ extension LiveTests {
                 configuration: try secureConfiguration("bob", serviceType: type, secret: secret, capture: logs))
             let aliceEvents = EventRecorder(alice)
             let received = Collected<String>()
-            alice.receive(Marker.self) { marker in received.append(marker.text) }
-            alice.respond(to: Echo.self) { echo, _ in Echo(text: "echo: \(echo.text)") }
+            try alice.receive(Marker.self) { marker in received.append(marker.text) }
+            try alice.respond(to: Echo.self) { echo, _ in Echo(text: "echo: \(echo.text)") }
             try await alice.start()
             try await bob.start()
             let alicePeer = try #require(try await bob.waitForConnectedPeers(1).first)
             try await alice.waitForConnectedPeers(1)
 
-            for index in 0..<50 { try bob.send(Marker(text: "message \(index)"), to: alicePeer) }
+            for index in 0..<50 { try await bob.send(Marker(text: "message \(index)"), to: alicePeer) }
             let reply = try await bob.request(Echo(text: "over TLS"), to: alicePeer, as: Echo.self)
             try await received.waitForCount(50)
             #expect(received.values == (0..<50).map { "message \($0)" })
@@ -91,7 +92,7 @@ extension LiveTests {
             let appEvents = EventRecorder(app)
             let intruderEvents = EventRecorder(intruder)
             let received = Collected<String>()
-            app.receive(Marker.self) { marker, sender in received.append("\(sender.name): \(marker.text)") }
+            try app.receive(Marker.self) { marker, sender in received.append("\(sender.name): \(marker.text)") }
             try await app.start()
             try await intruder.start()
 
@@ -107,12 +108,12 @@ extension LiveTests {
             try await appLogs.waitForLine(containing: mismatch)
             try await intruderLogs.waitForLine(containing: mismatch)
             #expect(intruder.connectedPeers.isEmpty)
-            try intruder.broadcast(Marker(text: "injected"))  // goes nowhere: no connection
+            try await intruder.send(Marker(text: "injected"), to: .all)  // goes nowhere: no connection
 
             // A peer with the right secret is served as usual meanwhile.
             try await friend.start()
             let appPeer = try #require(try await friend.waitForConnectedPeers(1).first)
-            try friend.send(Marker(text: "hello"), to: appPeer)
+            try await friend.send(Marker(text: "hello"), to: appPeer)
             try await received.waitForCount(1)
             #expect(received.values == ["friend: hello"])
             #expect(app.connectedPeers.map(\.name) == ["friend"])
@@ -139,7 +140,7 @@ extension LiveTests {
             let appEvents = EventRecorder(app)
             let openEvents = EventRecorder(open)
             let received = Collected<String>()
-            app.receive(Marker.self) { marker in received.append(marker.text) }
+            try app.receive(Marker.self) { marker in received.append(marker.text) }
             try await app.start()
             try await open.start()
 
@@ -190,7 +191,7 @@ extension LiveTests {
             let app = Transceiver(configuration: appConfiguration)
             let appEvents = EventRecorder(app)
             let received = Collected<String>()
-            app.receive(Marker.self) { marker in received.append(marker.text) }
+            try app.receive(Marker.self) { marker in received.append(marker.text) }
             try await app.start()
             let appPort = try #require(app.port)
 
@@ -245,15 +246,15 @@ extension LiveTests {
             }
             let listener = Transceiver(configuration: listenerConfiguration)
             let received = Collected<String>()
-            listener.receive(Marker.self) { marker in received.append(marker.text) }
-            listener.respond(to: Echo.self) { echo, _ in Echo(text: "reply \(echo.text)") }
+            try listener.receive(Marker.self) { marker in received.append(marker.text) }
+            try listener.respond(to: Echo.self) { echo, _ in Echo(text: "reply \(echo.text)") }
             try await listener.start()
             let relay = try await Relay.start(forwardingTo: try #require(listener.port))
             relayBox.withLockedValue { $0 = relay }
             try await dialer.start()
 
             let listenerPeer = try await dialer.connect(host: "127.0.0.1", port: relay.port)
-            try dialer.send(Marker(text: marker), to: listenerPeer)
+            try await dialer.send(Marker(text: marker), to: listenerPeer)
             let reply = try await dialer.request(Echo(text: marker), to: listenerPeer, as: Echo.self)
             try await received.waitForCount(1)
             #expect(received.values == [marker])
@@ -300,7 +301,7 @@ extension LiveTests {
             let good = Transceiver(configuration: try secureConfiguration("good", serviceType: type, secret: secret))
             let late = Transceiver(configuration: try secureConfiguration("late", serviceType: type, secret: secret))
             let received = Collected<String>()
-            server.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
+            try server.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
             try await server.start()
             try await good.start()
             let serverPeer = try #require(try await good.waitForConnectedPeers(1).first)
@@ -315,7 +316,7 @@ extension LiveTests {
                 // Over the limit, the server closes a connection at once, so the write may fail: that is fine.
                 if index.isMultiple(of: 2) { try? await channel.writeAndFlush(ByteBuffer(bytes: partialClientHello)) }
                 stalled.append(channel)
-                if index.isMultiple(of: 8) { try good.send(Marker(text: "during \(index)"), to: serverPeer) }
+                if index.isMultiple(of: 8) { try await good.send(Marker(text: "during \(index)"), to: serverPeer) }
             }
             // A peer that joins during the flood still gets in, once stalled handshakes time out.
             try await late.start()
@@ -325,13 +326,13 @@ extension LiveTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
             }
-            try late.send(Marker(text: "joined"), to: lateServer)
+            try await late.send(Marker(text: "joined"), to: lateServer)
             for (index, channel) in stalled.enumerated() {
                 try await withTimeout(.seconds(15), "the server to drop stalled connection \(index)") {
                     try await channel.closeFuture.get()
                 }
             }
-            try good.send(Marker(text: "after"), to: serverPeer)
+            try await good.send(Marker(text: "after"), to: serverPeer)
             try await received.waitForCount(8)
             #expect(
                 received.values.filter { $0.hasPrefix("good ") } == (0..<6).map { "good during \($0 * 8)" } + [
@@ -364,7 +365,7 @@ extension LiveTests {
             let appEvents = EventRecorder(app)
             let malloryEvents = EventRecorder(mallory)
             let received = Collected<String>()
-            app.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
+            try app.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
             try await app.start()
             try await mallory.start()
             try await alice.start()
@@ -389,8 +390,8 @@ extension LiveTests {
                     try await Task.sleep(for: .milliseconds(20))
                 }
             }
-            try alice.send(Marker(text: "accepted"), to: appPeer)
-            try mallory.broadcast(Marker(text: "refused"))  // reaches alice (no policy there), never the app
+            try await alice.send(Marker(text: "accepted"), to: appPeer)
+            try await mallory.send(Marker(text: "refused"), to: .all)  // reaches alice (no policy there), never the app
             try await received.waitForCount(1)
             #expect(received.values == ["alice accepted"])
             #expect(!mallory.connectedPeers.contains { $0.name == "app" })

@@ -2,6 +2,7 @@ import NIOCore
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 /// The names a connection received lately are matched on their bytes (``TypeNameCache``); what comes out is what a
 /// parse without the cache gives, whatever the peer sends.

@@ -44,7 +44,7 @@ import Testing
         #expect(text.contains("'chatbot.ChatLine'"))
         #expect(text.contains("static let chirpTypeName = \"ChatLine\""))
         let plain = UnhandledTypeWarnings.message(typeName: "x.Y", peer: alice, lookalikes: [], isLast: true)
-        #expect(plain.contains("receive(_:)"))
+        #expect(plain.contains("receive(_:handler:)"))
         #expect(plain.contains("No further unhandled types"))
     }
 

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import Chirp
+@testable import ChirpSupport
 
 /// Strings from other peers are printed and logged through `UntrustedText.escaped`: none of them can start a new line
 /// or reach the terminal as a control sequence.

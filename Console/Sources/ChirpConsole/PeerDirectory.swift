@@ -1,4 +1,5 @@
 import Chirp
+import ChirpDiscovery
 import Foundation
 import NIOConcurrencyHelpers
 
@@ -26,7 +27,6 @@ final class PeerDirectory: Sendable {
         var instances: [String: Instance] = [:]
         var task: Task<Void, Never>?
         var lastAsked: ContinuousClock.Instant
-        var firstResult: Bool = false
     }
 
     /// At most this many service types are browsed at once (the least recently asked for stops first).

@@ -117,7 +117,7 @@ struct Listr: AsyncParsableCommand {
         let transceiver = Transceiver(configuration: configuration)
         let receiver = CommandReceiver(
             transceiver: transceiver, logger: logger, openAccessRemedy: Self.openAccessRemedy)
-        ListrService.register(on: receiver, store: todo, logger: logger, debugCommands: enableDebugCommands)
+        try ListrService.register(on: receiver, store: todo, logger: logger, debugCommands: enableDebugCommands)
 
         let events = transceiver.makeEvents()
         let signals = TerminationSignals.stream()

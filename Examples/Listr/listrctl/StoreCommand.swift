@@ -1,6 +1,7 @@
 import ArgumentParser
 import Chirp
 import ChirpCommands
+import ChirpSupport
 import Foundation
 import ListrCommands
 

@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Wire/Frame.swift
+../../../Sources/ChirpWire/Frame.swift

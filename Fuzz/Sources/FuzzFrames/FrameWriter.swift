@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Wire/FrameWriter.swift
+../../../Sources/ChirpWire/FrameWriter.swift

@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Wire/TypeNameCache.swift
+../../../Sources/ChirpWire/TypeNameCache.swift

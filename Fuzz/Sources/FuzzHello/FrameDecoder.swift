@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Wire/FrameDecoder.swift
+../../../Sources/ChirpWire/FrameDecoder.swift

@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Wire/FrameReader.swift
+../../../Sources/ChirpWire/FrameReader.swift

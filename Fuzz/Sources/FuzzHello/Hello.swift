@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Wire/Hello.swift
+../../../Sources/ChirpWire/Hello.swift

@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Wire/FastJSONDecoder.swift
+../../../Sources/ChirpWire/FastJSONDecoder.swift

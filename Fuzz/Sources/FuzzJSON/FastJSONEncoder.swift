@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Wire/FastJSONEncoder.swift
+../../../Sources/ChirpWire/FastJSONEncoder.swift

@@ -15,7 +15,7 @@
 //     breaks, each of whose lines starts with one of its prefixes; with colours on, escape sequences are SGR only;
 //   - `chirp logs --json`'s line for every record (LogJSON.line) is one line of JSON, without a control character,
 //     whose message, label and metadata keys read back as the record has them.
-import Chirp
+import ChirpSupport
 import Foundation
 import Logging
 

@@ -1,1 +1,1 @@
-../../../Sources/Chirp/Discovery/TXTRecord.swift
+../../../Sources/ChirpDiscovery/TXTRecord.swift

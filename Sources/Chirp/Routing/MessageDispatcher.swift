@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
@@ -29,7 +31,7 @@ final class MessageDispatcher: Sendable {
     }
 
     /// A message frame arrived: runs the handlers for its type (typed ones in registration order, then the
-    /// `receiveAll` ones). A handler that fails is reported; the others still run.
+    /// `receive(RawMessage.self)` ones). A handler that fails is reported; the others still run.
     func route(_ message: MessageBody, from connection: PeerConnection) {
         let handlers = router.handlers(for: MessageTypeName.routed(message.typeName))
         if handlers.isEmpty {
@@ -50,12 +52,15 @@ final class MessageDispatcher: Sendable {
         }
     }
 
-    /// A type nobody handles: a warning once per type and peer (bounded), naming registered look-alikes.
+    /// A type nobody handles: counted; an event and a warning once per type and peer (bounded), the warning naming
+    /// registered look-alikes.
     private func warnUnhandled(_ typeName: String, from peer: Peer) {
+        metrics.messagesUnhandled.increment()
         let (warn, isLast) = unhandledTypes.withLockedValue { state in
             (state.shouldWarn(typeName: typeName, peerID: peer.id), state.isFull)
         }
         guard warn else { return }
+        hub.emit(.unhandledMessage(typeName: typeName, from: peer))
         let lookalikes = UnhandledTypeWarnings.lookalikes(of: typeName, among: router.registeredTypeNames())
         logger.warning(
             "\(UnhandledTypeWarnings.message(typeName: typeName, peer: peer, lookalikes: lookalikes, isLast: isLast))")
@@ -91,7 +96,7 @@ final class MessageDispatcher: Sendable {
                     do {
                         reply = try await body(request.message, peer, coder)
                     } catch  where Task.isCancelled {
-                        // Cancelled by stop(): nothing is sent, the connection is closing and the requester hears that.
+                        // Cancelled by shutdown(): nothing is sent, the connection is closing and the requester hears that.
                         return
                     } catch {
                         Self.reply(to: request, on: connection) { _ in throw error }
@@ -149,7 +154,7 @@ final class MessageDispatcher: Sendable {
             into: &buffer)
     }
 
-    /// Cancels the running async responders and drops the queued ones (at `stop()`).
+    /// Cancels the running async responders and drops the queued ones (at shutdown).
     func cancelResponders() {
         responders.cancelAll()
     }

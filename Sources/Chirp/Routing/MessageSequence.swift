@@ -4,10 +4,10 @@ import NIOCore
 /// The messages of one type, as ``Transceiver/messages(of:)`` delivers them: an async sequence with a bounded buffer.
 ///
 /// When the consumer falls behind and ``Configuration/Backpressure/highWatermark`` messages wait, Chirp stops reading
-/// from the peers that send them: their data stays in the sockets, TCP's flow control slows the senders down, and
-/// their ``Transceiver/sendWhenReady(_:to:)`` waits, and their `send` throws ``ChirpError/Code/outboundLimitExceeded``
-/// once their outbound limit is reached. Nothing is dropped and nothing is reordered; reading resumes when fewer than
-/// ``Configuration/Backpressure/lowWatermark`` wait.
+/// from the peers that send them: their data stays in the sockets, TCP's flow control slows the senders down, and their
+/// waiting `try await send` waits, and their throwing `send` throws
+/// ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded`` once their outbound limit is reached. Nothing is dropped and
+/// nothing is reordered; reading resumes when fewer than ``Configuration/Backpressure/lowWatermark`` wait.
 ///
 /// A sequence has one consumer: iterate it from one task. A second iterator ends at once. The sequence ends, and its
 /// handler is removed, when the iterating task is cancelled or the iterator is dropped.

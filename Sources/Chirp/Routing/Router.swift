@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -42,26 +44,56 @@ final class Router: Sendable {
         case async(@Sendable (MessageBody, Peer, any MessageCoder) async throws -> Reply)
     }
 
+    /// The Swift type registered under a wire name, and how many registrations hold it.
+    private struct Owner {
+        var type: ObjectIdentifier
+        var typeDescription: String
+        var handlers = 0
+        var hasResponder = false
+    }
+
     private struct Tables {
         var handlers: [String: [Handler]] = [:]
         var responders: [String: Responder] = [:]
-        /// Handlers that see every message, whatever its type (``Transceiver/receiveAll(_:)``).
+        /// The one Swift type each wire name with a handler or a responder belongs to.
+        var owners: [String: Owner] = [:]
+        /// Handlers that see every message, whatever its type (`receive(RawMessage.self)`).
         var wildcard: [Handler] = []
         var nextToken: UInt64 = 1
     }
 
     private let tables = NIOLockedValueBox(Tables())
 
+    /// Adds a handler for the messages of `typeName`, decoded as `type`.
+    /// - Throws: ``ChirpError/Code/typeNameConflict`` when another Swift type holds `typeName`.
     @discardableResult
     func addHandler(
-        for typeName: String, _ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void
-    ) -> UInt64 {
-        tables.withLockedValue { tables in
+        for typeName: String, type: Any.Type,
+        _ invoke: @escaping @Sendable (MessageBody, Delivery, any MessageCoder) throws -> Void
+    ) throws -> UInt64 {
+        try tables.withLockedValue { tables in
+            try Self.claim(typeName, for: type, in: &tables) { $0.handlers += 1 }
             let token = tables.nextToken
             tables.nextToken += 1
             tables.handlers[typeName, default: []].append(Handler(token: token, invoke: invoke))
             return token
         }
+    }
+
+    /// Records that `type` is registered under `typeName` (`change` counts the registration), or throws when another
+    /// Swift type is: the messages of one wire name decode as one type.
+    private static func claim(
+        _ typeName: String, for type: Any.Type, in tables: inout Tables, _ change: (inout Owner) -> Void
+    ) throws {
+        var owner =
+            tables.owners[typeName]
+            ?? Owner(type: ObjectIdentifier(type), typeDescription: String(reflecting: type))
+        guard owner.type == ObjectIdentifier(type) else {
+            throw ChirpError.typeNameConflict(
+                typeName, registered: owner.typeDescription, refused: String(reflecting: type))
+        }
+        change(&owner)
+        tables.owners[typeName] = owner
     }
 
     @discardableResult
@@ -81,13 +113,23 @@ final class Router: Sendable {
             tables.wildcard.removeAll { $0.token == token }
             for (name, list) in tables.handlers {
                 let kept = list.filter { $0.token != token }
+                guard kept.count < list.count else { continue }
                 tables.handlers[name] = kept.isEmpty ? nil : kept
+                if var owner = tables.owners[name] {
+                    owner.handlers -= 1
+                    tables.owners[name] = owner.handlers == 0 && !owner.hasResponder ? nil : owner
+                }
             }
         }
     }
 
-    func setResponder(for typeName: String, _ responder: Responder?) {
-        tables.withLockedValue { $0.responders[typeName] = responder }
+    /// Sets the responder for the requests of `typeName`, decoded as `type` (replacing the one there was).
+    /// - Throws: ``ChirpError/Code/typeNameConflict`` when another Swift type holds `typeName`.
+    func setResponder(for typeName: String, type: Any.Type, _ responder: Responder) throws {
+        try tables.withLockedValue { tables in
+            try Self.claim(typeName, for: type, in: &tables) { $0.hasResponder = true }
+            tables.responders[typeName] = responder
+        }
     }
 
     /// The handlers for `typeName` in registration order, then the wildcard handlers.
@@ -191,11 +233,8 @@ enum PayloadCoding {
     static func frame(_ raw: RawMessage, requestID: UInt64? = nil, allocator: ByteBufferAllocator, limit: Int) throws
         -> ByteBuffer
     {
-        guard !raw.typeName.isEmpty, raw.typeName.utf8.count <= WireFormat.maxTypeNameLength else {
-            throw ChirpError.encodingFailed(
-                type: raw.typeName, reason: "a type name must be 1-\(WireFormat.maxTypeNameLength) bytes")
-        }
-        return try frame(requestID: requestID, typeName: raw.typeName, allocator: allocator, limit: limit) { buffer in
+        let typeName = try MessageTypeName.checked(raw.typeName, of: nil)
+        return try frame(requestID: requestID, typeName: typeName, allocator: allocator, limit: limit) { buffer in
             buffer.writeBytes(raw.payload)
             return raw.isBinary ? .binary : []
         }
@@ -236,6 +275,22 @@ enum PayloadCoding {
             FrameWriter.writeMessageHeader(typeName: typeName, flags: [], into: &buffer)
             buffer.writeString(message)
         }
+    }
+}
+
+extension PayloadCoding {
+    /// `error` (a ``ChirpError/Code/messageTooLarge``), explained when `value` holds `Data`, which JSON writes as
+    /// base64. For the error path only: it looks through the value's stored properties, a few levels deep.
+    @inline(never)
+    static func explained<T>(_ error: ChirpError, for value: T) -> ChirpError {
+        T.self != Data.self && holdsData(value) ? error.explainingData() : error
+    }
+
+    /// Whether `value` is or holds `Data` in a stored property (of an optional, a collection, a nested value).
+    private static func holdsData(_ value: Any, depth: Int = 4) -> Bool {
+        if value is Data { return true }
+        guard depth > 0 else { return false }
+        return Mirror(reflecting: value).children.prefix(64).contains { holdsData($0.value, depth: depth - 1) }
     }
 }
 

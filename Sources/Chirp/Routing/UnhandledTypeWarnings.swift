@@ -1,3 +1,6 @@
+import ChirpSupport
+import ChirpWire
+
 /// The warning for messages nobody handles: once per type name and peer, naming the types registered here that have
 /// the same short name.
 ///
@@ -44,7 +47,7 @@ struct UnhandledTypeWarnings: Sendable {
         var text = "no handler for messages of type '\(shown)' from \(peer); they are dropped."
         if lookalikes.isEmpty {
             text +=
-                " Register one with receive(_:) or receiveAll(_:) here, or check the type's name on the sender:"
+                " Register one with receive(_:handler:) here, or check the type's name on the sender:"
                 + " a type that does not conform to ChirpMessage travels as '<Module>.<Type>'."
         } else {
             let names = lookalikes.map { "'\(UntrustedText.escaped($0))'" }.joined(separator: ", ")

@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// A peer asking to connect, as seen by an ``Configuration/acceptPolicy``.
 public struct ConnectionCandidate: Sendable {
     /// The peer as it introduced itself in the handshake (id, name, metadata).

@@ -1,3 +1,4 @@
+import ChirpSupport
 import Crypto
 import Foundation
 
@@ -20,7 +21,8 @@ public struct SharedSecret: Sendable, CustomStringConvertible, CustomDebugString
     private let bytes: [UInt8]
 
     /// A secret from text (surrounding whitespace and newlines are ignored).
-    /// - Throws: ``ChirpError/Code/invalidConfiguration`` when it is shorter than ``minimumLength`` bytes.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidConfiguration`` when it is shorter than ``minimumLength``
+    ///   bytes.
     public init(_ text: String) throws {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         guard trimmed.utf8.count >= Self.minimumLength else {
@@ -32,7 +34,8 @@ public struct SharedSecret: Sendable, CustomStringConvertible, CustomDebugString
     }
 
     /// The secret stored in a file (its whole content, without surrounding whitespace).
-    /// - Throws: ``ChirpError/Code/invalidConfiguration`` when the file cannot be read or the secret is too short.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidConfiguration`` when the file cannot be read or the secret is
+    ///   too short.
     public init(contentsOfFile path: String) throws {
         let data: Data
         do {

@@ -1,3 +1,4 @@
+import ChirpDiscovery
 import NIOCore
 import NIOSSL
 
@@ -37,11 +38,10 @@ struct TLSContexts: Sendable {
         client = try NIOSSLContext(configuration: configuration)
     }
 
-    /// The TLS handler for a connection in `role`; it goes first in the pipeline.
-    func handler(for role: ConnectionRole) throws -> any ChannelHandler {
-        switch role {
-        case .acceptor: return NIOSSLServerHandler(context: server)
-        case .dialer: return try NIOSSLClientHandler(context: client, serverHostname: nil)
-        }
+    /// The TLS handler for a connection we dialed (the client's) or accepted (the server's); it goes first in the
+    /// pipeline.
+    func handler(dialed: Bool) throws -> any ChannelHandler {
+        if dialed { return try NIOSSLClientHandler(context: client, serverHostname: nil) }
+        return NIOSSLServerHandler(context: server)
     }
 }

@@ -1,3 +1,4 @@
+import ChirpWire
 import NIOSSL
 
 /// Why a TLS handshake with a shared secret failed, in the terms a user can act on.

@@ -1,3 +1,4 @@
+import ChirpDiscovery
 import Metrics
 
 /// The swift-metrics a transceiver reports (names and dimensions in Docs/Metrics.md), made once per run with the
@@ -20,6 +21,8 @@ struct TransceiverMetrics: Sendable {
     let bytesIn: Counter
     /// Frames from a peer that could not be parsed (skipped).
     let framesRefused: Counter
+    /// Messages that no handler takes (dropped).
+    let messagesUnhandled: Counter
     /// Sends refused because a peer's outbound queue was full.
     let outboundLimitHits: Counter
     /// Accepted connections closed at once because `maximumPendingHandshakes` were already in their handshake.
@@ -50,6 +53,7 @@ struct TransceiverMetrics: Sendable {
         framesIn = counter("chirp_frames_total", [("direction", "in")])
         bytesIn = counter("chirp_bytes_total", [("direction", "in")])
         framesRefused = counter("chirp_frames_refused_total")
+        messagesUnhandled = counter("chirp_messages_unhandled_total")
         outboundLimitHits = counter("chirp_outbound_limit_hits_total")
         handshakeLimitHits = counter("chirp_handshake_limit_hits_total")
         requestsAnswered = counter("chirp_requests_total", [("outcome", "answered")])
@@ -59,3 +63,6 @@ struct TransceiverMetrics: Sendable {
         daemonErrors = counter("chirp_discovery_daemon_errors_total")
     }
 }
+
+/// What discovery counts goes to the same counters (``DiscoveryMetrics``).
+extension TransceiverMetrics: DiscoveryMetrics {}

@@ -4,6 +4,9 @@
 protocol ConnectionDelegate: AnyObject, Sendable {
     /// The handshake completed.
     func connectionEstablished(_ connection: PeerConnection)
+    /// Runs `body` once the events reported so far (a ``TransceiverEvent/peerConnected(_:)`` among them) are
+    /// delivered to the app: what the peer sent meanwhile waits for it.
+    func afterEventsDelivered(_ body: @escaping @Sendable () -> Void)
     /// An established connection closed: `peerStopping` when the peer's `goodbye(stopping)` closed it, `refusal` when
     /// the peer refused it right after the hellos (its accept policy), with the reason it gave.
     func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?)

@@ -47,12 +47,6 @@ struct ConnectionLifecycle: Sendable, Equatable {
     /// The peer refused the connection after its hello (its accept policy), with this reason.
     private(set) var refusal: String?
 
-    /// Whether new messages and requests may be queued.
-    var acceptsMessages: Bool {
-        if case .open = state { return true }
-        return false
-    }
-
     /// We lost the tie-break.
     mutating func retire(exchangesInFlight: Bool) -> [Action] {
         guard case .open(let peerRetired) = state else { return [] }

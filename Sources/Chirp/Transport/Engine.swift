@@ -1,10 +1,13 @@
+import ChirpDiscovery
+import ChirpSupport
+import ChirpWire
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
 import NIOCore
 import NIOPosix
 
-/// One run of a transceiver, from `resume()` to `stop()`: the wiring of the listener, discovery, the dialer and the
+/// One run of a transceiver, from `start()` to `shutdown()`: the wiring of the listener, discovery, the dialer and the
 /// ``PeerTable``.
 ///
 /// It holds no rules of its own. Discovery and the connections report to it; it turns each report into an event
@@ -58,19 +61,19 @@ final class Engine: ConnectionDelegate {
         let metrics = TransceiverMetrics(serviceType: serviceType.name, factory: configuration.metricsFactory)
         self.metrics = metrics
         self.dispatcher = MessageDispatcher(router: router, configuration: configuration, hub: hub, metrics: metrics)
-        configuration.discoveryBackend.implementation.prepare()  // the daemon connection, while the listener opens
+        configuration.discoveryBackend.prepare()  // the daemon connection, while the listener opens
         self.logger = configuration.logger
         self.group = configuration.eventLoopGroup
         self.settings = ConnectionSettings(configuration, tls: tls)
         self.localHello = Hello(
             peerID: configuration.peerID, name: configuration.peerName, service: serviceType.name,
-            metadata: configuration.metadata)
+            metadata: configuration.metadata, role: configuration.advertises ? nil : Hello.toolRole)
         self.state = NIOLockedValueBox(
             State(
                 table: Table(
                     settings: .init(
                         localID: configuration.peerID, protocolVersion: String(Hello.currentProtocolVersion),
-                        usesSecret: configuration.sharedSecret != nil))))
+                        usesSecret: configuration.sharedSecret != nil, includesTools: configuration.includesTools))))
     }
 
     var localID: String { configuration.peerID }
@@ -235,7 +238,7 @@ final class Engine: ConnectionDelegate {
                     txt: txt)
                 : nil,
             resolveLater: resolveLater,
-            backend: configuration.discoveryBackend.implementation,
+            backend: configuration.discoveryBackend,
             metrics: metrics,
             logger: logger
         ) { [weak self] event in self?.handle(event) }
@@ -345,8 +348,9 @@ final class Engine: ConnectionDelegate {
         state.withLockedValue { $0.table.availablePeers }
     }
 
+    /// The connections `.all` sends to: one per app (and per tool with ``Configuration/includesTools``).
     var connections: [PeerConnection] {
-        state.withLockedValue { $0.table.connections }
+        state.withLockedValue { $0.table.recipients }
     }
 
     func connection(to peerID: String) -> PeerConnection? {
@@ -465,6 +469,10 @@ final class Engine: ConnectionDelegate {
                 .init(
                     connection: connection, peer: connection.peer, role: connection.role, dialerID: connection.dialerID,
                     openedAt: connection.openedAt)))
+    }
+
+    func afterEventsDelivered(_ body: @escaping @Sendable () -> Void) {
+        hub.afterPendingEvents(body)
     }
 
     func connectionClosed(_ connection: PeerConnection, peerStopping: Bool, refusal: String?) {

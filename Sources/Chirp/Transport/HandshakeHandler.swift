@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Logging
 import NIOCore
 
@@ -156,7 +158,9 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         state = .deciding(remote: remote, held: [], heldBytes: 0)
         let address = context.remoteAddress.map(PeerChannelHandler.text(of:)) ?? "unknown"
         let candidate = ConnectionCandidate(
-            peer: Peer(id: remote.peerID, name: remote.name, metadata: remote.metadata, addresses: [address]),
+            peer: Peer(
+                id: remote.peerID, name: remote.name, metadata: remote.metadata, addresses: [address],
+                role: remote.peerRole),
             address: address, isInbound: role == .acceptor)
         let promise = context.eventLoop.makePromise(of: Bool.self)
         promise.completeWithTask { await policy(candidate) }

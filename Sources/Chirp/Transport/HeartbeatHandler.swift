@@ -1,3 +1,4 @@
+import ChirpWire
 import NIOCore
 
 /// The heartbeat's clocks (Docs/Protocol.md section 7): when this side last wrote, and when the last complete frame

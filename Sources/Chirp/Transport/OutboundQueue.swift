@@ -1,3 +1,4 @@
+import ChirpWire
 import NIOCore
 
 /// What waits to be written on one connection, bounded by ``Configuration/outboundLimit``: a value type, kept behind
@@ -55,12 +56,22 @@ struct OutboundQueue {
     /// fails them when it gets to them, instead of sending them (``waitCancelled(_:)``). Empty but for that race.
     private var cancelledBeforeRegistration: [UInt64] = []
     private var nextRequestID: UInt64 = 1
-    /// Senders waiting for room (``PeerConnection/waitForRoom()``), by id.
-    private var roomWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    /// Senders waiting for room (``PeerConnection/waitForRoom()``), by id, from the moment they took their id.
+    private var roomWaiters: [UInt64: RoomWaiter] = [:]
     private var nextWaiterID: UInt64 = 0
     /// The anchor of the sending threads' remembered routes to this connection (``SendRoute``), while it takes new
     /// frames.
     private var sendRoute: SendRoute?
+
+    /// Where a sender waiting for room is.
+    enum RoomWaiter {
+        /// It has an id (``makeWaiterID()``) and has not registered its wait yet.
+        case starting
+        /// Its task was cancelled before it registered: it must not wait.
+        case cancelled
+        /// It waits, to be resumed.
+        case waiting(CheckedContinuation<Void, Never>)
+    }
 
     init(limit: Int) {
         self.limit = limit
@@ -250,29 +261,50 @@ struct OutboundQueue {
         return wakeableWaiters()
     }
 
-    /// Registers a sender waiting for room; `false` when there is room already (or the queue closed).
+    /// Registers the sender `id` (from ``makeWaiterID()``) as waiting for room; `false` when it must not wait:
+    /// there is room already, the queue closed, or its task was cancelled before it got here.
     mutating func wait(_ continuation: CheckedContinuation<Void, Never>, id: UInt64) -> Bool {
-        if isClosed || queuedBytes <= limit / 2 { return false }
-        roomWaiters[id] = continuation
+        guard case .starting = roomWaiters[id], !isClosed, queuedBytes > limit / 2 else {
+            roomWaiters[id] = nil
+            return false
+        }
+        roomWaiters[id] = .waiting(continuation)
         return true
     }
 
-    /// An id for ``wait(_:id:)``.
+    /// An id for ``wait(_:id:)``, known from now on: a cancellation that comes before the wait is remembered.
     mutating func makeWaiterID() -> UInt64 {
         nextWaiterID += 1
+        roomWaiters[nextWaiterID] = .starting
         return nextWaiterID
     }
 
-    /// Forgets a waiter (its task was cancelled); returns it to resume.
-    mutating func removeWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
-        roomWaiters.removeValue(forKey: id)
+    /// The task of waiter `id` was cancelled: returns its continuation to resume when it waits; remembers the
+    /// cancellation when it has not registered yet; nothing when it was woken already.
+    mutating func cancelWaiter(_ id: UInt64) -> CheckedContinuation<Void, Never>? {
+        switch roomWaiters[id] {
+        case .starting:
+            roomWaiters[id] = .cancelled
+            return nil
+        case .waiting(let continuation):
+            roomWaiters[id] = nil
+            return continuation
+        case .cancelled, nil:
+            return nil
+        }
     }
 
     /// Takes the waiters to wake: all of them once the queue is at most half full, or closed. Half, not "room for
-    /// one frame": a sender that woke at every freed byte would wake once per frame written.
+    /// one frame": a sender that woke at every freed byte would wake once per frame written. (Senders still on
+    /// their way to ``wait(_:id:)`` see the room, or the close, there.)
     mutating func wakeableWaiters() -> [CheckedContinuation<Void, Never>] {
         guard !roomWaiters.isEmpty, isClosed || queuedBytes <= limit / 2 else { return [] }
-        defer { roomWaiters = [:] }
-        return Array(roomWaiters.values)
+        var woken: [CheckedContinuation<Void, Never>] = []
+        for (id, waiter) in roomWaiters {
+            guard case .waiting(let continuation) = waiter else { continue }
+            woken.append(continuation)
+            roomWaiters[id] = nil
+        }
+        return woken
     }
 }

@@ -1,3 +1,4 @@
+import ChirpWire
 import Logging
 import NIOCore
 
@@ -48,9 +49,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// Set once the peer can send nothing more here: its `goodbye(duplicate)` arrived or the channel closed.
     private var inboundFinished = false
     private var inboundFinishedCallbacks: [@Sendable () -> Void] = []
-    /// Set while what the peer sends here waits for its other connection to deliver first
-    /// (``PeerConnection/holdInbound(until:)``).
-    @exclusivity(unchecked) private var holdsInbound = false
+    /// Why what the peer sends here waits, if it does: until the events of the handshake reached the app, until its
+    /// other connection delivered first (``PeerConnection/holdInbound(until:)``), or both.
+    @exclusivity(unchecked) private var inboundHolds: InboundHolds = []
     /// Whether what we queue waits before it is written: the connection won a tie-break that moved our messages to it
     /// from the one that lost (``PeerConnection/holdOutbound(until:)``).
     @exclusivity(unchecked) private var holdsOutbound = false
@@ -125,7 +126,14 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 addresses: addresses, host: host, outboundLimit: outboundLimit, openedAt: openedAt,
                 readGate: readGate.map { LoopBoundGate($0, eventLoop: context.eventLoop) })
             self.connection = connection
+            // What the peer sends waits until the app was told it connected: `peerConnected` comes first.
+            inboundHolds.insert(.untilConnectedEvent)
             delegate.connectionEstablished(connection)
+            let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+            let eventLoop = context.eventLoop
+            delegate.afterEventsDelivered {
+                eventLoop.execute { loopBound.value.releaseHold(.untilConnectedEvent) }
+            }
             established?.succeed(connection)
             return
         }
@@ -171,7 +179,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         framesRead += 1
         bytesRead += frame.body.readableBytes + 5  // the length prefix and the kind byte
-        if holdsInbound, frame.knownKind != .ping, frame.knownKind != .pong {
+        if !inboundHolds.isEmpty, frame.knownKind != .ping, frame.knownKind != .pong {
             held.append(frame)
             heldBytes += frame.body.readableBytes
             if heldBytes > Self.maximumHeldBytes {
@@ -180,7 +188,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
                     metadata: [
                         "peer": "\(connection.peer)", "bytes": "\(heldBytes)"
                     ])
-                releaseHold()
+                releaseHold(inboundHolds)
             }
             return
         }
@@ -443,17 +451,33 @@ final class PeerChannelHandler: ChannelInboundHandler {
         !requests.isEmpty || !pings.isEmpty || (connection?.hasUnfinishedExchanges ?? false)
     }
 
-    /// Starts holding what the peer sends; `false` when already holding, or closed.
+    /// Why what a peer sends on a connection waits (``inboundHolds``).
+    struct InboundHolds: OptionSet {
+        let rawValue: UInt8
+        /// Until the events of the handshake (`peerConnected`) reached the app.
+        static let untilConnectedEvent = InboundHolds(rawValue: 1 << 0)
+        /// Until the peer's other connection, which lost a tie-break, delivered everything.
+        static let untilPredecessorFinished = InboundHolds(rawValue: 1 << 1)
+    }
+
+    /// Starts holding what the peer sends until its other connection finished; `false` when already holding for
+    /// that, or closed.
     func startHold() -> Bool {
-        guard !holdsInbound, context != nil, connection != nil else { return false }
-        holdsInbound = true
+        guard !inboundHolds.contains(.untilPredecessorFinished), context != nil, connection != nil else { return false }
+        inboundHolds.insert(.untilPredecessorFinished)
         return true
     }
 
-    /// Ends a hold: delivers what was held, in order, after what arrived before it.
+    /// Ends the hold until the peer's other connection finished.
     func releaseHold() {
-        guard holdsInbound, let context else { return }
-        holdsInbound = false
+        releaseHold(.untilPredecessorFinished)
+    }
+
+    /// Ends the holds `reasons`; once none is left, delivers what was held, in order, after what arrived before it.
+    func releaseHold(_ reasons: InboundHolds) {
+        guard !inboundHolds.isDisjoint(with: reasons), let context else { return }
+        inboundHolds.subtract(reasons)
+        guard inboundHolds.isEmpty else { return }
         moveHeldToInbox()
         if !delivering { deliverInbox(context: context) }
     }
@@ -575,7 +599,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
             // What arrived before the close is delivered, in order, even if the hold has not ended.
-            holdsInbound = false
+            inboundHolds = []
             moveHeldToInbox()
             while let frame = inbox.popFirst() { handle(frame, on: connection, context: context) }
             perform(lifecycle.channelClosed())

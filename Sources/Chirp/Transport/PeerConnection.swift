@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import NIOConcurrencyHelpers
 import NIOCore
 
@@ -59,19 +61,12 @@ final class PeerConnection: Sendable {
         self.drainTask = { boundHandler.value.drain() }
         self.peer = Peer(
             id: remote.peerID, name: remote.name, metadata: remote.metadata, host: host, addresses: addresses,
-            isConnected: true)
+            isConnected: true, role: remote.peerRole)
     }
 
     typealias Admission = OutboundQueue.Admission
 
     // MARK: Sending (any thread)
-
-    /// Queues a complete frame. Returns `false` when it was not queued: the connection is closed or retired, or its
-    /// queue is full.
-    @discardableResult
-    func enqueue(_ frame: ByteBuffer) -> Bool {
-        submit(frame) == .accepted
-    }
 
     /// Queues a complete message or request frame, and says what became of it.
     func submit(_ frame: ByteBuffer) -> Admission {
@@ -133,15 +128,17 @@ final class PeerConnection: Sendable {
 
     /// Waits until the outbound queue is at most half full, the connection closes, or the task is cancelled; the
     /// caller then submits again.
+    ///
+    /// The waiter's id is known to the queue before the task can be cancelled, so a cancellation that comes before
+    /// the wait is registered is remembered there, and the wait then does not start (``OutboundQueue/wait(_:id:)``).
     func waitForRoom() async {
         let id = outbound.withLockedValue { $0.makeWaiterID() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let waiting = !Task.isCancelled && outbound.withLockedValue { $0.wait(continuation, id: id) }
-                if !waiting { continuation.resume() }
+                if !outbound.withLockedValue({ $0.wait(continuation, id: id) }) { continuation.resume() }
             }
         } onCancel: {
-            outbound.withLockedValue { $0.removeWaiter(id) }?.resume()
+            outbound.withLockedValue { $0.cancelWaiter(id) }?.resume()
         }
     }
 
@@ -170,15 +167,8 @@ final class PeerConnection: Sendable {
         }
     }
 
-    /// The same, completing a future (for code that is not async).
-    func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
-        let promise = eventLoop.makePromise(of: ResponseBody.self)
-        startRequest(id: id, frame: frame, timeout: timeout, waiter: .promise(promise))
-        return promise.futureResult
-    }
-
-    private func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>)
-    {
+    /// Starts a request whose reply `waiter` takes (internal, not private: the tests wait on a future).
+    func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>) {
         outbound.withLockedValue { $0.waitStarting() }
         hopToSendRequest(id: id, frame: frame, timeout: timeout, waiter: waiter)
     }
@@ -222,14 +212,8 @@ final class PeerConnection: Sendable {
         }
     }
 
-    /// The same, completing a future (for code that is not async).
-    func ping(timeout: TimeAmount) -> EventLoopFuture<Void> {
-        let promise = eventLoop.makePromise(of: Void.self)
-        startPing(timeout: timeout, waiter: .promise(promise))
-        return promise.futureResult
-    }
-
-    private func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
+    /// Starts a ping whose pong `waiter` takes (internal, not private: the tests wait on a future).
+    func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
         hopToSendPing(id: startingPing(), timeout: timeout, waiter: waiter)
     }
 
@@ -384,7 +368,7 @@ final class PeerConnection: Sendable {
         return (frames, lingers)
     }
 
-    /// The anchor a sending thread remembers this connection by (``CodingScratch``), or `nil` when it no longer takes
+    /// The anchor a sending thread remembers this connection by (``RouteCache``), or `nil` when it no longer takes
     /// new frames.
     func sendRoute() -> SendRoute? {
         outbound.withLockedValue { queue in queue.route { SendRoute(connection: self) } }
@@ -402,6 +386,11 @@ final class PeerConnection: Sendable {
     func refuseAllFrames() {
         for waiter in outbound.withLockedValue({ $0.close() }) { waiter.resume() }
     }
+}
+
+extension Hello {
+    /// The role of the peer this hello introduces.
+    var peerRole: Peer.Role { isTool ? .tool : .app }
 }
 
 /// The connection closed before the reply arrived.

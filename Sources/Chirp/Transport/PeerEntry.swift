@@ -1,3 +1,5 @@
+import ChirpSupport
+
 /// What the peer table knows about one remote peer.
 struct PeerEntry<Connection: Hashable & Sendable, Instant: InstantProtocol>: Sendable
 where Instant.Duration == Duration {
@@ -33,7 +35,9 @@ where Instant.Duration == Duration {
     /// Why we do not dial this peer: one of us uses a shared secret and the other does not.
     var securityMismatch: String?
 
-    /// Failures counted after a refusal (wrong secret, accept policy): the next dial waits about 6 s, then longer.
+    /// Failures counted after a refusal (wrong secret, accept policy): the next dial waits ``Backoff/dial``'s 7th
+    /// delay, 6.4 s times the jitter (3.2 to 9.6 s); a dial refused before the hellos counts one more (twice that),
+    /// and each failure after doubles it, up to 30 s.
     static var refusalFailures: Int { 7 }
 
     init(peer: Peer) {

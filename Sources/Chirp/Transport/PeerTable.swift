@@ -1,3 +1,5 @@
+import ChirpSupport
+import ChirpWire
 import Logging
 
 /// The peer table: every rule about which peers exist, which connection to keep, and when to dial, as a pure state
@@ -19,6 +21,8 @@ where Instant.Duration == Duration {
         var protocolVersion: String
         /// Whether we hold a shared secret.
         var usesSecret: Bool
+        /// Whether tools (peers that only dial) are shown as peers: listed, reported, reached by `.all`.
+        var includesTools = false
         /// Higher-id peers leave the first dial to the lower-id peer for this long once we are advertised.
         var dialGrace: Duration = .seconds(1)
         /// How long a removed peer's reappearance, or a connection opened before the peer said it stopped, is suspect.
@@ -37,6 +41,8 @@ where Instant.Duration == Duration {
     /// The connection in use to each peer: the `slot`s of `entries`, kept apart so that a send looks one up without
     /// copying a whole entry (a send does it every time).
     private var routes: [String: Connection] = [:]
+    /// The routes of the peers shown (``isShown(_:)``): what `.all` sends to.
+    private var recipientRoutes: [String: Connection] = [:]
     private var instanceOwners: [String: String] = [:]
     /// Peers removed lately. Avahi can report a dead peer's advertisement again for about a second after it was
     /// withdrawn (from its cache); such a peer stays hidden until a dial confirms it is alive.
@@ -56,7 +62,17 @@ where Instant.Duration == Duration {
 
     /// The peers users see, sorted by name then id.
     var availablePeers: [Peer] {
-        Self.sorted(entries.values.filter(\.isVisible).map(\.snapshot))
+        Self.sorted(entries.values.filter(isShown).map(\.snapshot))
+    }
+
+    /// Whether users see `entry`: a peer that is visible, and an app (or a tool, with ``Settings/includesTools``).
+    private func isShown(_ entry: Entry) -> Bool {
+        entry.isVisible && shows(entry.peer.role)
+    }
+
+    /// Whether peers of `role` are shown: apps always, tools with ``Settings/includesTools``.
+    private func shows(_ role: Peer.Role) -> Bool {
+        role == .app || settings.includesTools
     }
 
     /// The connection in use to `peerID`.
@@ -64,14 +80,19 @@ where Instant.Duration == Duration {
         routes[peerID]
     }
 
-    /// Every connection in use, one per peer.
+    /// Every connection in use, one per peer, tools included.
     var connections: [Connection] {
         Array(routes.values)
     }
 
+    /// The connections in use to the peers users see: what `.all` sends to.
+    var recipients: [Connection] {
+        Array(recipientRoutes.values)
+    }
+
     /// How many peers users see, and how many of them are connected (for the metrics).
     var counts: (available: Int, connected: Int) {
-        (entries.values.reduce(0) { $0 + ($1.isVisible ? 1 : 0) }, routes.count)
+        (entries.values.reduce(0) { $0 + (isShown($1) ? 1 : 0) }, recipientRoutes.count)
     }
 
     /// The peer's description, when the table knows it.
@@ -130,7 +151,7 @@ where Instant.Duration == Duration {
         case (false, true): securityMismatch = "\(advert.name) does not use a shared secret, and we do: not connecting"
         default: securityMismatch = nil
         }
-        let wasVisible = entries[id]?.isVisible ?? false
+        let wasVisible = entries[id].map(isShown) ?? false
         var entry = entries[id] ?? Entry(peer: Peer(id: id, name: advert.name))
         if entries[id] == nil, let gone = recentlyGone[id], gone.duration(to: now) < settings.tombstoneLifetime {
             entry.refused = true  // hidden until a dial succeeds
@@ -155,8 +176,8 @@ where Instant.Duration == Duration {
         entry.securityMismatch = securityMismatch
         instanceOwners[advert.instanceName] = id
         entries[id] = entry
-        if !wasVisible && entry.isVisible { actions.append(.emit(.peerAdded(entry.snapshot))) }
-        if entry.isVisible { actions.append(peersChanged) }
+        if !wasVisible && isShown(entry) { actions.append(.emit(.peerAdded(entry.snapshot))) }
+        if isShown(entry) { actions.append(peersChanged) }
         scheduleDial(id, into: &actions)
     }
 
@@ -165,7 +186,7 @@ where Instant.Duration == Duration {
         entry.instances.remove(instance)
         if !entry.isAdvertised && entry.slot == nil {
             forget(id, now: now)
-            if entry.isVisible {
+            if isShown(entry) {
                 actions.append(.emit(.peerRemoved(entry.snapshot)))
                 actions.append(peersChanged)
             }
@@ -245,11 +266,13 @@ where Instant.Duration == Duration {
             actions.append(.close(new.connection))
             return
         }
-        let wasVisible = entries[id]?.isVisible ?? false
+        let wasVisible = entries[id].map(isShown) ?? false
         var entry = entries[id] ?? Entry(peer: new.peer)
         entry.refused = false
         entry.peer.name = new.peer.name
         entry.peer.metadata = new.peer.metadata
+        entry.peer.role = new.peer.role
+        let shown = shows(new.peer.role)
         if new.role == .dialer { entry.dialing = false }
         entry.stopping = false
         if let existing = entry.slot {
@@ -263,6 +286,7 @@ where Instant.Duration == Duration {
                     connection: new.connection, dialerID: new.dialerID, peer: new.peer,
                     connectedAt: existing.connectedAt)
                 routes[id] = new.connection
+                recipientRoutes[id] = shown ? new.connection : nil
             } else {
                 loser = new.connection
             }
@@ -282,16 +306,21 @@ where Instant.Duration == Duration {
         }
         entry.slot = .init(connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: now)
         routes[id] = new.connection
+        recipientRoutes[id] = shown ? new.connection : nil
         entry.scheduledDial = nil  // a dial still scheduled finds the peer connected, or a newer generation
         entries[id] = entry
         if entry.instances.isEmpty {
             // It dialed us before we resolved it: discovery need not resolve it while this connection lasts.
             actions.append(.instanceConnected(Self.instanceName(of: new.peer)))
         }
-        if !wasVisible { actions.append(.emit(.peerAdded(entry.snapshot))) }
-        actions.append(.emit(.peerConnected(entry.snapshot)))
-        actions.append(peersChanged)
-        actions.append(.log(.info, "connected", ["peer": "\(new.peer)", "role": "\(new.role)"]))
+        if shown {
+            // A tool (a peer that only dials) is answered, not announced, unless tools are included.
+            if !wasVisible { actions.append(.emit(.peerAdded(entry.snapshot))) }
+            actions.append(.emit(.peerConnected(entry.snapshot)))
+            actions.append(peersChanged)
+        }
+        actions.append(
+            .log(.info, "connected", ["peer": "\(new.peer)", "role": "\(new.role)", "peer-role": "\(new.peer.role)"]))
     }
 
     private mutating func closed(
@@ -302,6 +331,8 @@ where Instant.Duration == Duration {
         if entry.instances.isEmpty { actions.append(.instanceDisconnected(Self.instanceName(of: slot.peer))) }
         entry.slot = nil
         routes[id] = nil
+        recipientRoutes[id] = nil
+        let shown = shows(entry.peer.role)
         let lasted = slot.connectedAt.duration(to: now)
         entry.failures = lasted < settings.shortConnection ? entry.failures + 1 : 0
         if peerStopping {
@@ -318,15 +349,17 @@ where Instant.Duration == Duration {
             actions.append(.log(.warning, "peer \(slot.peer) refused: \(reason)", [:]))
             actions.append(.emit(.connectionRefused(peer: slot.peer.description, reason: reason)))
         }
-        actions.append(.emit(.peerDisconnected(peer)))
+        if shown { actions.append(.emit(.peerDisconnected(peer))) }
         if entry.isAdvertised {
             entries[id] = entry
-            actions.append(peersChanged)
+            if shown { actions.append(peersChanged) }
             scheduleDial(id, into: &actions)
         } else {
             forget(id, now: now)
-            actions.append(.emit(.peerRemoved(peer)))
-            actions.append(peersChanged)
+            if shown {
+                actions.append(.emit(.peerRemoved(peer)))
+                actions.append(peersChanged)
+            }
         }
         actions.append(.log(.info, "disconnected", ["peer": "\(slot.peer)"]))
     }
@@ -335,17 +368,20 @@ where Instant.Duration == Duration {
         guard isRunning else { return }
         isRunning = false
         let stopping = entries.values
+        let anyShown = stopping.contains(where: isShown)
         entries = [:]
         routes = [:]
+        recipientRoutes = [:]
         instanceOwners = [:]
         for entry in stopping {
             guard let slot = entry.slot else { continue }
             actions.append(.closeWithGoodbye(slot.connection))
+            guard shows(entry.peer.role) else { continue }
             var peer = entry.snapshot
             peer.isConnected = false
             actions.append(.emit(.peerDisconnected(peer)))
         }
-        if !stopping.isEmpty { actions.append(.emit(.availablePeersChanged([]))) }
+        if anyShown { actions.append(.emit(.availablePeersChanged([]))) }
     }
 
     private mutating func forget(_ id: String, now: Instant) {

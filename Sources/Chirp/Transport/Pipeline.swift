@@ -1,3 +1,4 @@
+import ChirpWire
 import Logging
 import NIOCore
 
@@ -17,7 +18,7 @@ extension ChannelPipeline.SynchronousOperations {
         dispatcher: MessageDispatcher, dialedPeerID: String?, host: String?,
         established: EventLoopPromise<PeerConnection>?
     ) throws {
-        if let tls = settings.tls { try addHandler(try tls.handler(for: role)) }
+        if let tls = settings.tls { try addHandler(try tls.handler(dialed: role == .dialer)) }
         try addHandler(FrameReader(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
         try addHandler(
             HandshakeHandler(

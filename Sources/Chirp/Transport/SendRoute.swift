@@ -1,4 +1,4 @@
-/// What a sending thread remembers of the connection it sent on last (``CodingScratch``'s route): that thread holds
+/// What a sending thread remembers of the connection it sent on last (``RouteCache``): that thread holds
 /// it weakly, the connection's queue strongly until the connection retires or closes, and then the route lapses.
 ///
 /// The thread does not hold the ``PeerConnection`` itself weakly: the Swift runtime gives an object that is ever

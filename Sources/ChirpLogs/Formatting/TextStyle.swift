@@ -1,4 +1,4 @@
-import Chirp
+import ChirpSupport
 import Foundation
 import Logging
 

@@ -1,4 +1,6 @@
 import Chirp
+import ChirpDiscovery
+import ChirpSupport
 import Foundation
 
 /// One service instance as `chirp browse` shows it.

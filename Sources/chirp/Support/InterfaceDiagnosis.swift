@@ -1,4 +1,5 @@
 import Chirp
+import ChirpDiscovery
 import Foundation
 import NIOConcurrencyHelpers
 

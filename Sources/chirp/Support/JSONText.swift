@@ -1,4 +1,5 @@
 import Chirp
+import ChirpSupport
 import Foundation
 
 /// JSON as `chirp` reads and prints it: payloads are checked before anything is sent, and printed one object per line.

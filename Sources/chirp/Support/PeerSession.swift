@@ -26,7 +26,8 @@ struct PeerSession: Sendable {
     ) async throws -> Result {
         var configuration = Configuration(serviceType: serviceType.name)
         configuration.peerName = join.peerName(command: command)
-        configuration.metadata[ToolRole.key] = ToolRole.cli
+        configuration.metadata[ToolRole.key] = command == "listen" ? ToolRole.listener : ToolRole.cli
+        configuration.includesTools = true  // chirp sees the other tools, and passes over them (ToolRole)
         configuration.interface = common.chirpInterface
         configuration.logger = logger
         configuration.connectTimeout = min(common.timeout(default: 10), .seconds(10))
@@ -137,8 +138,10 @@ struct PeerSession: Sendable {
                     {
                         try await Task.sleep(for: .milliseconds(50))
                     }
-                    // An app that connected meanwhile was taken by the task above; the tool may have left.
-                    if transceiver.connectedPeers.contains(tool) { return .found(tool) }
+                    // An app that connected meanwhile: the task above may not have read its event yet.
+                    let connected = transceiver.connectedPeers.filter { selector?.matches($0) ?? true }
+                    if let app = connected.first(where: { !ToolRole.isTool($0) }) { return .found(app) }
+                    if transceiver.connectedPeers.contains(tool) { return .found(tool) }  // the tool may have left
                     if let other = transceiver.connectedPeers.first { return .found(other) }
                 }
                 return .idle

@@ -1,5 +1,6 @@
 import Chirp
 import ChirpCommands
+import ChirpSupport
 import Foundation
 import NIOConcurrencyHelpers
 

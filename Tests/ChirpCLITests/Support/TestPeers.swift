@@ -1,22 +1,25 @@
 import Chirp
+import ChirpDiscovery
 // What every test target shares (unique service types, log capture, child processes), visible in every file here.
 @_exported import ChirpTestSupport
 import Foundation
 import Testing
 
 /// Starts a transceiver on `serviceType`, loopback only (with a shared secret when `secret` is given), and waits until
-/// the daemon has advertised it (so other processes find it at once).
+/// the daemon has advertised it (so other processes find it at once). With `includesTools`, chirp's own peers (tools,
+/// `Peer.Role.tool`) are listed and reported in its events as any peer.
 func startPeer(
     _ serviceType: String, name: String, metadata: [String: String] = [:], secret: String? = nil,
-    configure: (Transceiver) -> Void = { _ in }
+    includesTools: Bool = false, configure: (Transceiver) throws -> Void = { _ in }
 ) async throws -> Transceiver {
     var configuration = Configuration(serviceType: serviceType)
     configuration.peerName = name
     configuration.metadata = metadata
     configuration.interface = .loopback
+    configuration.includesTools = includesTools
     if let secret { configuration.security = .sharedSecret(try SharedSecret(secret)) }
     let transceiver = Transceiver(configuration: configuration)
-    configure(transceiver)
+    try configure(transceiver)
     let events = transceiver.makeEvents()
     try await transceiver.start()
     let advertised = await first(of: events, timeout: .seconds(20)) { event in
@@ -28,13 +31,16 @@ func startPeer(
     return transceiver
 }
 
-/// Starts a peer as ``startPeer(_:name:metadata:secret:configure:)`` does, runs `body` with it, and shuts the peer
-/// down, waiting for it, whether `body` returned or threw: no peer outlives its test.
+/// Starts a peer as ``startPeer(_:name:metadata:secret:includesTools:configure:)`` does, runs `body` with it, and
+/// shuts the peer down, waiting for it, whether `body` returned or threw: no peer outlives its test.
 func withPeer<T>(
     _ serviceType: String, name: String, metadata: [String: String] = [:], secret: String? = nil,
-    configure: (Transceiver) -> Void = { _ in }, _ body: (Transceiver) async throws -> T
+    includesTools: Bool = false, configure: (Transceiver) throws -> Void = { _ in },
+    _ body: (Transceiver) async throws -> T
 ) async throws -> T {
-    let peer = try await startPeer(serviceType, name: name, metadata: metadata, secret: secret, configure: configure)
+    let peer = try await startPeer(
+        serviceType, name: name, metadata: metadata, secret: secret, includesTools: includesTools,
+        configure: configure)
     return try await withTeardown {
         try await body(peer)
     } teardown: {

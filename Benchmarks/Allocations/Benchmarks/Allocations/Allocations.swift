@@ -50,9 +50,8 @@ final class Session: Sendable {
     static func receiving<Message: Decodable & Sendable>(_ type: Message.Type) async throws -> Session {
         let transceiver = Transceiver(configuration: configuration())
         let handled = NIOLockedValueBox(0)
-        transceiver.receive(type) { _, _ in handled.withLockedValue { $0 += 1 } }
-        try await transceiver.start()
-        guard let port = transceiver.port else { throw RawSocketPeer.SocketError(description: "no port") }
+        try transceiver.receive(type) { _, _ in handled.withLockedValue { $0 += 1 } }
+        let port = try await start(transceiver)
         let raw = try RawSocketPeer.connect(port: port)
         try raw.handshake(service: service)
         while transceiver.connectedPeers.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
@@ -63,15 +62,24 @@ final class Session: Sendable {
     /// responder for the small message.
     static func answering() async throws -> Session {
         let transceiver = Transceiver(configuration: configuration())
-        transceiver.respond(to: Small.self) { request, _ in
+        try transceiver.respond(to: Small.self) { request, _ in
             Small(seq: request.seq, from: "bench-sink", text: "lazy dog", urgent: true)
         }
-        try await transceiver.start()
-        guard let port = transceiver.port else { throw RawSocketPeer.SocketError(description: "no port") }
+        let port = try await start(transceiver)
         let raw = try RawSocketPeer.connect(port: port)
         try raw.handshake(service: service)
         while transceiver.connectedPeers.isEmpty { try await Task.sleep(for: .milliseconds(5)) }
         return Session(transceiver: transceiver, raw: raw, peer: nil)
+    }
+
+    /// Starts `transceiver`; returns the port it listens on (from its `started` event).
+    private static func start(_ transceiver: Transceiver) async throws -> Int {
+        let events = transceiver.makeEvents()
+        try await transceiver.start()
+        for await event in events {
+            if case .started(let port) = event { return port }
+        }
+        throw RawSocketPeer.SocketError(description: "no port")
     }
 
     private init(

@@ -16,15 +16,15 @@ extension Harness {
 
         func burst(_ count: Int) throws -> (seconds: Double, cpu: Double, acks: [Ack]) {
             session.resetAcks()
-            try transceiver.broadcast(Start(count: count))
+            try transceiver.send(Start(count: count), to: .all)
             let cpu = processCPUNanos()
             let start = nowNanos()
-            for index in 0..<count { try transceiver.broadcast(Small.sample(index)) }
+            for index in 0..<count { try transceiver.send(Small.sample(index), to: .all) }
             let acks = try session.waitForAcks(peers)
             return (Double(nowNanos() - start) / 1e9, Double(processCPUNanos() - cpu), acks)
         }
         let warm = try burst(2000)
-        // A peer whose queue is full is skipped by broadcast: keep a burst well under the 64 MiB outbound limit.
+        // A peer whose queue is full is skipped by `send(_:to: .all)`: keep a burst well under the 64 MiB outbound limit.
         let count = itemsPerRun(rate: 2000 / warm.seconds, minimum: 2000, maximum: 150_000)
         var rates: [Double] = []
         var cpuPerDelivery: [Double] = []

@@ -110,15 +110,15 @@ enum PeerRoles {
             }
             if let done { try? transceiver.send(done, to: sender) }
         }
-        transceiver.receive(Start.self) { start, _ in
+        try transceiver.receive(Start.self) { start, _ in
             state.withLockedValue {
                 $0 = SinkState(
                     expected: start.count, cpuAtStart: processCPUNanos(), readsAtStart: processSyscalls().reads)
             }
         }
-        transceiver.receive(Small.self) { _, sender in counted(bytes: 0, sender: sender) }
-        transceiver.receive(Data.self) { data, sender in counted(bytes: data.count, sender: sender) }
-        transceiver.respond(to: Query.self) { query, _ in
+        try transceiver.receive(Small.self) { _, sender in counted(bytes: 0, sender: sender) }
+        try transceiver.receive(Data.self) { data, sender in counted(bytes: data.count, sender: sender) }
+        try transceiver.respond(to: Query.self) { query, _ in
             Answer(seq: query.seq, from: "bench-sink", text: "quick brown fox", done: true)
         }
 
@@ -141,7 +141,9 @@ enum PeerRoles {
         configuration.advertises = advertises
         let transceiver = Transceiver(configuration: configuration)
         let connected = Watched(false)
-        transceiver.peerConnected = { _ in connected.update { $0 = true } }
+        transceiver.availablePeersDidChange = { peers in
+            if peers.contains(where: \.isConnected) { connected.update { $0 = true } }
+        }
         try transceiver.resume()
         guard connected.wait(timeout: 20, until: { $0 }) != nil else {
             throw BenchError("join: no peer connected within 20 s")

@@ -31,9 +31,9 @@ extension PeerRoles {
         }
         var stream: MessageSequence<Small>?
         if mode == "blocked" {
-            transceiver.receive(Small.self) { small, _ in consume(small) }
+            try transceiver.receive(Small.self) { small, _ in consume(small) }
         } else {
-            stream = transceiver.messages(of: Small.self)
+            stream = try transceiver.messages(of: Small.self)
         }
         try runBlocking {
             try await transceiver.start()

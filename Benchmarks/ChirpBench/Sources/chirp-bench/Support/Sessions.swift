@@ -24,7 +24,7 @@ final class ChirpSession {
         configuration.metricsFactory = metricsFactory
         let transceiver = Transceiver(configuration: configuration)
         self.transceiver = transceiver
-        transceiver.receive(Ack.self) { [acks] ack, _ in acks.update { $0.append(ack) } }
+        try transceiver.receive(Ack.self) { [acks] ack, _ in acks.update { $0.append(ack) } }
         let port = try runBlocking { () async throws -> Int in
             try await transceiver.start()
             guard let port = transceiver.port else { throw BenchError("no listening port") }

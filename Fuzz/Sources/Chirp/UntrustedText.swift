@@ -1,1 +1,0 @@
-../../../Sources/Chirp/Support/UntrustedText.swift

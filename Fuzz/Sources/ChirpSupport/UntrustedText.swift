@@ -1,0 +1,1 @@
+../../../Sources/ChirpSupport/UntrustedText.swift

@@ -1,0 +1,143 @@
+import ChirpSupport
+import Foundation
+import NIOCore
+import NIOFoundationCompat
+
+/// The handshake both ends send as their first frame: who they are and what they speak. Encoded as a JSON object.
+package struct Hello: Codable, Sendable, Equatable {
+    /// The wire protocol version; peers with a different version refuse each other.
+    package var protocolVersion: Int
+    /// The sender's stable peer id.
+    package var peerID: String
+    /// The sender's display name.
+    package var name: String
+    /// The service type the sender joined, without underscore or protocol (e.g. `chat`).
+    package var service: String
+    /// The sender's user metadata (the same as in its TXT record).
+    package var metadata: [String: String]
+    /// What the sender is: ``toolRole`` for a peer that does not advertise itself; `nil` (the key left out) for an
+    /// app. Added in Chirp 1.0 to version 1, whose older peers ignore it (Docs/Protocol.md).
+    package var role: String?
+
+    /// The ``role`` of a peer that only dials (a command-line tool).
+    package static let toolRole = "tool"
+    /// The metadata key and value by which command-line tools marked themselves before the hello had a ``role``.
+    package static let legacyToolMarker = (key: "chirp-role", value: "cli")
+
+    enum CodingKeys: String, CodingKey {
+        case protocolVersion = "protocol"
+        case peerID = "peerID"
+        case name
+        case service
+        case metadata
+        case role
+    }
+
+    package init(
+        protocolVersion: Int = Hello.currentProtocolVersion, peerID: String, name: String, service: String,
+        metadata: [String: String], role: String? = nil
+    ) {
+        self.protocolVersion = protocolVersion
+        self.peerID = peerID
+        self.name = name
+        self.service = service
+        self.metadata = metadata
+        self.role = role
+    }
+
+    /// Whether the sender is a tool: it says so, or, from a tool older than the ``role`` key, its metadata does.
+    package var isTool: Bool {
+        guard let role else { return metadata[Self.legacyToolMarker.key] == Self.legacyToolMarker.value }
+        return role == Self.toolRole
+    }
+
+    package init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        protocolVersion = try container.decode(Int.self, forKey: .protocolVersion)
+        peerID = try container.decode(String.self, forKey: .peerID)
+        name = try container.decode(String.self, forKey: .name)
+        service = try container.decode(String.self, forKey: .service)
+        metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
+        // A role this version does not know (a later one's) is read as an app's, the default.
+        role = try? container.decodeIfPresent(String.self, forKey: .role)
+    }
+
+    /// The protocol version this build speaks.
+    package static let currentProtocolVersion = 1
+
+    /// The hello as a complete frame.
+    package func frame(allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: 256)
+        try FrameWriter.write(.hello, into: &buffer) { buffer in
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            try buffer.writeJSONEncodable(self, encoder: encoder)
+        }
+        return buffer
+    }
+
+    /// Parses a hello frame body. Throws ``HandshakeError/malformedHello(_:)`` for anything that is not a hello object.
+    package static func parse(_ body: ByteBuffer) throws -> Hello {
+        do {
+            let hello = try JSONDecoder().decode(Hello.self, from: body)
+            guard !hello.peerID.isEmpty, hello.peerID.utf8.count <= 128 else {
+                throw HandshakeError.malformedHello("peer id must be 1-128 bytes")
+            }
+            return hello
+        } catch let error as HandshakeError {
+            throw error
+        } catch {
+            throw HandshakeError.malformedHello("hello is not the expected JSON object (\(error))")
+        }
+    }
+
+    /// Why a remote hello cannot be accepted by a peer with this identity, or `nil` when it can.
+    package func refusal(of remote: Hello) -> HandshakeError? {
+        if remote.protocolVersion != protocolVersion {
+            return .protocolMismatch(local: protocolVersion, remote: remote.protocolVersion)
+        }
+        if remote.service != service {
+            return .serviceMismatch(local: service, remote: remote.service)
+        }
+        if remote.peerID == peerID {
+            return .connectedToSelf
+        }
+        return nil
+    }
+}
+
+/// Why a handshake failed; the description is what both sides log.
+package enum HandshakeError: Error, Equatable, CustomStringConvertible {
+    case malformedHello(String)
+    case unexpectedFrame(kind: UInt8)
+    case protocolMismatch(local: Int, remote: Int)
+    case serviceMismatch(local: String, remote: String)
+    case connectedToSelf
+    case refusedByRemote(reason: String)
+    case timedOut(seconds: Double)
+    /// The TLS handshake failed while we use a shared secret.
+    case secretMismatch(detail: String)
+    /// The remote speaks TLS but we have no shared secret.
+    case remoteRequiresSecret
+    /// The accept policy said no.
+    case notAccepted(name: String)
+
+    package var description: String {
+        switch self {
+        case .malformedHello(let problem): return "malformed hello: \(UntrustedText.escaped(problem))"
+        case .unexpectedFrame(let kind): return "expected a hello frame first, got kind 0x\(String(kind, radix: 16))"
+        case .protocolMismatch(let local, let remote):
+            return "protocol version mismatch: we speak \(local), the peer speaks \(remote)"
+        case .serviceMismatch(let local, let remote):
+            return "service type mismatch: we joined '\(local)', the peer joined '\(UntrustedText.escaped(remote))'"
+        case .connectedToSelf: return "connected to itself"
+        case .refusedByRemote(let reason): return "the peer refused the connection: \(UntrustedText.escaped(reason))"
+        case .timedOut(let seconds): return "no handshake within \(seconds) s"
+        case .secretMismatch(let detail):
+            return "shared secret does not match, or the peer does not use one (TLS handshake failed: \(detail))"
+        case .remoteRequiresSecret:
+            return "the peer requires a shared secret: set CHIRP_SECRET or use --secret-file"
+        case .notAccepted(let name): return "\(UntrustedText.escaped(name)) was not accepted by the accept policy"
+        }
+    }
+}
