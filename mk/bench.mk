@@ -30,3 +30,11 @@ bench: deps bench-deps
 		"$$($(SWIFT) build $(BENCH_BUILD_FLAGS) --package-path $(BENCH_PACKAGE) --show-bin-path)/chirp-bench" \
 		$(if $(filter-out 0,$(QUICK)),--quick) --json $(BENCH_JSON) \
 		--label "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet 2>/dev/null || echo +changes)" $(BENCH_FLAGS)
+
+# chirp-bench compiles (a debug build, nothing run): a step of `make test`, so that a change to what the benchmarks use
+# of the library fails there and not at the next `make bench`. Its own build folder, as `make bench`'s.
+.PHONY: bench-build-check
+bench-build-check: deps
+	@$(BUILD) --log .build/logs/bench-build.log --package-path $(BENCH_PACKAGE) --product chirp-bench
+
+TEST_STEPS += bench-build-check

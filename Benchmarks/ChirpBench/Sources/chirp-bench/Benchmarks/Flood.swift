@@ -28,11 +28,7 @@ extension Harness {
         var configuration = try Configuration.bench(serviceType: serviceType, name: "bench-flood")
         configuration.outboundLimit = 1 << 20  // so that the flood meets a full queue within the run
         let transceiver = Transceiver(configuration: configuration)
-        let port = try runBlocking { () async throws -> Int in
-            try await transceiver.start()
-            guard let port = transceiver.port else { throw BenchError("no listening port") }
-            return port
-        }
+        let port = try runBlocking { try await transceiver.startListening() }
         defer { transceiver.stop() }
         let child = try Child(
             executable,

@@ -25,11 +25,7 @@ final class ChirpSession {
         let transceiver = Transceiver(configuration: configuration)
         self.transceiver = transceiver
         try transceiver.receive(Ack.self) { [acks] ack, _ in acks.update { $0.append(ack) } }
-        let port = try runBlocking { () async throws -> Int in
-            try await transceiver.start()
-            guard let port = transceiver.port else { throw BenchError("no listening port") }
-            return port
-        }
+        let port = try runBlocking { try await transceiver.startListening() }
         var children: [Child] = []
         do {
             for index in 0..<sinks {
@@ -193,3 +189,15 @@ final class RawSession {
     }
 }
 #endif
+
+extension Transceiver {
+    /// Starts the transceiver and returns the TCP port it listens on, as an app learns it: from the `started` event.
+    func startListening() async throws -> Int {
+        let events = makeEvents()
+        try await start()
+        for await event in events {
+            if case .started(let port) = event { return port }
+        }
+        throw BenchError("no listening port")
+    }
+}
