@@ -1,52 +1,48 @@
 import ChirpWire
 import NIOCore
 
-/// The writing of what the connection's ``OutboundQueue`` holds: the drain (every chunk while the channel is writable,
-/// one flush), the burst linger, and the hold of what we queue across a tie-break switch.
+/// The writing of what the connection's ``ConnectionOutbound`` holds: the handler asks it to drain into the channel,
+/// counts what it wrote into the metrics, and runs the burst linger's timer when it says so.
 extension PeerChannelHandler {
-    /// Writes everything queued while the channel is writable, then flushes once.
+    /// Writes everything queued while the channel is writable, then flushes once
+    /// (``ConnectionOutbound/drain(to:lingerConfigured:)``).
     func drain() {
         guard let connection else { return }
-        guard let context, !holdsOutbound else {
-            // Ends the scheduled drain: nothing can be written (yet). What is queued stays queued.
-            _ = connection.nextChunk(isWritable: false)
+        guard let context else {
+            connection.outbound.endDrain()  // nothing can be written: what is queued stays queued
             return
         }
-        var wrote = false
-        var lastWritten: ByteBuffer?
-        var bytes = 0
-        while let chunk = connection.nextChunk(isWritable: context.channel.isWritable) {
-            bytes += chunk.readableBytes
-            if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {
-                // A large frame: once written, its memory may serve the next one (OutboundQueue.recycleLarge).
-                let promise = context.eventLoop.makePromise(of: Void.self)
-                promise.futureResult.whenSuccess { connection.recycleLarge(chunk) }
-                context.write(wrapOutboundOut(chunk), promise: promise)
-            } else {
-                context.write(wrapOutboundOut(chunk), promise: nil)
-            }
-            wrote = true
-            lastWritten = chunk
+        let drained = connection.outbound.drain(
+            to: ChannelSink(context: context), lingerConfigured: burstLinger > .zero)
+        if drained.frames > 0 { dispatcher.metrics.framesOut.increment(by: Int64(drained.frames)) }
+        if drained.bytes > 0 { dispatcher.metrics.bytesOut.increment(by: Int64(drained.bytes)) }
+        if drained.lingers { lingerThenDrain(context: context, outbound: connection.outbound) }
+    }
+
+    /// The channel, as the drain writes to it.
+    private struct ChannelSink: OutboundSink {
+        let context: ChannelHandlerContext
+
+        var isWritable: Bool { context.channel.isWritable }
+        var eventLoop: any EventLoop { context.eventLoop }
+
+        func write(_ chunk: ByteBuffer, promise: EventLoopPromise<Void>?) {
+            context.write(NIOAny(chunk), promise: promise)
         }
-        if wrote { context.flush() }
-        // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
-        // batch reuses their memory.
-        let (frames, lingers) = connection.drained(
-            recycling: lastWritten, mayLinger: burstLinger > .zero && !lingering)
-        if frames > 0 { dispatcher.metrics.framesOut.increment(by: Int64(frames)) }
-        if bytes > 0 { dispatcher.metrics.bytesOut.increment(by: Int64(bytes)) }
-        if lingers { lingerThenDrain(context: context, connection: connection) }
+
+        func flush() {
+            context.flush()
+        }
     }
 
     /// A burst goes on: the next drain runs after the burst linger, and the queue counts it as scheduled meanwhile,
-    /// so the senders queue without waking the event loop (``OutboundQueue/lingers(afterWriting:allowed:)``).
-    private func lingerThenDrain(context: ChannelHandlerContext, connection: PeerConnection) {
+    /// so the senders queue without waking the event loop (``OutboundQueue/lingers(afterWriting:lingerConfigured:)``).
+    private func lingerThenDrain(context: ChannelHandlerContext, outbound: ConnectionOutbound) {
         do {
             try context.eventLoop.assumeIsolated().scheduleCallback(in: burstLinger, handler: LingerEnd(handler: self))
-            lingering = true
         } catch {
             // The event loop is shutting down: nothing is scheduled, so the queue must not count on a drain.
-            _ = connection.nextChunk(isWritable: false)
+            outbound.lingerNotScheduled()
         }
     }
 
@@ -56,12 +52,12 @@ extension PeerChannelHandler {
         let handler: PeerChannelHandler
 
         func handleScheduledCallback(eventLoop: some EventLoop) {
-            handler.lingering = false
+            handler.connection?.outbound.lingerEnded()
             handler.drain()
         }
 
         func didCancelScheduledCallback(eventLoop: some EventLoop) {
-            handler.lingering = false
+            handler.connection?.outbound.lingerEnded()
         }
     }
 
@@ -78,15 +74,13 @@ extension PeerChannelHandler {
 
     /// Starts holding what we queue; `false` when already holding, or closed.
     func startOutboundHold() -> Bool {
-        guard !holdsOutbound, context != nil, connection != nil else { return false }
-        holdsOutbound = true
-        return true
+        guard context != nil, let connection else { return false }
+        return connection.outbound.hold()
     }
 
     /// Ends an outbound hold: writes what was queued meanwhile.
     func releaseOutboundHold() {
-        guard holdsOutbound else { return }
-        holdsOutbound = false
+        guard connection?.outbound.releaseHold() == true else { return }
         drain()
     }
 }

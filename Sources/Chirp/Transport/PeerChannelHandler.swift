@@ -10,8 +10,8 @@ import NIOCore
 /// - `PeerChannelHandler+Inbound.swift`: what the peer sends, frame by frame, to the ``ConnectionDelegate`` (the peer
 ///   table) and the ``MessageDispatcher`` (messages and requests), within a time budget per turn of the event loop,
 ///   and held while the events of the handshake or the peer's other connection come first;
-/// - `PeerChannelHandler+Outbound.swift`: the writing of what the connection's ``OutboundQueue`` holds (the drain,
-///   the burst linger, the hold across a tie-break switch);
+/// - `PeerChannelHandler+Outbound.swift`: the drain of the connection's ``ConnectionOutbound`` into the channel, and
+///   the burst linger's timer;
 /// - `PeerChannelHandler+Exchanges.swift`: our requests and pings in flight and their timer (``ExchangeState``);
 /// - `PeerChannelHandler+Heartbeat.swift`: a ping when we have been quiet, a close when the peer has been.
 ///
@@ -32,8 +32,6 @@ final class PeerChannelHandler: ChannelInboundHandler {
     let outboundLimit: Int
     /// ``Configuration/burstLinger``.
     let burstLinger: TimeAmount
-    /// A drain is scheduled after the burst linger (``LingerEnd``).
-    @exclusivity(unchecked) var lingering = false
     /// The peer id we meant to reach, for dialed connections.
     let dialedPeerID: String?
     let host: String?
@@ -56,9 +54,6 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// Why what the peer sends here waits, if it does: until the events of the handshake reached the app, until its
     /// other connection delivered first (``PeerConnection/holdInbound(until:)``), or both.
     @exclusivity(unchecked) var inboundHolds: InboundHolds = []
-    /// Whether what we queue waits before it is written: the connection won a tie-break that moved our messages to it
-    /// from the one that lost (``PeerConnection/holdOutbound(until:)``).
-    @exclusivity(unchecked) var holdsOutbound = false
     /// The last pong written, whose memory the next one reuses.
     @exclusivity(unchecked) var sparePong: ByteBuffer?
     /// Frames and bytes read since the last read completed, counted into the metrics once per read.
@@ -215,7 +210,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// This connection lost the tie-break.
     func retire() {
-        holdsOutbound = false  // what is queued goes before the goodbye
+        connection?.outbound.releaseHold()  // what is queued goes before the goodbye
         perform(lifecycle.retire(exchangesInFlight: exchangesInFlight))
     }
 
@@ -226,7 +221,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             context.close(promise: nil)
             return
         }
-        holdsOutbound = false  // what is queued goes before the goodbye
+        connection?.outbound.releaseHold()  // what is queued goes before the goodbye
         drain()
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.goodbye, text: reason, allocator: channel.allocator)))
@@ -247,9 +242,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
         for action in actions {
             switch action {
             case .stopQueueing:
-                connection?.stopQueueing()
+                connection?.outbound.retire()
             case .refuseAllFrames:
-                connection?.refuseAllFrames()
+                connection?.outbound.close()
             case .openReadGateForGood:
                 connection?.readGate?.openForGood()
             case .drain:
