@@ -18,7 +18,7 @@ enum ConnectionRole: Sendable {
 /// Everything else about the connection (its lifecycle, the requests and pings in flight, the hold of what the peer
 /// sends across a tie-break switch) is the state of its ``PeerChannelHandler``, touched on the event loop only: the
 /// methods here hand it work once (`eventLoop.execute`), never share its fields.
-final class PeerConnection: Sendable {
+final class PeerConnection: InboundConnection {
     let channel: any Channel
     let eventLoop: any EventLoop
     let role: ConnectionRole
