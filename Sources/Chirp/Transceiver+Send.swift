@@ -164,7 +164,7 @@ extension Transceiver {
         let typeName = MessageTypeName.data
         let capacity = data.count + typeName.utf8.count + 32  // the header: length, kind, type name, flags
         var frame =
-            connection.takeSpareLargeBuffer(minimumCapacity: capacity)
+            connection.outbound.takeSpareLarge(minimumCapacity: capacity)
             ?? connection.allocator.buffer(capacity: capacity)
         try PayloadCoding.writeFrame(typeName: typeName, limit: configuration.maximumMessageSize, into: &frame) {
             buffer in

@@ -86,29 +86,52 @@ import Testing
     }
 
     /// The burst linger's rule (``Configuration/burstLinger``): a drain that wrote a burst keeps the drain counted as
-    /// scheduled, so senders queue without waking the event loop; only for a burst, once, and not on a closed queue.
+    /// scheduled, so senders queue without waking the event loop; only for a burst, once until the linger ends, only
+    /// when configured, and not on a closed queue.
     @Test func aDrainThatWroteABurstLingersOnceAndOnlyThen() {
-        func linger(_ queue: inout OutboundQueue, _ frames: Int, allowed: Bool) -> Bool {
-            queue.lingers(afterWriting: frames, allowed: allowed)
+        func linger(_ queue: inout OutboundQueue, _ frames: Int, configured: Bool = true) -> Bool {
+            queue.lingers(afterWriting: frames, lingerConfigured: configured)
         }
         let burst = Configuration.burstFrameCount
         var queue = OutboundQueue(limit: 64 << 20)
         // Fewer frames than a burst: no linger (the control for the next case).
-        #expect(!linger(&queue, burst - 1, allowed: true))
-        #expect(!queue.drainScheduled)
+        #expect(!linger(&queue, burst - 1))
+        #expect(!queue.drainScheduled && !queue.lingerPending)
         // A burst: the linger's drain counts as scheduled.
-        #expect(linger(&queue, burst, allowed: true))
-        #expect(queue.drainScheduled)
+        #expect(linger(&queue, burst))
+        #expect(queue.drainScheduled && queue.lingerPending)
         // A drain is scheduled already (the linger's, or a sender's): no second one.
-        #expect(!linger(&queue, burst * 4, allowed: true))
-        // Not allowed (none configured, or one pending): none.
+        #expect(!linger(&queue, burst * 4))
+        // One is pending: none, even once another drain ended the scheduled one.
         queue.drainScheduled = false
-        #expect(!linger(&queue, burst * 4, allowed: false))
+        #expect(!linger(&queue, burst * 4))
+        #expect(!queue.drainScheduled)
+        // The linger ended: the next burst lingers again.
+        queue.lingerEnded()
+        #expect(linger(&queue, burst))
+        // A linger that could not be scheduled counts on no drain.
+        queue.lingerNotScheduled()
+        #expect(!queue.drainScheduled && !queue.lingerPending)
+        // None configured: none.
+        #expect(!linger(&queue, burst * 4, configured: false))
         #expect(!queue.drainScheduled)
         // A closed queue writes nothing more: none.
         _ = queue.close()
-        #expect(!linger(&queue, burst * 4, allowed: true))
+        #expect(!linger(&queue, burst * 4))
         #expect(!queue.drainScheduled)
+    }
+
+    /// The hold across a tie-break switch (``PeerConnection/holdOutbound(until:)``) is the queue's: started once,
+    /// ended once.
+    @Test func aHoldStartsOnceAndEndsOnce() {
+        var queue = OutboundQueue(limit: 1024)
+        #expect(queue.releaseHold() == false)  // nothing held: nothing to end
+        #expect(queue.hold() == true)
+        #expect(queue.isHeld)
+        #expect(queue.hold() == false)  // held already
+        #expect(queue.releaseHold() == true)
+        #expect(!queue.isHeld)
+        #expect(queue.releaseHold() == false)
     }
 
     /// A sender's task cancelled after it took its waiter id but before it registered its wait (the window of

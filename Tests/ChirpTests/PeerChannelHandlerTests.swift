@@ -209,6 +209,24 @@ import Testing
         #expect(!session.channel.isActive)
     }
 
+    /// The exchanges' timer, the lifecycle and the close, through the handler: a retired connection whose last
+    /// exchange times out closes then, not at its forced close 5 s after it was retired.
+    @Test func aRetiredConnectionClosesOnceItsLastRequestTimedOut() throws {
+        let session = try Session()
+        let response = session.connection.request(
+            id: 7,
+            frame: FrameWriter.frame(
+                .request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 1, 65]), allocator: .init()),
+            timeout: .seconds(2))
+        session.connection.retire()
+        try session.receive(.goodbye, Array("duplicate".utf8))
+        session.channel.embeddedEventLoop.advanceTime(by: .milliseconds(1999))
+        #expect(session.channel.isActive)  // the request is still out
+        session.channel.embeddedEventLoop.advanceTime(by: .milliseconds(1))
+        #expect(throws: RequestTimeoutError.self) { try response.wait() }
+        #expect(!session.channel.isActive)
+    }
+
     @Test func aRequestTimesOutAndFailsOnce() throws {
         let session = try Session()
         let response = session.connection.request(

@@ -100,6 +100,32 @@ import Testing
         #expect(session.on(.found(Self.advert("A"))).last == expected)
     }
 
+    @Test(arguments: [
+        // instance name, whether that peer dials us ("8F00BEEF12345678") first
+        ("p2 [0000AAAA]", true),  // a lower short id
+        ("p2 [FFFF0000]", false),  // a higher one: we dial it
+        ("p2 [8F00BEEF]", false),  // our own short id: the whole ids, unknown here, would decide
+        ("p2 [8F00BEEE]", true),  // lower in its last character
+        ("plain name", false),
+        ("p2 []", false)
+    ])
+    func withOnlyTheInstanceNameALowerShortIDDialsFirst(_ instance: String, _ dialsFirst: Bool) {
+        #expect(Table.dialsUsFirst(instanceName: instance, localID: "8F00BEEF12345678") == dialsFirst)
+    }
+
+    @Test(arguments: [
+        // peer id, local id
+        ("0000AAAA-1", "8F00BEEF-2"), ("FFFF0000-1", "8F00BEEF-2"), ("8F00BEEE-9", "8F00BEEF-0"),
+        ("8F00BEEF-9", "1F00BEEF-0")
+    ])
+    func theInstanceNameAndTheWholeIDAgreeWhenTheShortIDsDiffer(_ peerID: String, _ localID: String) {
+        let instance = Table.instanceName(name: "p", id: peerID)
+        #expect(
+            Table.dialsUsFirst(instanceName: instance, localID: localID)
+                == Table.dialsFirst(peerID, localID: localID))
+        #expect(Table.dialsFirst(peerID, localID: localID) != Table.dialsFirst(localID, localID: peerID))
+    }
+
     @Test func aDueDialOfAnOlderGenerationIsIgnored() throws {
         var session = Session()
         _ = session.on(.found(Self.advert("Z")))

@@ -100,15 +100,4 @@ import Testing
         #expect(!scheduler.contains("b"))
         #expect(scheduler.limit == 1)
     }
-
-    @Test(arguments: [
-        ("p2 [0000AAAA]", true),  // a lower id: that peer dials first
-        ("p2 [FFFF0000]", false),  // a higher id: we dial it, so we resolve it first
-        ("p2 [8F00BEEF]", false),  // our own short id
-        ("plain name", false),
-        ("p2 []", false)
-    ])
-    func peersWithALowerIDAreResolvedLater(_ instance: String, _ later: Bool) {
-        #expect(Engine.dialsUsFirst(instanceName: instance, localID: "8F00BEEF12345678") == later)
-    }
 }

@@ -25,7 +25,7 @@ import Testing
         #expect(connection.submit(ByteBuffer(repeating: 0, count: 900)) == .accepted)
         #expect(connection.submit(ByteBuffer(repeating: 0, count: 200)) == .full)
         // Whatever happens, the waits end with the test: closing the queue wakes every registered wait.
-        defer { connection.refuseAllFrames() }
+        defer { connection.outbound.close() }
 
         // The control: a wait that is not cancelled does not end while the queue stays full (checked after the
         // loop, which gives it all that time), and ends when it closes.
@@ -54,7 +54,7 @@ import Testing
             }
         }
         #expect(!uncancelledEnded.withLockedValue { $0 })
-        connection.refuseAllFrames()
+        connection.outbound.close()
         #expect(await eventually(timeout: .seconds(10)) { uncancelledEnded.withLockedValue { $0 } })
     }
 

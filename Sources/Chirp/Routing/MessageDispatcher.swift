@@ -7,7 +7,9 @@ import NIOCore
 /// Delivers what arrives on established connections: message frames to the ``Router``'s handlers, request frames to
 /// the responder for their type (async ones through the ``ResponderPool``), the reply back on the same connection.
 ///
-/// Called by ``PeerChannelHandler`` on the connection's event loop. One per transceiver run.
+/// Called by ``PeerChannelHandler`` on the connection's event loop. One per transceiver run. What it needs of the
+/// connection a frame arrived on is an ``InboundConnection`` (who sent it, where the reply goes): Routing does not
+/// know Transport's connection.
 final class MessageDispatcher: Sendable {
     private let router: Router
     private let coder: any MessageCoder
@@ -32,7 +34,7 @@ final class MessageDispatcher: Sendable {
 
     /// A message frame arrived: runs the handlers for its type (typed ones in registration order, then the
     /// `receive(RawMessage.self)` ones). A handler that fails is reported; the others still run.
-    func route(_ message: MessageBody, from connection: PeerConnection) {
+    func route(_ message: MessageBody, from connection: some InboundConnection) {
         let handlers = router.handlers(for: MessageTypeName.routed(message.typeName))
         if handlers.isEmpty {
             warnUnhandled(message.typeName, from: connection.peer)
@@ -67,7 +69,7 @@ final class MessageDispatcher: Sendable {
     }
 
     /// A request frame arrived: runs its type's responder and sends the reply (or the failure) on `connection` only.
-    func handleRequest(_ request: RequestBody, from connection: PeerConnection) {
+    func handleRequest(_ request: RequestBody, from connection: some InboundConnection) {
         let allocator = connection.allocator
         let coder = self.coder
         let typeName = request.message.typeName
@@ -110,7 +112,7 @@ final class MessageDispatcher: Sendable {
     /// Queues the ok response to `request` on `connection`, of type `typeName`, whose payload `writePayload` appends
     /// (a failure response in its place when that throws).
     private static func reply(
-        to request: RequestBody, on connection: PeerConnection, typeName: String,
+        to request: RequestBody, on connection: some InboundConnection, typeName: String,
         _ writePayload: (inout ByteBuffer) throws -> PayloadFlags
     ) {
         reply(to: request, on: connection) { buffer in
@@ -122,7 +124,8 @@ final class MessageDispatcher: Sendable {
     /// Queues the response to `request` on `connection`, built in memory this thread reuses (``CodingScratch``): the
     /// connection copies a small frame into its batch, so the next reply is built in the same memory.
     private static func reply(
-        to request: RequestBody, on connection: PeerConnection, _ writeResponse: (inout ByteBuffer) throws -> Void
+        to request: RequestBody, on connection: some InboundConnection,
+        _ writeResponse: (inout ByteBuffer) throws -> Void
     ) {
         let scratch = CodingScratch.forThisThread
         var frame = scratch.takeFrameBuffer() ?? connection.allocator.buffer(capacity: 128)
@@ -164,4 +167,19 @@ final class MessageDispatcher: Sendable {
         logger.log(level: logLevel, "\(error)")
         hub.emit(.error(error))
     }
+}
+
+/// The connection a message or request arrived on, as the ``MessageDispatcher`` sees it: who sent it, the read gate
+/// that stops reading it while a consumer is full, and where the reply to a request goes. ``PeerConnection`` is one.
+protocol InboundConnection: AnyObject, Sendable {
+    /// The peer at the other end.
+    var peer: Peer { get }
+    /// Stops reading from the peer while a consumer of its messages is full.
+    var readGate: LoopBoundGate? { get }
+    /// The allocator replies are built with.
+    var allocator: ByteBufferAllocator { get }
+    /// A request arrived: its reply is owed (a retired connection stays open until it is sent).
+    func owesReply()
+    /// Queues the reply to a request that arrived here (after ``owesReply()``).
+    func sendReply(_ frame: ByteBuffer)
 }

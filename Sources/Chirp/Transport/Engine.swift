@@ -225,11 +225,12 @@ final class Engine: ConnectionDelegate {
         txt.set(TXTRecord.ReservedKey.protocolVersion, String(Hello.currentProtocolVersion))
         if configuration.sharedSecret != nil { txt.set(TXTRecord.ReservedKey.secure, "1") }
         for (key, value) in configuration.metadata.sorted(by: { $0.key < $1.key }) { txt.set(key, value) }
-        // Peers that dial us first wait behind the others for their resolve (only when we advertise: else nobody does).
+        // Peers that dial us first (the peer table's dial order) wait behind the others for their resolve (only when we
+        // advertise: else nobody does).
         let localID = self.localID
         let resolveLater: (@Sendable (String) -> Bool)? =
             configuration.advertises
-            ? { @Sendable instance in Engine.dialsUsFirst(instanceName: instance, localID: localID) } : nil
+            ? { @Sendable instance in Table.dialsUsFirst(instanceName: instance, localID: localID) } : nil
         let discovery = ServiceDiscovery(
             serviceType: serviceType, domain: configuration.domain, interfaceIndex: configuration.interfaceIndex,
             advertisement: configuration.advertises
@@ -248,15 +249,6 @@ final class Engine: ConnectionDelegate {
             return true
         }
         if started { discovery.start() }
-    }
-
-    /// Whether the peer advertised as `instanceName` has a lower id than ours (going by the short id in the name):
-    /// that peer dials us first (the peer table's dial grace), so resolving its instance can wait behind the others,
-    /// and is often not needed at all (``ServiceDiscovery/connected(instanceName:)``).
-    static func dialsUsFirst(instanceName: String, localID: String) -> Bool {
-        guard instanceName.hasSuffix("]"), let open = instanceName.lastIndex(of: "[") else { return false }
-        let shortID = instanceName[instanceName.index(after: open)..<instanceName.index(before: instanceName.endIndex)]
-        return !shortID.isEmpty && shortID < localID.prefix(8)
     }
 
     /// The DNS-SD instance name: the display name plus a short id, so that equal names never conflict.

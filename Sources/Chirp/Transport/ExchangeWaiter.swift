@@ -1,6 +1,6 @@
 import NIOCore
 
-/// Whoever waits for the answer to one request or ping of ours (``PendingExchanges``), resolved exactly once on the
+/// Whoever waits for the answer to one request or ping of ours (``ExchangeState``), resolved exactly once on the
 /// connection's event loop.
 ///
 /// The ``Transceiver``'s requests and pings wait with the continuation of the task that sent them: nothing is
@@ -9,7 +9,7 @@ import NIOCore
 /// unit tests on an `EmbeddedChannel`.
 enum ExchangeWaiter<Value: Sendable>: Sendable {
     case promise(EventLoopPromise<Value>)
-    /// Resumed once: ``PendingExchanges`` gives every waiter back exactly once, to its answer, its deadline or the
+    /// Resumed once: ``ExchangeState`` gives every waiter back exactly once, to its answer, its deadline or the
     /// close.
     case continuation(UnsafeContinuation<Value, any Error>)
 

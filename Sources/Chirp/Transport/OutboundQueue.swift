@@ -41,6 +41,11 @@ struct OutboundQueue {
     private(set) var queuedBytes = 0
     /// A drain task is scheduled on the event loop.
     var drainScheduled = false
+    /// What is queued waits before it is written: the connection won a tie-break that moved our messages to it from
+    /// the one that lost (``PeerConnection/holdOutbound(until:)``).
+    private(set) var isHeld = false
+    /// A drain is scheduled after the burst linger (``lingers(afterWriting:lingerConfigured:)``).
+    private(set) var lingerPending = false
     /// Frames queued since the last drain took the count (``takeFramesQueued()``), for the metrics.
     private var framesQueued = 0
     /// Nothing more is queued: the connection closed or was refused.
@@ -182,12 +187,38 @@ struct OutboundQueue {
 
     /// A drain wrote `frames` frames (those queued since the previous drain): whether the event loop is to write the
     /// next batch after ``Configuration/burstLinger`` instead of being woken by the senders for it. It is when the
-    /// frames make a burst (``Configuration/burstFrameCount``), `allowed` (a linger is configured and none is pending)
-    /// and no drain is scheduled already; the queue then counts the linger's drain as scheduled, so that a sender
-    /// queueing meanwhile does not wake the loop. The caller schedules that drain.
-    mutating func lingers(afterWriting frames: Int, allowed: Bool) -> Bool {
-        guard allowed, frames >= Configuration.burstFrameCount, !drainScheduled, !isClosed else { return false }
+    /// frames make a burst (``Configuration/burstFrameCount``), a linger is configured (`lingerConfigured`) and none is
+    /// pending, and no drain is scheduled already; the queue then counts the linger's drain as scheduled, so that a
+    /// sender queueing meanwhile does not wake the loop. The caller schedules that drain, then calls
+    /// ``lingerEnded()`` when it runs (or ``lingerNotScheduled()`` when it cannot be scheduled).
+    mutating func lingers(afterWriting frames: Int, lingerConfigured: Bool) -> Bool {
+        guard lingerConfigured, !lingerPending, frames >= Configuration.burstFrameCount, !drainScheduled, !isClosed
+        else { return false }
         drainScheduled = true
+        lingerPending = true
+        return true
+    }
+
+    /// The linger's drain runs now (or was cancelled): the next burst may linger again.
+    mutating func lingerEnded() { lingerPending = false }
+
+    /// The linger's drain could not be scheduled (the event loop is shutting down): nothing counts on it.
+    mutating func lingerNotScheduled() {
+        lingerPending = false
+        drainScheduled = false
+    }
+
+    /// Starts holding what is queued (nothing is written until ``releaseHold()``); `false` when held already.
+    mutating func hold() -> Bool {
+        guard !isHeld else { return false }
+        isHeld = true
+        return true
+    }
+
+    /// Ends the hold; `false` when nothing was held.
+    mutating func releaseHold() -> Bool {
+        guard isHeld else { return false }
+        isHeld = false
         return true
     }
 

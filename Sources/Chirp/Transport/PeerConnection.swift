@@ -1,6 +1,5 @@
 import ChirpSupport
 import ChirpWire
-import NIOConcurrencyHelpers
 import NIOCore
 
 /// Who opened a connection.
@@ -14,12 +13,12 @@ enum ConnectionRole: Sendable {
 /// One established (handshaken) connection to a peer, as the rest of Chirp sees it: who is at the other end, and a
 /// way to send from any thread.
 ///
-/// Frames go into the connection's ``OutboundQueue`` (the only state shared between threads, behind one lock), and
-/// one task per event-loop tick has the channel handler write everything queued and flush once. Everything else
-/// about the connection (its lifecycle, the requests and pings in flight, the hold across a tie-break switch) is the
-/// state of its ``PeerChannelHandler``, touched on the event loop only: the methods here hand it work once
-/// (`eventLoop.execute`), never share its fields.
-final class PeerConnection: Sendable {
+/// Frames go into the connection's ``ConnectionOutbound`` (its queue, the only state shared between threads, behind
+/// one lock, and the drain that writes it), and one task per event-loop tick has the channel handler drain it.
+/// Everything else about the connection (its lifecycle, the requests and pings in flight, the hold of what the peer
+/// sends across a tie-break switch) is the state of its ``PeerChannelHandler``, touched on the event loop only: the
+/// methods here hand it work once (`eventLoop.execute`), never share its fields.
+final class PeerConnection: InboundConnection {
     let channel: any Channel
     let eventLoop: any EventLoop
     let role: ConnectionRole
@@ -34,9 +33,10 @@ final class PeerConnection: Sendable {
     /// Stops reading from the peer while a consumer of its messages is full.
     let readGate: LoopBoundGate?
 
-    private let outbound: NIOLockedValueBox<OutboundQueue>
-    /// The channel's allocator, kept here: `Channel.allocator` costs a lookup and a retain, and every send needs it.
-    let allocator: ByteBufferAllocator
+    /// What the connection sends: its queue and the drain.
+    let outbound: ConnectionOutbound
+    /// The channel's allocator (``ConnectionOutbound/allocator``).
+    var allocator: ByteBufferAllocator { outbound.allocator }
     private let handler: NIOLoopBound<PeerChannelHandler>
     /// Has the handler write what is queued: made once, so that scheduling a drain from another thread allocates no
     /// closure (a closure made at each call would be an allocation every few messages a sender sends).
@@ -54,8 +54,7 @@ final class PeerConnection: Sendable {
         self.role = role
         self.remote = remote
         self.dialerID = role == .dialer ? localID : remote.peerID
-        self.outbound = NIOLockedValueBox(OutboundQueue(limit: outboundLimit))
-        self.allocator = channel.allocator
+        self.outbound = ConnectionOutbound(limit: outboundLimit, allocator: channel.allocator)
         let boundHandler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
         self.handler = boundHandler
         self.drainTask = { boundHandler.value.drain() }
@@ -75,14 +74,14 @@ final class PeerConnection: Sendable {
 
     /// Notes that a request arrived on this connection: a retired connection stays open until its reply is sent.
     func owesReply() {
-        outbound.withLockedValue { $0.owesReply() }
+        outbound.owesReply()
     }
 
     /// Queues the reply to a request received on this connection (after ``owesReply()``); replies still go out on a
     /// retired connection, where the requester waits for them.
     func sendReply(_ frame: ByteBuffer) {
         if admit(frame, isReply: true) != .accepted {
-            outbound.withLockedValue { $0.replyDropped() }
+            outbound.replyDropped()
         }
         if eventLoop.inEventLoop {
             handler.value.exchangeEnded()  // a synchronous responder's reply: no closure to make
@@ -92,14 +91,8 @@ final class PeerConnection: Sendable {
     }
 
     private func admit(_ frame: ByteBuffer, isReply: Bool) -> Admission {
-        let allocator = self.allocator
-        let (admission, schedule) = outbound.withLockedValue { queue -> (Admission, Bool) in
-            let admission = queue.admit(frame, isReply: isReply, allocator: allocator)
-            guard admission == .accepted, !queue.drainScheduled else { return (admission, false) }
-            queue.drainScheduled = true
-            return (admission, true)
-        }
-        if schedule {
+        let (admission, wakeLoop) = outbound.admit(frame, isReply: isReply)
+        if wakeLoop {
             if eventLoop.inEventLoop {
                 // On the loop (a synchronous responder's reply, a handler that sends): written once the frames that
                 // arrived in this read are handled, so that what they queue shares one flush.
@@ -117,34 +110,20 @@ final class PeerConnection: Sendable {
     private func admitAndDrain(
         id: UInt64, handler: PeerChannelHandler, _ admit: (inout OutboundQueue, ByteBufferAllocator) -> Admission
     ) -> Admission? {
-        let allocator = self.allocator
-        let admission = outbound.withLockedValue { queue -> Admission? in
-            guard queue.waitRegistered(id) else { return nil }
-            return admit(&queue, allocator)
-        }
+        let admission = outbound.admitRegistered(id: id, admit)
         if admission == .accepted { handler.drain() }
         return admission
     }
 
     /// Waits until the outbound queue is at most half full, the connection closes, or the task is cancelled; the
-    /// caller then submits again.
-    ///
-    /// The waiter's id is known to the queue before the task can be cancelled, so a cancellation that comes before
-    /// the wait is registered is remembered there, and the wait then does not start (``OutboundQueue/wait(_:id:)``).
+    /// caller then submits again (``ConnectionOutbound/waitForRoom()``).
     func waitForRoom() async {
-        let id = outbound.withLockedValue { $0.makeWaiterID() }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                if !outbound.withLockedValue({ $0.wait(continuation, id: id) }) { continuation.resume() }
-            }
-        } onCancel: {
-            outbound.withLockedValue { $0.cancelWaiter(id) }?.resume()
-        }
+        await outbound.waitForRoom()
     }
 
     /// A new request id, unique on this connection.
     func makeRequestID() -> UInt64 {
-        outbound.withLockedValue { $0.makeRequestID() }
+        outbound.makeRequestID()
     }
 
     /// Sends a request frame (built with `id`) and returns the response; throws at the timeout or a disconnect, and
@@ -157,7 +136,7 @@ final class PeerConnection: Sendable {
         try Task.checkCancellation()  // not sent at all
         // Counted before the cancellation handler is installed, so that a cancellation that comes before the event
         // loop registers the wait finds it unregistered (``OutboundQueue/waitCancelled(_:)``).
-        outbound.withLockedValue { $0.waitStarting() }
+        outbound.waitStarting()
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
                 hopToSendRequest(id: id, frame: frame, timeout: timeout, waiter: .continuation(continuation))
@@ -169,7 +148,7 @@ final class PeerConnection: Sendable {
 
     /// Starts a request whose reply `waiter` takes (internal, not private: the tests wait on a future).
     func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>) {
-        outbound.withLockedValue { $0.waitStarting() }
+        outbound.waitStarting()
         hopToSendRequest(id: id, frame: frame, timeout: timeout, waiter: waiter)
     }
 
@@ -202,7 +181,7 @@ final class PeerConnection: Sendable {
     /// ``request(id:frame:timeout:)``), and throws `CancellationError` as soon as the task is cancelled.
     func ping(timeout: TimeAmount) async throws {
         try Task.checkCancellation()  // not sent at all
-        let id = startingPing()  // before the cancellation handler, as for a request
+        let id = outbound.startingPing()  // before the cancellation handler, as for a request
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
                 hopToSendPing(id: id, timeout: timeout, waiter: .continuation(continuation))
@@ -214,18 +193,10 @@ final class PeerConnection: Sendable {
 
     /// Starts a ping whose pong `waiter` takes (internal, not private: the tests wait on a future).
     func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
-        hopToSendPing(id: startingPing(), timeout: timeout, waiter: waiter)
+        hopToSendPing(id: outbound.startingPing(), timeout: timeout, waiter: waiter)
     }
 
-    /// A new ping's id (its nonce), counted as a wait not registered yet.
-    private func startingPing() -> UInt64 {
-        outbound.withLockedValue { queue in
-            queue.waitStarting()
-            return queue.makeRequestID()
-        }
-    }
-
-    /// Has the event loop send ping `id` (after ``startingPing()``).
+    /// Has the event loop send ping `id` (after ``ConnectionOutbound/startingPing()``).
     private func hopToSendPing(id: UInt64, timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
         if eventLoop.inEventLoop {
             sendPing(id: id, timeout: timeout, waiter: waiter, handler: handler.value)
@@ -252,7 +223,7 @@ final class PeerConnection: Sendable {
     /// Always through a task on the loop, even from the loop: the handler is never re-entered from whatever code
     /// cancels the task.
     private func cancelWait(id: UInt64, isPing: Bool) {
-        outbound.withLockedValue { $0.waitCancelled(id) }
+        outbound.waitCancelled(id)
         let handler = self.handler
         eventLoop.execute {
             if isPing {
@@ -329,63 +300,14 @@ final class PeerConnection: Sendable {
         }
     }
 
-    // MARK: The queue, for the channel handler (on the event loop)
-
-    /// Takes the next chunk to write while `isWritable`; `nil` ends the drain (and allows the next one).
-    func nextChunk(isWritable: Bool) -> ByteBuffer? {
-        outbound.withLockedValue { queue in
-            guard isWritable, let chunk = queue.nextChunk() else {
-                queue.drainScheduled = false
-                return nil
-            }
-            return chunk
-        }
-    }
-
-    /// Memory of a large frame written lately, cleared, with room for `minimumCapacity` bytes (see
-    /// ``OutboundQueue/recycleLarge(_:)``).
-    func takeSpareLargeBuffer(minimumCapacity: Int) -> ByteBuffer? {
-        outbound.withLockedValue { $0.takeSpareLarge(minimumCapacity: minimumCapacity) }
-    }
-
-    /// NIO wrote a large frame: its memory may serve the next one.
-    func recycleLarge(_ written: ByteBuffer) {
-        outbound.withLockedValue { $0.recycleLarge(written) }
-    }
-
-    /// After a drain: keeps the last batch's memory, and wakes the senders waiting for room. Returns the frames
-    /// queued since the previous drain (for the metrics), and whether the next drain is to follow after the burst
-    /// linger (``OutboundQueue/lingers(afterWriting:allowed:)``; `mayLinger` says whether one may start).
-    @discardableResult
-    func drained(recycling written: ByteBuffer?, mayLinger: Bool = false) -> (frames: Int, lingers: Bool) {
-        let (waiters, frames, lingers) = outbound.withLockedValue { queue in
-            if let written { queue.recycle(written) }
-            queue.drainedEmpty()
-            let frames = queue.takeFramesQueued()
-            return (queue.wakeableWaiters(), frames, queue.lingers(afterWriting: frames, allowed: mayLinger))
-        }
-        for waiter in waiters { waiter.resume() }
-        return (frames, lingers)
-    }
-
     /// The anchor a sending thread remembers this connection by (``RouteCache``), or `nil` when it no longer takes
     /// new frames.
     func sendRoute() -> SendRoute? {
-        outbound.withLockedValue { queue in queue.route { SendRoute(connection: self) } }
+        outbound.sendRoute { SendRoute(connection: self) }
     }
 
     /// Replies owed on this connection, or requests and pings whose wait is not registered yet.
-    var hasUnfinishedExchanges: Bool { outbound.withLockedValue { $0.hasUnfinishedExchanges } }
-
-    /// No new message or request is queued from now on.
-    func stopQueueing() {
-        outbound.withLockedValue { $0.retire() }
-    }
-
-    /// Nothing is queued from now on; senders waiting for room are woken.
-    func refuseAllFrames() {
-        for waiter in outbound.withLockedValue({ $0.close() }) { waiter.resume() }
-    }
+    var hasUnfinishedExchanges: Bool { outbound.hasUnfinishedExchanges }
 }
 
 extension Hello {

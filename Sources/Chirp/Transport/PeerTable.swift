@@ -203,11 +203,29 @@ where Instant.Duration == Duration {
         // The lower id dials first. The higher id dials at once only while nobody can have discovered it yet;
         // otherwise it gives the lower id a head start, then dials too in case that peer cannot see it.
         var delay = entry.backoff(factor: settings.dialJitter())
-        if id < localID && isAdvertised && !entry.refused { delay = max(delay, settings.dialGrace) }
+        if Self.dialsFirst(id, localID: localID) && isAdvertised && !entry.refused {
+            delay = max(delay, settings.dialGrace)
+        }
         nextGeneration += 1
         entry.scheduledDial = nextGeneration
         entries[id] = entry
         actions.append(.scheduleDial(peerID: id, after: delay, generation: nextGeneration))
+    }
+
+    /// The dial order, the one rule for it: the peer whose id is lower dials first, and the other waits
+    /// ``Settings/dialGrace`` before it dials too. Whether `peerID` dials us (`localID`) first.
+    static func dialsFirst(_ peerID: some StringProtocol, localID: some StringProtocol) -> Bool {
+        peerID < localID
+    }
+
+    /// The dial order (``dialsFirst(_:localID:)``) when only the peer's instance name is known, before its TXT
+    /// record is resolved: the name carries the first ``shortIDLength`` characters of its id
+    /// (``instanceName(name:id:)``), compared with as many of ours. A peer whose short id is lower dials us first;
+    /// one whose short id equals ours, or whose name carries none, is taken for one that does not.
+    static func dialsUsFirst(instanceName: String, localID: String) -> Bool {
+        guard instanceName.hasSuffix("]"), let open = instanceName.lastIndex(of: "[") else { return false }
+        let shortID = instanceName[instanceName.index(after: open)..<instanceName.index(before: instanceName.endIndex)]
+        return !shortID.isEmpty && dialsFirst(shortID, localID: localID.prefix(shortIDLength))
     }
 
     private mutating func dialDue(_ id: String, generation: UInt64, into actions: inout [Action]) {
@@ -399,9 +417,12 @@ where Instant.Duration == Duration {
         instanceName(name: peer.name, id: peer.id)
     }
 
+    /// How many characters of a peer's id its instance name carries (``instanceName(name:id:)``).
+    static var shortIDLength: Int { 8 }
+
     /// The DNS-SD instance name: the display name plus a short id, so that equal names never conflict.
     static func instanceName(name: String, id: String) -> String {
-        let suffix = " [\(id.prefix(8))]"
+        let suffix = " [\(id.prefix(shortIDLength))]"
         var base = name
         while base.utf8.count + suffix.utf8.count > 63 { base.removeLast() }
         return base + suffix

@@ -3,9 +3,9 @@ import NIOCore
 /// The requests (or pings) a connection sent and waits on, matched to their answers by id, each with its deadline: a
 /// pure state struct.
 ///
-/// Owned by the connection's ``PeerChannelHandler`` and touched on its event loop only. `Waiter` is whatever the
-/// owner resolves (a promise in Chirp, a string in tests); each method returns the waiters to resolve, and the table
-/// forgets them, so that every waiter is resolved exactly once: by its answer, its deadline, or the close.
+/// The connection's ``ExchangeState`` holds two (requests, pings). `Waiter` is whatever the owner resolves (an
+/// ``ExchangeWaiter`` in Chirp, a string in tests); each method returns the waiters to resolve, and the table forgets
+/// them, so that every waiter is resolved exactly once: by its answer, its deadline, or the close.
 ///
 /// The table keeps the deadlines instead of a timer per exchange: its owner arms one timer for ``earliestDeadline``
 /// and, when it fires, takes what ``expired(at:)`` gives back and arms the timer again for what is left. An answered
