@@ -57,10 +57,7 @@ public enum ServiceBrowserEvent: Sendable {
 public struct ServiceBrowser: Sendable {
     /// The service type browsed.
     public let serviceType: ServiceType
-    private let domain: String
-    private let interface: NetworkInterface
-    private let backend: DiscoveryBackend
-    private let logger: Logger
+    private let scope: BrowseScope
 
     /// A browser for the peers of `serviceType` in `domain` on `interface`, through `backend`; `logger` gets its
     /// problems (default: nothing is logged).
@@ -71,28 +68,46 @@ public struct ServiceBrowser: Sendable {
         backend: DiscoveryBackend = .automatic, logger: Logger = .chirpSilent
     ) throws {
         self.serviceType = try ServiceType(serviceType)
-        self.domain = domain
-        self.interface = interface
-        self.backend = backend
-        self.logger = logger
+        scope = BrowseScope(domain: domain, interface: interface, backend: backend, logger: logger)
     }
 
     /// Starts browsing; stops (and releases its DNS-SD references) when the iterating task ends or is cancelled.
     public func events() -> AsyncStream<ServiceBrowserEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ServiceBrowserEvent.self)
-        let discovery = ServiceDiscovery(
-            serviceType: serviceType, domain: domain, interfaceIndex: interface.index, advertisement: nil,
-            backend: backend.implementation, logger: logger
-        ) { event in
-            switch event {
-            case .found(let service): continuation.yield(.found(ServiceInstance(service)))
-            case .lost(let name): continuation.yield(.lost(instanceName: name))
-            case .unavailable(let message): continuation.yield(.unavailable(message))
-            case .advertised, .sighted: break
+        scope.events { scope, report in
+            let discovery = ServiceDiscovery(
+                serviceType: serviceType, domain: scope.domain, interfaceIndex: scope.interface.index,
+                advertisement: nil, backend: scope.backend.implementation, logger: scope.logger
+            ) { event in
+                switch event {
+                case .found(let service): report(.found(ServiceInstance(service)))
+                case .lost(let name): report(.lost(instanceName: name))
+                case .unavailable(let message): report(.unavailable(message))
+                case .advertised, .sighted: break
+                }
             }
+            return (start: { discovery.start() }, stop: { discovery.stop() })
         }
-        continuation.onTermination = { _ in discovery.stop() }
-        discovery.start()
+    }
+}
+
+/// What both browsers (``ServiceBrowser``, ``ServiceTypeBrowser``) are given: where to browse, through which
+/// backend, and the logger for their problems.
+struct BrowseScope: Sendable {
+    var domain: String
+    var interface: NetworkInterface
+    var backend: DiscoveryBackend
+    var logger: Logger
+
+    /// What an operation reports, as a stream. `make` builds the operation around the handler it is given and
+    /// returns how to start and stop it: it starts now, and stops (releasing its DNS-SD references) when the iterating
+    /// task ends or is cancelled.
+    func events<Event: Sendable>(
+        _ make: (BrowseScope, @escaping @Sendable (Event) -> Void) -> (start: () -> Void, stop: @Sendable () -> Void)
+    ) -> AsyncStream<Event> {
+        let (stream, continuation) = AsyncStream.makeStream(of: Event.self)
+        let (start, stop) = make(self) { continuation.yield($0) }
+        continuation.onTermination = { _ in stop() }
+        start()
         return stream
     }
 }

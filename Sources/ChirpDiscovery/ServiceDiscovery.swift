@@ -66,6 +66,14 @@ package final class ServiceDiscovery: @unchecked Sendable {
         var parked = false
         /// When the current resolve attempt started, for the log.
         var resolveStarted: DispatchTime?
+
+        /// Cancels the resolve and the address queries under way, if any.
+        mutating func stopQueries() {
+            resolver?.cancel()
+            resolver = nil
+            addressQueries.forEach { $0.cancel() }
+            addressQueries = []
+        }
     }
 
     private let queue: DispatchQueue
@@ -209,14 +217,10 @@ package final class ServiceDiscovery: @unchecked Sendable {
         metrics?.daemonErrors.increment()
         tearDown(reportLost: true)
         guard running else { return }
-        let (delay, first) = retry.schedule(on: queue) { [weak self] in self?.attemptStart() }
-        if first {
-            logger.error(
-                "\(error.description)",
-                metadata: ["service": "\(serviceType)", "retry-in": "\(SecondsText.format(delay))"])
+        let metadata: Logger.Metadata = ["service": "\(serviceType)"]
+        let restart: @Sendable () -> Void = { [weak self] in self?.attemptStart() }
+        if retry.failed(error, on: queue, logger: logger, metadata: metadata, restart: restart) {
             handler(.unavailable(error.description))
-        } else {
-            logger.debug("DNS-SD still unavailable; retrying", metadata: ["retry-in": "\(SecondsText.format(delay))"])
         }
     }
 
@@ -226,9 +230,8 @@ package final class ServiceDiscovery: @unchecked Sendable {
         registration = nil
         browser?.cancel()
         browser = nil
-        for (name, instance) in instances {
-            instance.resolver?.cancel()
-            instance.addressQueries.forEach { $0.cancel() }
+        for (name, var instance) in instances {
+            instance.stopQueries()
             if reportLost && instance.reported { handler(.lost(instanceName: name)) }
         }
         instances = [:]
@@ -274,8 +277,7 @@ package final class ServiceDiscovery: @unchecked Sendable {
             guard var instance = instances[name] else { return }
             instance.interfaces.remove(interface)
             if instance.interfaces.isEmpty {
-                instance.resolver?.cancel()
-                instance.addressQueries.forEach { $0.cancel() }
+                instance.stopQueries()
                 instances[name] = nil
                 resolves.remove(name)
                 if instance.reported { handler(.lost(instanceName: name)) }
@@ -313,11 +315,7 @@ package final class ServiceDiscovery: @unchecked Sendable {
             instances[name] = instance
         } catch let error as DNSSDError {
             instances[name] = instance
-            if error.daemonUnavailable {
-                fail(error)
-                return
-            }
-            refused(name, error: error)
+            couldNotStart(name, error)
             return
         } catch {
             instances[name] = instance
@@ -345,12 +343,17 @@ package final class ServiceDiscovery: @unchecked Sendable {
 
     /// Cancels `name`'s resolve and address queries, if any.
     private func stopResolving(_ name: String) {
-        guard var instance = instances[name] else { return }
-        instance.resolver?.cancel()
-        instance.resolver = nil
-        instance.addressQueries.forEach { $0.cancel() }
-        instance.addressQueries = []
-        instances[name] = instance
+        instances[name]?.stopQueries()
+    }
+
+    /// A resolve or address query for `name` did not start: the daemon is gone (``fail(_:)``), or it answers but
+    /// refused this one (``refused(_:error:)``).
+    private func couldNotStart(_ name: String, _ error: DNSSDError) {
+        if error.daemonUnavailable {
+            fail(error)
+        } else {
+            refused(name, error: error)
+        }
     }
 
     /// The daemon answers but would not start a resolve or address query for `name`: with Avahi, every DNS-SD
@@ -422,22 +425,13 @@ package final class ServiceDiscovery: @unchecked Sendable {
                 instances[name] = instance
             } catch let error as DNSSDError {
                 instances[name] = instance
-                if error.daemonUnavailable {
-                    fail(error)
-                    return
-                }
-                refused(name, error: error)
+                couldNotStart(name, error)
             } catch {
                 instances[name] = instance
             }
         case .failed(let error):
-            if error.daemonUnavailable {
-                fail(error)
-                return
-            }
+            guard queryFailed("resolve failed", name: name, error: error) else { return }
             // The slot is free at once; the instance is tried again when this attempt's time is up.
-            logger.debug(
-                "resolve failed", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
             stopResolving(name)
             resolves.finished(name, succeeded: false)
             startResolves()
@@ -462,13 +456,20 @@ package final class ServiceDiscovery: @unchecked Sendable {
                 queue.asyncAfter(deadline: .now() + .milliseconds(250)) { [weak self] in self?.report(name) }
             }
         case .failed(let error):
-            if error.daemonUnavailable {
-                fail(error)
-                return
-            }
-            logger.debug(
-                "address query failed", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
+            queryFailed("address query failed", name: name, error: error)
         }
+    }
+
+    /// A resolve or address query for `name` failed: when the daemon is gone, everything restarts (``fail(_:)``) and
+    /// this returns `false`; otherwise the failure is logged (`what`) and this returns `true`.
+    @discardableResult
+    private func queryFailed(_ what: String, name: String, error: DNSSDError) -> Bool {
+        if error.daemonUnavailable {
+            fail(error)
+            return false
+        }
+        logger.debug("\(what)", metadata: ["instance": "\(UntrustedText.escaped(name))", "error": "\(error)"])
+        return true
     }
 
     /// Reports a resolved instance once and stops its address queries.

@@ -59,10 +59,7 @@ public enum ServiceTypeBrowserEvent: Sendable {
 /// }
 /// ```
 public struct ServiceTypeBrowser: Sendable {
-    private let domain: String
-    private let interface: NetworkInterface
-    private let backend: DiscoveryBackend
-    private let logger: Logger
+    private let scope: BrowseScope
 
     /// A browser for `domain` on `interface`, through `backend`; `logger` gets its problems (default: nothing is
     /// logged).
@@ -70,22 +67,17 @@ public struct ServiceTypeBrowser: Sendable {
         domain: String = "local.", interface: NetworkInterface = .any,
         backend: DiscoveryBackend = .automatic, logger: Logger = .chirpSilent
     ) {
-        self.domain = domain
-        self.interface = interface
-        self.backend = backend
-        self.logger = logger
+        scope = BrowseScope(domain: domain, interface: interface, backend: backend, logger: logger)
     }
 
     /// Starts browsing; stops (and releases its DNS-SD reference) when the iterating task ends or is cancelled.
     public func events() -> AsyncStream<ServiceTypeBrowserEvent> {
-        let (stream, continuation) = AsyncStream.makeStream(of: ServiceTypeBrowserEvent.self)
-        let enumeration = ServiceTypeEnumeration(
-            domain: domain, interfaceIndex: interface.index, backend: backend.implementation,
-            logger: logger
-        ) { event in continuation.yield(event) }
-        continuation.onTermination = { _ in enumeration.stop() }
-        enumeration.start()
-        return stream
+        scope.events { scope, report in
+            let enumeration = ServiceTypeEnumeration(
+                domain: scope.domain, interfaceIndex: scope.interface.index, backend: scope.backend.implementation,
+                logger: scope.logger, handler: report)
+            return (start: { enumeration.start() }, stop: { enumeration.stop() })
+        }
     }
 }
 
@@ -152,11 +144,9 @@ final class ServiceTypeEnumeration: @unchecked Sendable {
     private func fail(_ error: DNSSDError) {
         tearDown(reportLost: true)
         guard running else { return }
-        let (delay, first) = retry.schedule(on: queue) { [weak self] in self?.attemptStart() }
-        if first {
-            logger.error(
-                "\(error.description)",
-                metadata: ["browse": "\(Self.metaQueryType)", "retry-in": "\(SecondsText.format(delay))"])
+        let metadata: Logger.Metadata = ["browse": "\(Self.metaQueryType)"]
+        let restart: @Sendable () -> Void = { [weak self] in self?.attemptStart() }
+        if retry.failed(error, on: queue, logger: logger, metadata: metadata, restart: restart) {
             handler(.unavailable(error.description))
         }
     }

@@ -1,3 +1,4 @@
+import Chirp
 import Metrics
 
 /// The swift-metrics a log source reports (Docs/Metrics.md), with the factory of its transceiver's configuration.
@@ -15,15 +16,11 @@ struct LogMetrics: Sendable {
     let spooled: Counter
 
     init(appName: String, factory: (any MetricsFactory)?) {
-        let factory = factory ?? MetricsSystem.factory
-        let app = [("app", appName)]
-        logged = Counter(label: "chirp_log_records_total", dimensions: app, factory: factory)
-        droppedForViewers = Counter(
-            label: "chirp_log_records_dropped_total", dimensions: app + [("where", "viewers")], factory: factory)
-        droppedForSpool = Counter(
-            label: "chirp_log_records_dropped_total", dimensions: app + [("where", "spool")], factory: factory)
-        droppedForSubscribers = Counter(
-            label: "chirp_log_records_dropped_total", dimensions: app + [("where", "subscribers")], factory: factory)
-        spooled = Counter(label: "chirp_log_records_spooled_total", dimensions: app, factory: factory)
+        let metrics = MetricsMaker(dimensions: [("app", appName)], factory: factory)
+        logged = metrics.counter("chirp_log_records_total")
+        droppedForViewers = metrics.counter("chirp_log_records_dropped_total", [("where", "viewers")])
+        droppedForSpool = metrics.counter("chirp_log_records_dropped_total", [("where", "spool")])
+        droppedForSubscribers = metrics.counter("chirp_log_records_dropped_total", [("where", "subscribers")])
+        spooled = metrics.counter("chirp_log_records_spooled_total")
     }
 }

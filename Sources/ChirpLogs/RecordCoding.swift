@@ -304,24 +304,22 @@ enum RecordCoding {
         }
 
         mutating func string() throws -> String {
-            let length = Int(try integer(UInt32.self))
-            guard length <= remaining else {
-                throw DecodingError(description: "a string runs past the end of its entry")
-            }
-            let string = String(
-                decoding: UnsafeRawBufferPointer(rebasing: bytes[position..<position + length]), as: UTF8.self)
-            position += length
-            return string
+            String(decoding: try lengthPrefixed(what: "a string"), as: UTF8.self)
         }
 
         mutating func data() throws -> Data {
+            Data(try lengthPrefixed(what: "a body"))
+        }
+
+        /// The bytes after a 32-bit length (`what` they are, for the error when they run past the entry's end).
+        @inline(__always)
+        private mutating func lengthPrefixed(what: String) throws -> UnsafeRawBufferPointer {
             let length = Int(try integer(UInt32.self))
             guard length <= remaining else {
-                throw DecodingError(description: "a body runs past the end of its entry")
+                throw DecodingError(description: "\(what) runs past the end of its entry")
             }
-            let data = Data(UnsafeRawBufferPointer(rebasing: bytes[position..<position + length]))
-            position += length
-            return data
+            defer { position += length }
+            return UnsafeRawBufferPointer(rebasing: bytes[position..<position + length])
         }
 
         /// A count that cannot be satisfied by the bytes left (each element takes at least `minimumSize`) is refused

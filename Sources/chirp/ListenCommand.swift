@@ -5,7 +5,7 @@ import Logging
 import NIOConcurrencyHelpers
 
 /// `chirp listen TYPE`: joins a service type as a peer and prints every message it receives.
-struct ListenCommand: AsyncParsableCommand {
+struct ListenCommand: AsyncParsableCommand, Sendable {
     static let configuration = CommandConfiguration(
         commandName: "listen",
         abstract: "Join a service type as a peer and print every message received.",
@@ -64,11 +64,7 @@ struct ListenCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object per line.")
     var json = false
 
-    @OptionGroup(title: "Peer Options")
-    var join: JoinOptions
-
-    @OptionGroup(title: "Common Options")
-    var common: CommonOptions
+    @OptionGroup var options: PeerCommandOptions
 
     func validate() throws {
         _ = try validateServiceType(type)
@@ -79,30 +75,21 @@ struct ListenCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let run = ListenRun(
-            serviceType: try validateServiceType(type), messageTypes: Set(messageTypes), count: count, json: json,
-            join: join, common: common, logger: common.makeLogger())
-        try await CommandRunner.run(watchesOutput: true) { try await run.run() }
+        let serviceType = try validateServiceType(type)
+        let logger = options.common.makeLogger()
+        try await CommandRunner.run(watchesOutput: true) { try await listen(on: serviceType, logger: logger) }
     }
 }
 
 /// What `chirp listen` does once its arguments are parsed.
-private struct ListenRun: Sendable {
-    let serviceType: ServiceType
-    let messageTypes: Set<String>
-    let count: Int?
-    let json: Bool
-    let join: JoinOptions
-    let common: CommonOptions
-    let logger: Logger
-
+extension ListenCommand {
     struct Received: Sendable {
         var message: RawMessage
         var sender: Peer
         var time: Date
     }
 
-    func run() async throws -> ExitStatus {
+    private func listen(on serviceType: ServiceType, logger: Logger) async throws -> ExitStatus {
         // Messages through the transceiver's bounded sequence: when standard output blocks (a pipe nobody reads),
         // chirp stops reading the senders instead of buffering what they send (Configuration.backpressure).
         let sequence = NIOLockedValueBox<MessageSequence<RawMessage>?>(nil)
@@ -111,30 +98,32 @@ private struct ListenRun: Sendable {
             sequence.withLockedValue { $0 = try? transceiver.messages(of: RawMessage.self) }
         }
         return try await PeerSession.run(
-            command: "listen", serviceType: serviceType, common: common, join: join, logger: logger,
+            command: "listen", serviceType: serviceType, options: options, logger: logger,
             configure: configure
         ) { session in
             guard let messages = sequence.withLockedValue({ $0 }) else { return .failure }
-            if join.endpoint != nil {
-                let peer = try await session.findPeer(nil, within: common.timeout(default: 10))
+            if options.join.endpoint != nil {
+                let peer = try await session.findPeer(nil, within: options.common.timeout(default: 10))
                 Terminal.note("connected to \(peer.name) (\(peer.id.prefix(8)))")
             }
-            return try await listen(session, messages: messages)
+            return try await printMessages(session, messages: messages)
         }
     }
 
-    private func listen(_ session: PeerSession, messages: MessageSequence<RawMessage>) async throws -> ExitStatus {
+    private func printMessages(_ session: PeerSession, messages: MessageSequence<RawMessage>) async throws
+        -> ExitStatus
+    {
+        let filter = Set(messageTypes)
         let waiting =
             "listening on \(session.typeText) as \(session.transceiver.configuration.peerName)"
-            + (messageTypes.isEmpty ? "" : " for \(messageTypes.sorted().joined(separator: ", "))")
-            + (common.timeout.map { " for \(PeerSession.format(.milliseconds(Int64($0 * 1000))))" } ?? "")
+            + (filter.isEmpty ? "" : " for \(filter.sorted().joined(separator: ", "))")
+            + (options.common.timeout.map { " for \(PeerSession.format(.milliseconds(Int64($0 * 1000))))" } ?? "")
             + " (Ctrl-C to stop)..."
         Terminal.status(waiting)
-        let usesDiscovery = join.endpoint == nil
+        let usesDiscovery = options.join.endpoint == nil
         let events = session.events
         let wanted = count
         let json = self.json
-        let filter = messageTypes
         return try await withThrowingTaskGroup(of: ExitStatus.self) { group in
             defer { group.cancelAll() }
             group.addTask {
@@ -172,8 +161,8 @@ private struct ListenRun: Sendable {
                 }
                 throw CancellationError()
             }
-            if common.timeout != nil {
-                let timeout = common.timeout(default: 0)
+            if options.common.timeout != nil {
+                let timeout = options.common.timeout(default: 0)
                 group.addTask {
                     try await Task.sleep(for: timeout)
                     if let wanted {

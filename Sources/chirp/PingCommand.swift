@@ -5,7 +5,7 @@ import Foundation
 import Logging
 
 /// `chirp ping TYPE`: protocol-level round trips to one peer, in the style of ping(8).
-struct PingCommand: AsyncParsableCommand {
+struct PingCommand: AsyncParsableCommand, Sendable {
     static let configuration = CommandConfiguration(
         commandName: "ping",
         abstract: "Measure round trips to a peer, in the style of ping(8).",
@@ -62,11 +62,7 @@ struct PingCommand: AsyncParsableCommand {
         name: [.customShort("W"), .long], help: ArgumentHelp("Seconds to wait for each pong.", valueName: "seconds"))
     var wait: Double = 5
 
-    @OptionGroup(title: "Peer Options")
-    var join: JoinOptions
-
-    @OptionGroup(title: "Common Options")
-    var common: CommonOptions
+    @OptionGroup var options: PeerCommandOptions
 
     func validate() throws {
         _ = try validateServiceType(type)
@@ -78,36 +74,24 @@ struct PingCommand: AsyncParsableCommand {
             throw ValidationError(
                 "-W/--wait must be greater than 0 and at most 3600 seconds, got \(formatSeconds(wait))")
         }
-        if peer != nil && join.connect != nil {
-            throw ValidationError("use either --peer (pick a discovered peer) or --connect (skip discovery), not both")
-        }
+        try options.checkPeerSelection(peer)
     }
 
     func run() async throws {
-        let run = PingRun(
-            serviceType: try validateServiceType(type), peer: peer.map(PeerSelector.init), count: count,
-            interval: .milliseconds(Int64(interval * 1000)), wait: .milliseconds(Int64(wait * 1000)),
-            join: join, common: common, logger: common.makeLogger())
-        try await CommandRunner.run(watchesOutput: true) { try await run.run() }
+        let serviceType = try validateServiceType(type)
+        let logger = options.common.makeLogger()
+        try await CommandRunner.run(watchesOutput: true) { try await ping(on: serviceType, logger: logger) }
     }
-}
 
-/// What `chirp ping` does once its arguments are parsed.
-private struct PingRun: Sendable {
-    let serviceType: ServiceType
-    let peer: PeerSelector?
-    let count: Int?
-    let interval: Duration
-    let wait: Duration
-    let join: JoinOptions
-    let common: CommonOptions
-    let logger: Logger
-
-    func run() async throws -> ExitStatus {
-        try await PeerSession.run(
-            command: "ping", serviceType: serviceType, common: common, join: join, logger: logger
+    /// What `chirp ping` does once its arguments are parsed.
+    private func ping(on serviceType: ServiceType, logger: Logger) async throws -> ExitStatus {
+        let interval = Duration.milliseconds(Int64(self.interval * 1000))
+        let wait = Duration.milliseconds(Int64(self.wait * 1000))
+        return try await PeerSession.run(
+            command: "ping", serviceType: serviceType, options: options, logger: logger
         ) { session in
-            let target = try await session.findPeer(peer, within: common.timeout(default: 10), preferringApps: true)
+            let target = try await session.findPeer(
+                peer.map(PeerSelector.init), within: options.common.timeout(default: 10), preferringApps: true)
             let address = target.addresses.first.map { " (\($0))" } ?? ""
             Terminal.line("PING \(target.name)\(address) on \(session.typeText)")
             var statistics = PingStatistics()

@@ -6,7 +6,7 @@ import Foundation
 import Logging
 
 /// `chirp send TYPE MESSAGE-TYPE JSON`: sends one message (or request) to the peers of a service type.
-struct SendCommand: AsyncParsableCommand {
+struct SendCommand: AsyncParsableCommand, Sendable {
     static let configuration = CommandConfiguration(
         commandName: "send",
         abstract: "Send a JSON payload as a message of a given type, or as a request and print the reply.",
@@ -80,11 +80,7 @@ struct SendCommand: AsyncParsableCommand {
     @Flag(help: "With --request, print the reply as one JSON object with its type and sender.")
     var json = false
 
-    @OptionGroup(title: "Peer Options")
-    var join: JoinOptions
-
-    @OptionGroup(title: "Common Options")
-    var common: CommonOptions
+    @OptionGroup var options: PeerCommandOptions
 
     func validate() throws {
         _ = try validateServiceType(type)
@@ -98,43 +94,30 @@ struct SendCommand: AsyncParsableCommand {
                 throw ValidationError(error.message)
             }
         }
-        if peer != nil && join.connect != nil {
-            throw ValidationError("use either --peer (pick a discovered peer) or --connect (skip discovery), not both")
-        }
+        try options.checkPeerSelection(peer)
         if json && !request { throw ValidationError("--json formats the reply of --request; add --request") }
     }
 
     func run() async throws {
-        let logger = common.makeLogger()
-        let run = SendRun(
-            serviceType: try validateServiceType(type), messageType: messageType, payloadArgument: payload,
-            peer: peer.map(PeerSelector.init), request: request, json: json, join: join, common: common, logger: logger)
-        try await CommandRunner.run { try await run.run() }
+        let logger = options.common.makeLogger()
+        let serviceType = try validateServiceType(type)
+        try await CommandRunner.run { try await send(on: serviceType, logger: logger) }
     }
 }
 
 /// What `chirp send` does once its arguments are parsed.
-private struct SendRun: Sendable {
-    let serviceType: ServiceType
-    let messageType: String
-    let payloadArgument: String
-    let peer: PeerSelector?
-    let request: Bool
-    let json: Bool
-    let join: JoinOptions
-    let common: CommonOptions
-    let logger: Logger
-
-    func run() async throws -> ExitStatus {
+extension SendCommand {
+    private func send(on serviceType: ServiceType, logger: Logger) async throws -> ExitStatus {
         // Read and check the payload before joining: bad input never reaches a peer.
         let payload = try readPayload()
+        let selector = peer.map(PeerSelector.init)
         let message = RawMessage(typeName: messageType, payload: payload)
-        let timeout = common.timeout(default: 10)
+        let timeout = options.common.timeout(default: 10)
         return try await PeerSession.run(
-            command: "send", serviceType: serviceType, common: common, join: join, logger: logger
+            command: "send", serviceType: serviceType, options: options, logger: logger
         ) { session in
             // A request goes to one peer: an app rather than a chirp listen, which answers no request.
-            let first = try await session.findPeer(peer, within: timeout, preferringApps: request)
+            let first = try await session.findPeer(selector, within: timeout, preferringApps: request)
             if request {
                 Terminal.status(
                     "waiting up to \(PeerSession.format(timeout)) for \(first.name)'s reply to \(messageType)...")
@@ -144,7 +127,7 @@ private struct SendRun: Sendable {
                 try printReply(reply, from: first)
                 return .success
             }
-            let targets = peer != nil || join.endpoint != nil ? [first] : try await session.settledPeers()
+            let targets = selector != nil || options.join.endpoint != nil ? [first] : try await session.settledPeers()
             for target in targets {
                 try await session.transceiver.send(message, to: target)
             }
@@ -157,8 +140,8 @@ private struct SendRun: Sendable {
     }
 
     private func readPayload() throws -> Data {
-        guard payloadArgument == "-" else {
-            return try JSONText.payload(Data(payloadArgument.utf8), source: "the JSON argument")
+        guard payload == "-" else {
+            return try JSONText.payload(Data(payload.utf8), source: "the JSON argument")
         }
         if Terminal.stderrIsTTY && isatty(STDIN_FILENO) == 1 {
             Terminal.status("reading the JSON payload from standard input (end with Ctrl-D)...")

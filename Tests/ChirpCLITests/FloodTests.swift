@@ -3,12 +3,6 @@ import Foundation
 import NIOConcurrencyHelpers
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// `chirp listen` with its output going to a pipe nobody reads, while a peer sends as fast as it can: before
 /// backpressure its memory grew by hundreds of megabytes in seconds. Now it stops reading the sender, whose
 /// the waiting `send` waits: chirp's memory stays bounded and nothing is lost.

@@ -2,12 +2,6 @@ import Chirp
 import Foundation
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Docs/CLI.md's promises, each with the test that keeps it (the tests of this suite fill the gaps the others left):
 ///
 /// | promise | test |

@@ -4,12 +4,9 @@ import Testing
 @testable import ChirpCommands
 
 /// Refusals (a shared secret missing or wrong, an accept policy) end the wait for apps early; fed events by hand.
-@Suite(.timeLimit(.minutes(5))) struct AppFinderRefusalTests {
+@Suite(.timeLimit(.minutes(5))) struct AppFinderRefusalTests: FinderTimeline {
     let start = ContinuousClock.now
-
-    func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
-    func app(_ name: String) -> Peer { Peer(id: "id-\(name)-0000000", name: name, host: "host.local.") }
-    func cli(_ name: String) -> Peer { Peer(id: "id-\(name)-0000000", name: name, metadata: ["chirp-role": "cli"]) }
+    static let idSuffix = "-0000000"
 
     static let secretRequired = "vault requires a shared secret: set CHIRP_SECRET or use --secret-file"
     static let mismatch = "shared secret does not match, or the peer does not use one (TLS handshake failed: x)"

@@ -4,12 +4,9 @@ import Testing
 @testable import ChirpCommands
 
 /// The discovery policy, fed events by hand.
-@Suite(.timeLimit(.minutes(5))) struct AppFinderTests {
+@Suite(.timeLimit(.minutes(5))) struct AppFinderTests: FinderTimeline {
     let start = ContinuousClock.now
-
-    func at(_ milliseconds: Int) -> ContinuousClock.Instant { start + .milliseconds(milliseconds) }
-    func app(_ name: String) -> Peer { Peer(id: "id-\(name)", name: name, host: "host.local.") }
-    func cli(_ name: String) -> Peer { Peer(id: "id-\(name)", name: name, metadata: ["chirp-role": "cli"]) }
+    static let idSuffix = ""
 
     @Test func oneAppIsChosenOnceTheWindowCloses() {
         var finder = AppFinder(target: .only, startedAt: start)

@@ -44,13 +44,11 @@ import Testing
         try receiver.handle(Fail.self) { _, _ async throws -> CommandResponse in throw Refusal() }
         try await transceiver.start()
         let transmitter = CommandTransmitter(configuration: Self.configuration(service), timeout: .seconds(20))
-        do {
+        try await withTeardown {
             try await body(transmitter)
-        } catch {
+        } teardown: {
             await transceiver.shutdown()
-            throw error
         }
-        await transceiver.shutdown()
     }
 
     @Test func syncAndAsyncHandlersAnswerTheAskingPeer() async throws {

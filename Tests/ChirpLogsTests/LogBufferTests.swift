@@ -21,6 +21,18 @@ import Testing
         return buffer
     }
 
+    /// Reads from sequence 1, and while the first chunk is out of the lock (once), writes the records `written`.
+    private func read(_ buffer: LogBuffer, maximumCount: Int, writingMeanwhile written: Range<Int>)
+        -> [PendingRecord]
+    {
+        var wrote = false
+        return buffer.read(from: 1, maximumCount: maximumCount) {
+            guard !wrote else { return }
+            wrote = true
+            for n in written { buffer.append(record("\(n)")) }
+        }
+    }
+
     @Test func recordsAreNumberedFromTheFirstSequence() {
         let buffer = LogBuffer(capacity: 8, firstSequence: 41)
         #expect(buffer.append(record("a")) == 41)
@@ -54,12 +66,7 @@ import Testing
         // While the first chunk is out of the lock, the writer laps the ring past the next record to read: the read
         // ends with the records it had, consecutive, and the next read starts at the oldest (the loss shows there).
         let buffer = filled(capacity: 100, count: 100)
-        var lapped = false
-        let records = buffer.read(from: 1, maximumCount: 100) {
-            guard !lapped else { return }
-            lapped = true
-            for n in 100..<180 { buffer.append(record("\(n)")) }
-        }
+        let records = read(buffer, maximumCount: 100, writingMeanwhile: 100..<180)
         #expect(records.map(\.sequence) == Array(1...UInt64(LogBuffer.readChunk)))
         #expect(buffer.read(from: UInt64(LogBuffer.readChunk) + 1, maximumCount: 1).first?.sequence == 81)
     }
@@ -67,12 +74,7 @@ import Testing
     @Test func aReadWhoseNextRecordsSurviveGoesOnAcrossChunks() {
         // The control: records written while a read is under way, none of them over the ones it still has to read.
         let buffer = filled(capacity: 200, count: 100)
-        var appended = false
-        let records = buffer.read(from: 1, maximumCount: 150) {
-            guard !appended else { return }
-            appended = true
-            for n in 100..<150 { buffer.append(record("\(n)")) }
-        }
+        let records = read(buffer, maximumCount: 150, writingMeanwhile: 100..<150)
         #expect(records.map(\.sequence) == Array(1...150))
     }
 }

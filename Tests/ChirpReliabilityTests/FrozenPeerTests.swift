@@ -14,13 +14,11 @@ extension FaultTests {
         /// Frozen for less than the heartbeat timeout: the queue stops at the limit, `send` throws, `broadcast` skips the
         /// frozen peer (and still reaches the others); once thawed, everything that was queued arrives, once, in order.
         @Test(.netns) func aFrozenPeerCostsTheSenderAtMostItsOutboundLimitAndGetsTheQueueOnceThawed() async throws {
-            let harness = try Harness(hosts: 3)
-            defer { harness.tearDown() }
-            let type = uniqueServiceType("z")
             let options = [
                 "--heartbeat-interval", "1", "--heartbeat-timeout", "60", "--outbound-limit", String(Self.limit)
             ]
-            let probes = try await harness.connectedProbes(service: type, options)
+            let (harness, _, probes) = try await Harness.connected(hosts: 3, service: "z", options)
+            defer { harness.tearDown() }
             let (a, b, c) = (probes[0], probes[1], probes[2])
 
             b.signal(SIGSTOP)
@@ -67,13 +65,11 @@ extension FaultTests {
         /// Frozen past the heartbeat timeout: the sender drops it within the bound (and its queue with it); once thawed it
         /// is connected again and messages flow, none twice.
         @Test(.netns) func aPeerFrozenPastItsHeartbeatTimeoutIsDroppedAndReconnectsOnceThawed() async throws {
-            let harness = try Harness(hosts: 2)
-            defer { harness.tearDown() }
-            let type = uniqueServiceType("y")
             let options = [
                 "--heartbeat-interval", "0.5", "--heartbeat-timeout", "2.5", "--outbound-limit", String(Self.limit)
             ]
-            let probes = try await harness.connectedProbes(service: type, options)
+            let (harness, _, probes) = try await Harness.connected(hosts: 2, service: "y", options)
+            defer { harness.tearDown() }
             let (a, b) = (probes[0], probes[1])
 
             var mark = a.mark

@@ -9,10 +9,8 @@ extension FaultTests {
         static let boundMs = 2500 + 2000
 
         @Test(.netns) func aKilledPeerIsReportedDisconnectedOnEveryHostAndComesBackOnce() async throws {
-            let harness = try Harness(hosts: 3)
+            let (harness, type, probes) = try await Harness.connected(hosts: 3, service: "k", Self.heartbeat)
             defer { harness.tearDown() }
-            let type = uniqueServiceType("k")
-            let probes = try await harness.connectedProbes(service: type, Self.heartbeat)
             let (a, b, c) = (probes[0], probes[1], probes[2])
 
             let marks = (a: a.mark, b: b.mark)

@@ -10,11 +10,26 @@ extension FaultTests {
         /// Reconnecting once the link is back.
         static let reconnectBoundMs = 15_000
 
+        /// Waits (up to `timeout` s) until each observer, from its mark, reports `event` about the probe `name`;
+        /// records the time since `start` (`KEY.OBSERVER`) and expects it within `boundMs`.
+        static func expectReported(
+            _ event: String, of name: String, by observers: [(ProbeProcess, Int)], timeout: Double, since start: Int,
+            within boundMs: Int, measuredAs key: String
+        ) async throws {
+            for (observer, mark) in observers {
+                let seen = try await observer.waitFor(from: mark, timeout: timeout, "\(event) of \(name)") {
+                    $0.is(event, name: name)
+                }
+                measure("\(key).\(observer.name)", seen.ms - start)
+                #expect(
+                    seen.ms - start <= boundMs,
+                    "\(observer.name) reported \(event) of \(name) after \(seen.ms - start) ms")
+            }
+        }
+
         @Test(.netns) func aCutLinkIsNoticedWithinTheHeartbeatBoundAndHealsWithoutDuplicates() async throws {
-            let harness = try Harness(hosts: 3)
+            let (harness, _, probes) = try await Harness.connected(hosts: 3, service: "l", Self.heartbeat)
             defer { harness.tearDown() }
-            let type = uniqueServiceType("l")
-            let probes = try await harness.connectedProbes(service: type, Self.heartbeat)
             let (a, b, c) = (probes[0], probes[1], probes[2])
 
             // Traffic before the cut: all of it arrives.
@@ -23,15 +38,9 @@ extension FaultTests {
             let marks = (a: a.mark, b: b.mark, c: c.mark)
             let cut = nowMs()
             try harness.run(["link-down", "h3"])
-            for (observer, mark) in [(a, marks.a), (b, marks.b)] {
-                let lost = try await observer.waitFor(from: mark, timeout: 20, "c disconnected") {
-                    $0.is("peerDisconnected", name: "c")
-                }
-                measure("link.disconnected.\(observer.name)", lost.ms - cut)
-                #expect(
-                    lost.ms - cut <= Self.disconnectBoundMs,
-                    "\(observer.name) noticed the cut after \(lost.ms - cut) ms")
-            }
+            try await Self.expectReported(
+                "peerDisconnected", of: "c", by: [(a, marks.a), (b, marks.b)], timeout: 20, since: cut,
+                within: Self.disconnectBoundMs, measuredAs: "link.disconnected")
             for name in ["a", "b"] {
                 let lost = try await c.waitFor(from: marks.c, timeout: 20, "\(name) disconnected on c") {
                     $0.is("peerDisconnected", name: name)
@@ -50,15 +59,9 @@ extension FaultTests {
             let restoredMarks = (a: a.mark, b: b.mark, c: c.mark)
             let restored = nowMs()
             try harness.run(["link-up", "h3"])
-            for (observer, mark) in [(a, restoredMarks.a), (b, restoredMarks.b)] {
-                let back = try await observer.waitFor(from: mark, timeout: 40, "c connected again") {
-                    $0.is("peerConnected", name: "c")
-                }
-                measure("link.reconnected.\(observer.name)", back.ms - restored)
-                #expect(
-                    back.ms - restored <= Self.reconnectBoundMs,
-                    "\(observer.name) reconnected \(back.ms - restored) ms after the link came back")
-            }
+            try await Self.expectReported(
+                "peerConnected", of: "c", by: [(a, restoredMarks.a), (b, restoredMarks.b)], timeout: 40,
+                since: restored, within: Self.reconnectBoundMs, measuredAs: "link.reconnected")
             try await c.waitConnected(to: ["a", "b"], from: restoredMarks.c, timeout: 40)
 
             // Traffic after the repair: all of it arrives, once.

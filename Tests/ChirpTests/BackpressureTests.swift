@@ -29,10 +29,7 @@ extension LiveTests {
             let alice = Transceiver(configuration: aliceConfiguration)
             let bob = Transceiver(configuration: bobConfiguration)
             let messages = try bob.messages(of: Flood.self)
-            try await alice.start()
-            try await bob.start()
-            let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
-            _ = try await bob.waitForConnectedPeers(1)
+            let (bobPeer, _) = try await Pair(alice: alice, bob: bob).connect()
             return (alice, bob, bobPeer, messages)
         }
 

@@ -23,6 +23,28 @@ extension LiveTests {
             let received = Collected<String>()
             let bob: HandWrittenPeer
             let loser: RawPeer
+            /// The connections bob dialed since (``dial()``), closed at the end.
+            private let dialed = NIOLockedValueBox<[RawPeer]>([])
+
+            /// Sets up the scene and runs `body` in it; then closes what bob dialed, shuts alice down and stops bob,
+            /// whether `body` passed or not.
+            static func run(_ body: (AliceConnectedToBob) async throws -> Void) async throws {
+                let scene = try await AliceConnectedToBob()
+                try await withTeardown {
+                    try await body(scene)
+                } teardown: {
+                    for connection in scene.dialed.withLockedValue({ $0 }) { await connection.close() }
+                    await scene.alice.shutdown()
+                    scene.bob.stop()
+                }
+            }
+
+            /// Bob dials alice again: the connection that wins the tie-break.
+            func dial() async throws -> RawPeer {
+                let connection = try await RawPeer(port: alicePort)
+                dialed.withLockedValue { $0.append(connection) }
+                return connection
+            }
 
             init() async throws {
                 let type = uniqueServiceType()
@@ -50,30 +72,27 @@ extension LiveTests {
         }
 
         @Test func messagesSentBeforeAndAfterASwitchOfConnectionArriveInTheOrderTheyWereSent() async throws {
-            let scene = try await AliceConnectedToBob()
-            let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
-            defer { bob.stop() }
+            try await AliceConnectedToBob.run { scene in
+                let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
 
-            // Bob dials alice too and at once sends messages 50-99 on that connection. On the wire, messages 0-49 are
-            // still on their way over the first connection (bob writes them below, once alice retired it).
-            let winner = try await RawPeer(port: scene.alicePort)
-            try await winner.write(bob.hello() + (50..<100).map { bob.message("message \($0)") })
-            try await loser.waitFor(text: GoodbyeReason.duplicate)
-            try await loser.write(
-                (0..<50).map { bob.message("message \($0)") } + [bob.goodbye(GoodbyeReason.duplicate)])
+                // Bob dials alice too and at once sends messages 50-99 on that connection. On the wire, messages 0-49 are
+                // still on their way over the first connection (bob writes them below, once alice retired it).
+                let winner = try await scene.dial()
+                try await winner.write(bob.hello() + (50..<100).map { bob.message("message \($0)") })
+                try await loser.waitFor(text: GoodbyeReason.duplicate)
+                try await loser.write(
+                    (0..<50).map { bob.message("message \($0)") } + [bob.goodbye(GoodbyeReason.duplicate)])
 
-            try await received.waitForCount(100)
-            #expect(received.values == (0..<100).map { "message \($0)" })
+                try await received.waitForCount(100)
+                #expect(received.values == (0..<100).map { "message \($0)" })
 
-            // Once the first connection is done, the one kept delivers at once, and it is the only one left.
-            try await winner.write([bob.message("message 100")])
-            try await received.waitForCount(101)
-            #expect(received.values.last == "message 100")
-            try await loser.waitForClose()
-            #expect(alice.connectedPeers.map(\.id) == [bob.id])
-
-            await winner.close()
-            await alice.shutdown()
+                // Once the first connection is done, the one kept delivers at once, and it is the only one left.
+                try await winner.write([bob.message("message 100")])
+                try await received.waitForCount(101)
+                #expect(received.values.last == "message 100")
+                try await loser.waitForClose()
+                #expect(alice.connectedPeers.map(\.id) == [bob.id])
+            }
         }
 
         /// Alice's messages move to the winner when her table sees both connections. Bob's table may see the loser
@@ -82,24 +101,22 @@ extension LiveTests {
         /// `goodbye(duplicate)` on the loser says he knows both. (Seen in `make test`: messages 112-116 of 300 before
         /// 0-111.)
         @Test func afterASwitchNothingIsWrittenOnTheWinnerUntilThePeerHasRetiredTheLoser() async throws {
-            let scene = try await AliceConnectedToBob()
-            let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
-            defer { bob.stop() }
+            try await AliceConnectedToBob.run { scene in
+                let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
 
-            let winner = try await RawPeer(port: scene.alicePort)
-            try await winner.write(bob.hello())
-            try await loser.waitFor(text: GoodbyeReason.duplicate)  // alice's table switched to the winner
-            try await alice.send(Marker(text: "after the switch"), to: .all)
-            // A ping on the winner, answered after the broadcast was queued: alice's loop had its chance to write.
-            try await winner.write([FrameWriter.frame(.ping, body: ByteBuffer(string: "probe"), allocator: .init())])
-            try await winner.waitFor(text: "probe")
-            #expect(!winner.hasReceived(text: "after the switch"), "written before bob retired the loser")
-            // Bob's goodbye on the loser: now what waited is written (the control: it would have been seen).
-            try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
-            try await winner.waitFor(text: "after the switch")
-
-            await winner.close()
-            await alice.shutdown()
+                let winner = try await scene.dial()
+                try await winner.write(bob.hello())
+                try await loser.waitFor(text: GoodbyeReason.duplicate)  // alice's table switched to the winner
+                try await alice.send(Marker(text: "after the switch"), to: .all)
+                // A ping on the winner, answered after the broadcast was queued: alice's loop had its chance to write.
+                try await winner.write([FrameWriter.frame(.ping, body: ByteBuffer(string: "probe"), allocator: .init())]
+                )
+                try await winner.waitFor(text: "probe")
+                #expect(!winner.hasReceived(text: "after the switch"), "written before bob retired the loser")
+                // Bob's goodbye on the loser: now what waited is written (the control: it would have been seen).
+                try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
+                try await winner.waitFor(text: "after the switch")
+            }
         }
 
         /// A broadcast takes the list of connections, then queues on each without a lock held in between. A thread
@@ -107,113 +124,105 @@ extension LiveTests {
         /// reaches the peer, over the connection that won: seen once in a few hundred runs under load, before the send
         /// followed a closed connection to its successor.
         @Test func aSendOnAConnectionThatClosedInASwitchGoesToTheWinner() async throws {
-            let scene = try await AliceConnectedToBob()
-            let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
-            defer { bob.stop() }
-            let engine = try #require(alice.currentEngine)
-            let taken = engine.connections  // what a broadcast took just before the switch
-            #expect(taken.count == 1)
+            try await AliceConnectedToBob.run { scene in
+                let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
+                let engine = try #require(alice.currentEngine)
+                let taken = engine.connections  // what a broadcast took just before the switch
+                #expect(taken.count == 1)
 
-            let winner = try await RawPeer(port: scene.alicePort)
-            try await winner.write(bob.hello())
-            try await loser.waitFor(text: GoodbyeReason.duplicate)
-            try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
-            try await loser.waitForClose()  // both sides retired it, nothing in flight: alice closed it
+                let winner = try await scene.dial()
+                try await winner.write(bob.hello())
+                try await loser.waitFor(text: GoodbyeReason.duplicate)
+                try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
+                try await loser.waitForClose()  // both sides retired it, nothing in flight: alice closed it
 
-            // The stalled broadcast goes on with the connection it took, now closed.
-            let frame = try alice.messageFrame(
-                Marker(text: "sent while switching"), allocator: engine.connections[0].allocator)
-            alice.enqueue(frame, on: taken, engine: engine)
-            try await winner.waitFor(text: "sent while switching")
+                // The stalled broadcast goes on with the connection it took, now closed.
+                let frame = try alice.messageFrame(
+                    Marker(text: "sent while switching"), allocator: engine.connections[0].allocator)
+                alice.enqueue(frame, on: taken, engine: engine)
+                try await winner.waitFor(text: "sent while switching")
 
-            // A request that took the closed connection was not sent: it says so (the caller then tries the winner)
-            // instead of reporting the peer disconnected.
-            let request = try alice.messageFrame(Marker(text: "request"), allocator: engine.connections[0].allocator)
-            await #expect(throws: FrameNotQueuedError.self) {
-                _ = try await alice.exchange(
-                    request, id: 1, typeName: Marker.chirpTypeName, on: taken[0], timeout: .seconds(5))
+                // A request that took the closed connection was not sent: it says so (the caller then tries the winner)
+                // instead of reporting the peer disconnected.
+                let request = try alice.messageFrame(
+                    Marker(text: "request"), allocator: engine.connections[0].allocator)
+                await #expect(throws: FrameNotQueuedError.self) {
+                    _ = try await alice.exchange(
+                        request, id: 1, typeName: Marker.chirpTypeName, on: taken[0], timeout: .seconds(5))
+                }
             }
-
-            await winner.close()
-            await alice.shutdown()
         }
 
         @Test func aSwitchDoesNotWaitForAConnectionThatClosesWithoutAGoodbye() async throws {
-            let scene = try await AliceConnectedToBob()
-            let (bob, loser, received) = (scene.bob, scene.loser, scene.received)
-            defer { bob.stop() }
+            try await AliceConnectedToBob.run { scene in
+                let (bob, loser, received) = (scene.bob, scene.loser, scene.received)
 
-            let winner = try await RawPeer(port: scene.alicePort)
-            try await winner.write(bob.hello() + [bob.message("after the switch")])
-            try await loser.waitFor(text: GoodbyeReason.duplicate)
-            // The first connection breaks instead of ending with a goodbye: what waited on the other is delivered.
-            try await loser.write([bob.message("last on the first connection")])
-            await loser.close()
-            try await received.waitForCount(2)
-            #expect(received.values == ["last on the first connection", "after the switch"])
-
-            await winner.close()
-            await scene.alice.shutdown()
+                let winner = try await scene.dial()
+                try await winner.write(bob.hello() + [bob.message("after the switch")])
+                try await loser.waitFor(text: GoodbyeReason.duplicate)
+                // The first connection breaks instead of ending with a goodbye: what waited on the other is delivered.
+                try await loser.write([bob.message("last on the first connection")])
+                await loser.close()
+                try await received.waitForCount(2)
+                #expect(received.values == ["last on the first connection", "after the switch"])
+            }
         }
 
         /// A consumer of `messages(of:)` that is full has stopped alice reading the first connection when the tie-break
         /// retires it: it is read to its end all the same (it closes within 5 s), so nothing bob sent there is lost.
         @Test func aRetiredConnectionIsReadToItsEndEvenWhenItsConsumerIsFull() async throws {
-            let scene = try await AliceConnectedToBob()
-            let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
-            defer { bob.stop() }
-            let markers = try alice.messages(of: Marker.self)  // never consumed until the end: full at 256
+            try await AliceConnectedToBob.run { scene in
+                let (alice, bob, loser, received) = (scene.alice, scene.bob, scene.loser, scene.received)
+                let markers = try alice.messages(of: Marker.self)  // never consumed until the end: full at 256
 
-            // 2,000 markers of 1 KiB on the first connection: far more than one read brings in, so alice stops reading.
-            let filler = String(repeating: "x", count: 1024)
-            try await loser.write((0..<2000).map { bob.message("\($0) \(filler)") })
-            try await withTimeout(.seconds(20), "alice to stop reading (her consumer is full)") {
-                while received.values.count < 256 { try await Task.sleep(for: .milliseconds(10)) }
+                // 2,000 markers of 1 KiB on the first connection: far more than one read brings in, so alice stops reading.
+                let filler = String(repeating: "x", count: 1024)
+                try await loser.write((0..<2000).map { bob.message("\($0) \(filler)") })
+                try await withTimeout(.seconds(20), "alice to stop reading (her consumer is full)") {
+                    while received.values.count < 256 { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(received.values.count < 2000)  // the positive control: she stopped before the end
+
+                // Bob dials too: his connection wins, alice retires the first one and must read it to its end.
+                let winner = try await scene.dial()
+                try await winner.write(bob.hello() + [bob.message("2000 after the switch")])
+                try await loser.waitFor(text: GoodbyeReason.duplicate)
+                try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
+                try await received.waitForCount(2001)
+
+                var expected = 0
+                for await marker in markers {
+                    #expect(
+                        marker.payload.text.hasPrefix("\(expected) "),
+                        "marker \(expected) is \(marker.payload.text.prefix(20))")
+                    expected += 1
+                    if expected == 2001 { break }
+                }
             }
-            #expect(received.values.count < 2000)  // the positive control: she stopped before the end
-
-            // Bob dials too: his connection wins, alice retires the first one and must read it to its end.
-            let winner = try await RawPeer(port: scene.alicePort)
-            try await winner.write(bob.hello() + [bob.message("2000 after the switch")])
-            try await loser.waitFor(text: GoodbyeReason.duplicate)
-            try await loser.write([bob.goodbye(GoodbyeReason.duplicate)])
-            try await received.waitForCount(2001)
-
-            var expected = 0
-            for await marker in markers {
-                #expect(
-                    marker.payload.text.hasPrefix("\(expected) "),
-                    "marker \(expected) is \(marker.payload.text.prefix(20))")
-                expected += 1
-                if expected == 2001 { break }
-            }
-            await winner.close()
-            await alice.shutdown()
         }
 
         /// Bob dials alice a second time, and stops while that connection is in its handshake on alice's side: his
         /// hello on it was sent before his goodbye on the first. Alice reports bob gone, once, and not connected again.
         @Test func aPeerThatStopsWhileItsOtherDialIsInItsHandshakeIsNotReportedConnectedAgain() async throws {
-            let scene = try await AliceConnectedToBob()
-            let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
-            defer { bob.stop() }
-            let events = EventRecorder(alice)
+            try await AliceConnectedToBob.run { scene in
+                let (alice, bob, loser) = (scene.alice, scene.bob, scene.loser)
+                let events = EventRecorder(alice)
 
-            let second = try await RawPeer(port: scene.alicePort)
-            try await second.waitFor(text: "alice")  // alice accepted it and sent her hello
-            try await loser.write([bob.goodbye(GoodbyeReason.stopping)])
-            let bobID = bob.id
-            try await events.waitFor("alice saw bob stop") { event in
-                if case .peerDisconnected(let peer) = event { return peer.id == bobID }
-                return false
+                let second = try await scene.dial()
+                try await second.waitFor(text: "alice")  // alice accepted it and sent her hello
+                try await loser.write([bob.goodbye(GoodbyeReason.stopping)])
+                let bobID = bob.id
+                try await events.waitFor("alice saw bob stop") { event in
+                    if case .peerDisconnected(let peer) = event { return peer.id == bobID }
+                    return false
+                }
+                try await second.write(bob.hello())
+                try await second.waitForClose()
+                #expect(events.connectedNames().isEmpty)
+                #expect(alice.connectedPeers.isEmpty)
+
+                await loser.close()
             }
-            try await second.write(bob.hello())
-            try await second.waitForClose()
-            #expect(events.connectedNames().isEmpty)
-            #expect(alice.connectedPeers.isEmpty)
-
-            await loser.close()
-            await alice.shutdown()
         }
     }
 }

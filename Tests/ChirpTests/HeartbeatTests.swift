@@ -32,10 +32,7 @@ extension LiveTests {
             let bobEvents = EventRecorder(bob)
             let received = Collected<String>()
             try bob.receive(AddItem.self) { item in received.append(item.title) }
-            try await alice.start()
-            try await bob.start()
-            let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
-            try await bob.waitForConnectedPeers(1)
+            let (bobPeer, _) = try await Pair(alice: alice, bob: bob).connect()
 
             // Alice's only event loop runs tasks, and nothing else, for 5 s: two and a half heartbeat timeouts. Alice
             // queues messages for bob meanwhile; they wait in her queue.

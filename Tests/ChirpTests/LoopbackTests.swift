@@ -5,10 +5,6 @@ import NIOCore
 import NIOPosix
 import Testing
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
 /// Loopback-only mode (`Configuration.interface = .loopback`): reachable on 127.0.0.1 and ::1, on one port, and on no
 /// other address of this host.
 extension LiveTests {

@@ -18,10 +18,7 @@ extension LiveTests {
             let received = Collected<String>()
             try bob.receive(AddItem.self) { item in received.append(item.title) }
             try bob.respond(to: Echo.self) { request, _ in Echo(text: request.text) }
-            try await alice.start()
-            try await bob.start()
-            let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
-            _ = try await bob.waitForConnectedPeers(1)
+            let (bobPeer, _) = try await Pair(alice: alice, bob: bob).connect()
 
             for index in 0..<10 { try await alice.send(AddItem(title: "\(index)"), to: bobPeer) }
             for index in 0..<3 { _ = try await alice.request(Echo(text: "\(index)"), to: bobPeer, as: Echo.self) }

@@ -77,6 +77,14 @@ import Testing
             try channel.writeInbound(Frame(kind, body: ByteBuffer(bytes: body)))
             channel.embeddedEventLoop.run()
         }
+
+        /// Sends request `id` (of type `A`, no flags, an empty payload); the future is its response's.
+        func request(_ id: UInt64, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
+            let body = withUnsafeBytes(of: id.bigEndian) { Array($0) } + [0, 0, 1, 65]
+            return connection.request(
+                id: id, frame: FrameWriter.frame(.request, body: ByteBuffer(bytes: body), allocator: .init()),
+                timeout: timeout)
+        }
     }
 
     static let goodbye = FrameKind.goodbye.rawValue
@@ -192,11 +200,7 @@ import Testing
     @Test func aRequestInFlightKeepsARetiredConnectionOpenUntilItsResponse() throws {
         let session = try Session()
         let id = session.connection.makeRequestID()
-        let response = session.connection.request(
-            id: id,
-            frame: FrameWriter.frame(
-                .request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, UInt8(id), 0, 0, 1, 65]), allocator: .init()),
-            timeout: .seconds(30))
+        let response = session.request(id, timeout: .seconds(30))
         session.connection.retire()
         try session.receive(.goodbye, Array("duplicate".utf8))
         #expect(session.channel.isActive)  // our request is still out
@@ -213,11 +217,7 @@ import Testing
     /// exchange times out closes then, not at its forced close 5 s after it was retired.
     @Test func aRetiredConnectionClosesOnceItsLastRequestTimedOut() throws {
         let session = try Session()
-        let response = session.connection.request(
-            id: 7,
-            frame: FrameWriter.frame(
-                .request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 1, 65]), allocator: .init()),
-            timeout: .seconds(2))
+        let response = session.request(7, timeout: .seconds(2))
         session.connection.retire()
         try session.receive(.goodbye, Array("duplicate".utf8))
         session.channel.embeddedEventLoop.advanceTime(by: .milliseconds(1999))
@@ -229,11 +229,7 @@ import Testing
 
     @Test func aRequestTimesOutAndFailsOnce() throws {
         let session = try Session()
-        let response = session.connection.request(
-            id: 7,
-            frame: FrameWriter.frame(
-                .request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 1, 65]), allocator: .init()),
-            timeout: .seconds(2))
+        let response = session.request(7, timeout: .seconds(2))
         session.channel.embeddedEventLoop.advanceTime(by: .seconds(3))
         #expect(throws: RequestTimeoutError.self) { try response.wait() }
         try session.receive(.response, [0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 1, 65])  // too late: ignored
@@ -244,24 +240,17 @@ import Testing
         let session = try Session()
         let loop = session.channel.embeddedEventLoop
         let failed = NIOLockedValueBox<[String]>([])
-        func request(_ id: UInt8, timeout: TimeAmount) -> EventLoopFuture<ResponseBody> {
-            session.connection.request(
-                id: UInt64(id),
-                frame: FrameWriter.frame(
-                    .request, body: ByteBuffer(bytes: [0, 0, 0, 0, 0, 0, 0, id, 0, 0, 1, 65]), allocator: .init()),
-                timeout: timeout)
-        }
         func watch<Value>(_ future: EventLoopFuture<Value>, _ name: String) {
             future.whenFailure { error in
                 if error is RequestTimeoutError { failed.withLockedValue { $0.append(name) } }
             }
         }
         // Answered before its deadline: its deadline passes later with nothing to fail.
-        let answered = request(1, timeout: .seconds(10))
+        let answered = session.request(1, timeout: .seconds(10))
         try session.receive(.response, [0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 65])
         #expect(try answered.wait().status == .ok)
-        watch(request(2, timeout: .seconds(20)), "request 2 (20 s)")
-        watch(request(3, timeout: .seconds(5)), "request 3 (5 s)")  // earlier than the timer: it comes forward
+        watch(session.request(2, timeout: .seconds(20)), "request 2 (20 s)")
+        watch(session.request(3, timeout: .seconds(5)), "request 3 (5 s)")  // earlier than the timer: it comes forward
         watch(session.connection.ping(timeout: .seconds(12)), "ping (12 s)")
         loop.run()
 

@@ -11,6 +11,23 @@ extension LiveTests {
                 name: name)
         }
 
+        /// An observer (heartbeat timeout 2 s, and `heartbeatInterval` when given) connected to a chat process
+        /// named `name`, on a fresh service type.
+        func observedChat(
+            _ name: String, heartbeatInterval: Duration? = nil
+        ) async throws -> (observer: Transceiver, recorder: EventRecorder, chat: TestProcess, type: String) {
+            let type = uniqueServiceType()
+            var configuration = testConfiguration("observer", serviceType: type)
+            if let heartbeatInterval { configuration.heartbeatInterval = heartbeatInterval }
+            configuration.heartbeatTimeout = .seconds(2)
+            let observer = Transceiver(configuration: configuration)
+            let recorder = EventRecorder(observer)
+            try await observer.start()
+            let process = try await chat(name, type)
+            try await observer.waitForConnectedPeers(1)
+            return (observer, recorder, process, type)
+        }
+
         @Test func twoChatProcessesTalk() async throws {
             let type = uniqueServiceType()
             let alice = try await chat("alice", type)
@@ -85,14 +102,7 @@ extension LiveTests {
         }
 
         @Test func aKilledPeerIsReportedDisconnectedAndNeverAppearsTwice() async throws {
-            let type = uniqueServiceType()
-            var configuration = testConfiguration("observer", serviceType: type)
-            configuration.heartbeatTimeout = .seconds(2)
-            let observer = Transceiver(configuration: configuration)
-            let recorder = EventRecorder(observer)
-            try await observer.start()
-            let victim = try await chat("victim", type)
-            try await observer.waitForConnectedPeers(1)
+            let (observer, recorder, victim, type) = try await observedChat("victim")
 
             let clock = ContinuousClock()
             let killed = clock.now
@@ -120,15 +130,8 @@ extension LiveTests {
         }
 
         @Test func aFrozenPeerIsReportedWithinTheHeartbeatBound() async throws {
-            let type = uniqueServiceType()
-            var configuration = testConfiguration("observer", serviceType: type)
-            configuration.heartbeatInterval = .milliseconds(500)
-            configuration.heartbeatTimeout = .seconds(2)
-            let observer = Transceiver(configuration: configuration)
-            let recorder = EventRecorder(observer)
-            try await observer.start()
-            let frozen = try await chat("frozen", type)
-            try await observer.waitForConnectedPeers(1)
+            let (observer, recorder, frozen, _) = try await observedChat(
+                "frozen", heartbeatInterval: .milliseconds(500))
 
             let clock = ContinuousClock()
             let stopped = clock.now

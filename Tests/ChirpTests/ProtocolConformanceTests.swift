@@ -32,6 +32,19 @@ extension LiveTests {
                 port = try #require(transceiver.port)
             }
 
+            /// Runs `body` with a new server and a raw peer that has completed its handshake with it; then closes the
+            /// peer and stops the server, whether `body` passed or not.
+            static func withConnectedPeer(_ body: (Server, RawPeer) async throws -> Void) async throws {
+                let server = try await Server()
+                let peer = try await server.connectedPeer()
+                try await withTeardown {
+                    try await body(server, peer)
+                } teardown: {
+                    await peer.close()
+                    await server.stop()
+                }
+            }
+
             /// A raw peer that has completed its handshake with the server.
             func connectedPeer() async throws -> RawPeer {
                 let peer = try await RawPeer(port: port)
@@ -68,15 +81,13 @@ extension LiveTests {
         }
 
         @Test func section3_aFrameOfUnknownKindIsSkipped() async throws {
-            let server = try await Server()
-            let peer = try await server.connectedPeer()
-            try await peer.send(
-                RawPeer.frame(kind: 0x7E, [1, 2, 3]) + RawPeer.message(type: "tests.named", json: #"{"value":7}"#))
-            try await server.named.waitForCount(1)  // the message after it arrived: the unknown frame was skipped
-            #expect(server.named.values == [7])
-            #expect(!peer.isClosed)
-            await peer.close()
-            await server.stop()
+            try await Server.withConnectedPeer { server, peer in
+                try await peer.send(
+                    RawPeer.frame(kind: 0x7E, [1, 2, 3]) + RawPeer.message(type: "tests.named", json: #"{"value":7}"#))
+                try await server.named.waitForCount(1)  // the message after it arrived: the unknown frame was skipped
+                #expect(server.named.values == [7])
+                #expect(!peer.isClosed)
+            }
         }
 
         @Test func section3_aTLSRecordInsteadOfAHelloIsClosedAfterOnlyTheHello() async throws {
@@ -105,43 +116,48 @@ extension LiveTests {
             await server.stop()
         }
 
-        @Test func section4_aFirstFrameThatIsNotAHelloGetsARefuseFrameThenClose() async throws {
+        /// A first frame the acceptor cannot take, and what its refuse frame says.
+        enum BadFirstFrame: CaseIterable, CustomTestStringConvertible {
+            case notAHello, helloForAnotherService, helloWithAnotherProtocolVersion, helloWithTheReceiversOwnPeerID
+            case malformedHello
+
+            func frame(to server: Server) -> [UInt8] {
+                switch self {
+                case .notAHello: RawPeer.message(type: "tests.named", json: #"{"value":1}"#)
+                case .helloForAnotherService: RawPeer.hello(service: "other")
+                case .helloWithAnotherProtocolVersion: RawPeer.hello(service: server.type, protocol: 2)
+                case .helloWithTheReceiversOwnPeerID:
+                    RawPeer.hello(service: server.type, id: server.transceiver.configuration.peerID)
+                case .malformedHello: RawPeer.frame(kind: 1, Array("not json".utf8))
+                }
+            }
+
+            /// Whether `reason`, the refuse frame's text, is the one expected.
+            func expects(_ reason: String) -> Bool {
+                switch self {
+                case .notAHello: reason == "expected a hello frame first, got kind 0x3"
+                case .helloForAnotherService: reason.contains("service type mismatch")
+                case .helloWithAnotherProtocolVersion: reason.contains("protocol version mismatch")
+                case .helloWithTheReceiversOwnPeerID: true
+                case .malformedHello: reason.hasPrefix("malformed hello")
+                }
+            }
+
+            var testDescription: String { "\(self)" }
+        }
+
+        @Test(arguments: BadFirstFrame.allCases)
+        func section4_aFirstFrameThatIsNotAnAcceptableHelloGetsARefuseFrameThenClose(_ bad: BadFirstFrame)
+            async throws
+        {
             let server = try await Server()
             let peer = try await RawPeer(port: server.port)
-            try await peer.send(RawPeer.message(type: "tests.named", json: #"{"value":1}"#))
+            try await peer.send(bad.frame(to: server))
             try await peer.waitForClose()
             #expect(peer.frames.map(\.kind) == [1, 2])  // its hello, then the refusal
-            #expect(peer.frames.last?.text == "expected a hello frame first, got kind 0x3")
+            let reason = peer.frames.last?.text ?? ""
+            #expect(bad.expects(reason), "refused with: \(reason)")
             #expect(server.named.values.isEmpty)
-            await server.stop()
-        }
-
-        @Test func section4_aHelloForAnotherServiceIsRefused() async throws {
-            let server = try await Server()
-            let peer = try await RawPeer(port: server.port)
-            try await peer.send(RawPeer.hello(service: "other"))
-            try await peer.waitForClose()
-            #expect(peer.frames.map(\.kind) == [1, 2])
-            #expect(peer.frames.last?.text.contains("service type mismatch") == true)
-            await server.stop()
-        }
-
-        @Test func section4_aHelloWithAnotherProtocolVersionIsRefused() async throws {
-            let server = try await Server()
-            let peer = try await RawPeer(port: server.port)
-            try await peer.send(RawPeer.hello(service: server.type, protocol: 2))
-            try await peer.waitForClose()
-            #expect(peer.frames.map(\.kind) == [1, 2])
-            #expect(peer.frames.last?.text.contains("protocol version mismatch") == true)
-            await server.stop()
-        }
-
-        @Test func section4_aHelloCarryingTheReceiversOwnPeerIDIsRefused() async throws {
-            let server = try await Server()
-            let peer = try await RawPeer(port: server.port)
-            try await peer.send(RawPeer.hello(service: server.type, id: server.transceiver.configuration.peerID))
-            try await peer.waitForClose()
-            #expect(peer.frames.map(\.kind) == [1, 2])
             await server.stop()
         }
 
@@ -157,16 +173,6 @@ extension LiveTests {
             try await accepted.send(RawPeer.hello(service: server.type, name: "welcome"))
             #expect(try await accepted.waitForFrames(1)[0].kind == 1)
             await accepted.close()
-            await server.stop()
-        }
-
-        @Test func section4_aMalformedHelloIsRefused() async throws {
-            let server = try await Server()
-            let peer = try await RawPeer(port: server.port)
-            try await peer.send(RawPeer.frame(kind: 1, Array("not json".utf8)))
-            try await peer.waitForClose()
-            #expect(peer.frames.map(\.kind) == [1, 2])
-            #expect(peer.frames.last?.text.hasPrefix("malformed hello") == true)
             await server.stop()
         }
 
@@ -191,105 +197,91 @@ extension LiveTests {
         // MARK: - Section 5: messages, requests and responses
 
         @Test func section5_aMessageGoesOnlyToHandlersOfExactlyItsTypeName() async throws {
-            let server = try await Server()
-            let peer = try await server.connectedPeer()
-            try await peer.send(
-                RawPeer.message(type: "Tests.Named", json: #"{"value":1}"#)  // another name (case differs)
-                    + RawPeer.message(type: "tests.named", json: #"{"value":2}"#))  // the positive control
-            try await server.named.waitForCount(1)
-            #expect(server.named.values == [2])  // messages are handled in order: the first would have come first
-            await peer.close()
-            await server.stop()
+            try await Server.withConnectedPeer { server, peer in
+                try await peer.send(
+                    RawPeer.message(type: "Tests.Named", json: #"{"value":1}"#)  // another name (case differs)
+                        + RawPeer.message(type: "tests.named", json: #"{"value":2}"#))  // the positive control
+                try await server.named.waitForCount(1)
+                #expect(server.named.values == [2])  // messages are handled in order: the first would have come first
+            }
         }
 
         @Test func section5_aRequestGetsExactlyOneResponseWithItsID() async throws {
-            let server = try await Server()
-            let peer = try await server.connectedPeer()
-            try await peer.send(
-                RawPeer.request(id: 0x0102_0304_0506_0708, type: MessageTypeNameOf.echo, json: #"{"text":"hi"}"#))
-            let frame = try await peer.waitForFrame(kind: 5)
-            let response = try #require(frame.response)
-            #expect(response.id == 0x0102_0304_0506_0708)
-            #expect(response.status == 0)
-            #expect(response.flags == 0)
-            #expect(String(decoding: response.payload, as: UTF8.self) == #"{"text":"hi"}"#)
-            await peer.close()
-            await server.stop()
+            try await Server.withConnectedPeer { server, peer in
+                try await peer.send(
+                    RawPeer.request(id: 0x0102_0304_0506_0708, type: MessageTypeNameOf.echo, json: #"{"text":"hi"}"#))
+                let frame = try await peer.waitForFrame(kind: 5)
+                let response = try #require(frame.response)
+                #expect(response.id == 0x0102_0304_0506_0708)
+                #expect(response.status == 0)
+                #expect(response.flags == 0)
+                #expect(String(decoding: response.payload, as: UTF8.self) == #"{"text":"hi"}"#)
+            }
         }
 
         @Test func section5_aRequestNobodyAnswersGetsStatus2WithPlainTextUnderItsOwnTypeName() async throws {
-            let server = try await Server()
-            let peer = try await server.connectedPeer()
-            try await peer.send(RawPeer.request(id: 7, type: "listr.item.lsit", json: "{}"))
-            let response = try #require(try await peer.waitForFrame(kind: 5).response)
-            #expect(response.id == 7)
-            #expect(response.status == 2)
-            #expect(response.flags == 0)
-            #expect(response.type == "listr.item.lsit")
-            #expect(String(decoding: response.payload, as: UTF8.self) == "no responder for listr.item.lsit")
-            await peer.close()
-            await server.stop()
+            try await Server.withConnectedPeer { server, peer in
+                try await peer.send(RawPeer.request(id: 7, type: "listr.item.lsit", json: "{}"))
+                let response = try #require(try await peer.waitForFrame(kind: 5).response)
+                #expect(response.id == 7)
+                #expect(response.status == 2)
+                #expect(response.flags == 0)
+                #expect(response.type == "listr.item.lsit")
+                #expect(String(decoding: response.payload, as: UTF8.self) == "no responder for listr.item.lsit")
+            }
         }
 
         @Test func section5_aResponseToAnUnknownIDIsIgnored() async throws {
-            let server = try await Server()
-            let peer = try await server.connectedPeer()
-            let stray = RawPeer.frame(
-                kind: 5,
-                withUnsafeBytes(of: UInt64(999).bigEndian, Array.init) + [0]
-                    + RawPeer.messageBody(type: "x", payload: []))
-            try await peer.send(stray + RawPeer.message(type: "tests.named", json: #"{"value":3}"#))
-            try await server.named.waitForCount(1)  // the frame after it was handled: the connection is fine
-            #expect(!peer.isClosed)
-            await peer.close()
-            await server.stop()
+            try await Server.withConnectedPeer { server, peer in
+                let stray = RawPeer.frame(
+                    kind: 5,
+                    withUnsafeBytes(of: UInt64(999).bigEndian, Array.init) + [0]
+                        + RawPeer.messageBody(type: "x", payload: []))
+                try await peer.send(stray + RawPeer.message(type: "tests.named", json: #"{"value":3}"#))
+                try await server.named.waitForCount(1)  // the frame after it was handled: the connection is fine
+                #expect(!peer.isClosed)
+            }
         }
 
         @Test func section5_dataTravelsAsChirpDataAndItsOldNamesAreAccepted() async throws {
-            let server = try await Server()
-            let peer = try await server.connectedPeer()
-            // The old names of Data, as Chirp on Linux and on macOS sent them, with the binary flag.
-            try await peer.send(
-                RawPeer.frame(
-                    kind: 3, RawPeer.messageBody(type: "FoundationEssentials.Data", payload: [1, 2], flags: 1))
-                    + RawPeer.frame(kind: 3, RawPeer.messageBody(type: "Foundation.Data", payload: [3], flags: 1))
-                    + RawPeer.frame(kind: 3, RawPeer.messageBody(type: "chirp.data", payload: [4], flags: 1)))
-            try await server.data.waitForCount(3)
-            #expect(server.data.values == [Data([1, 2]), Data([3]), Data([4])])
-            // What Chirp sends now.
-            try await server.transceiver.send(Data([9, 9]), to: .all)
-            let message = try #require(try await peer.waitForFrame(kind: 3).message)
-            #expect(message.type == "chirp.data")
-            #expect(message.flags == 1)
-            #expect(message.payload == [9, 9])
-            await peer.close()
-            await server.stop()
+            try await Server.withConnectedPeer { server, peer in
+                // The old names of Data, as Chirp on Linux and on macOS sent them, with the binary flag.
+                try await peer.send(
+                    RawPeer.frame(
+                        kind: 3, RawPeer.messageBody(type: "FoundationEssentials.Data", payload: [1, 2], flags: 1))
+                        + RawPeer.frame(kind: 3, RawPeer.messageBody(type: "Foundation.Data", payload: [3], flags: 1))
+                        + RawPeer.frame(kind: 3, RawPeer.messageBody(type: "chirp.data", payload: [4], flags: 1)))
+                try await server.data.waitForCount(3)
+                #expect(server.data.values == [Data([1, 2]), Data([3]), Data([4])])
+                // What Chirp sends now.
+                try await server.transceiver.send(Data([9, 9]), to: .all)
+                let message = try #require(try await peer.waitForFrame(kind: 3).message)
+                #expect(message.type == "chirp.data")
+                #expect(message.flags == 1)
+                #expect(message.payload == [9, 9])
+            }
         }
 
         // MARK: - Section 7: heartbeats
 
         @Test func section7_aPingIsAnsweredWithAPongCarryingTheSameBytes() async throws {
-            let server = try await Server()
-            let peer = try await server.connectedPeer()
-            try await peer.send(RawPeer.frame(kind: 6, [0xDE, 0xAD, 0xBE, 0xEF]))
-            let pong = try await withTimeout(.seconds(20), "the pong") {
-                while true {
-                    if let pong = peer.frames.first(where: { $0.kind == 7 && !$0.body.isEmpty }) { return pong }
-                    try await Task.sleep(for: .milliseconds(5))
+            try await Server.withConnectedPeer { server, peer in
+                try await peer.send(RawPeer.frame(kind: 6, [0xDE, 0xAD, 0xBE, 0xEF]))
+                let pong = try await withTimeout(.seconds(20), "the pong") {
+                    while true {
+                        if let pong = peer.frames.first(where: { $0.kind == 7 && !$0.body.isEmpty }) { return pong }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
                 }
+                #expect(pong.body == [0xDE, 0xAD, 0xBE, 0xEF])
             }
-            #expect(pong.body == [0xDE, 0xAD, 0xBE, 0xEF])
-            await peer.close()
-            await server.stop()
         }
 
         @Test func section7_aQuietSideSendsAnEmptyPing() async throws {
-            let server = try await Server()
-            let peer = try await server.connectedPeer()
-            let ping = try await peer.waitForFrame(kind: 6)  // the server has nothing to say: it pings
-            #expect(ping.body.isEmpty)
-            await peer.close()
-            await server.stop()
+            try await Server.withConnectedPeer { server, peer in
+                let ping = try await peer.waitForFrame(kind: 6)  // the server has nothing to say: it pings
+                #expect(ping.body.isEmpty)
+            }
         }
 
         @Test func section7_aPeerThatSendsNothingIsClosedAfterTheHeartbeatTimeout() async throws {

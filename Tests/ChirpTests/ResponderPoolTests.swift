@@ -56,12 +56,18 @@ import Testing
         }
     }
 
-    @Test func runsAtMostTheLimitAndTheRestInArrivalOrder() async throws {
-        let pool = ResponderPool(limit: 2)
+    /// Submits jobs 1 to `count`, all of one connection, to a pool of `limit`, and waits until `limit` of them run.
+    func submitted(_ count: Int, limit: Int) async throws -> (ResponderPool, Gates, ObjectIdentifier) {
+        let pool = ResponderPool(limit: limit)
         let jobs = Gates()
         let connection = ObjectIdentifier(Gates.self)
-        for number in 1...5 { pool.submit(jobs.job(number, connection: connection)) }
-        try await jobs.waitForStarted(2)
+        for number in 1...count { pool.submit(jobs.job(number, connection: connection)) }
+        try await jobs.waitForStarted(limit)
+        return (pool, jobs, connection)
+    }
+
+    @Test func runsAtMostTheLimitAndTheRestInArrivalOrder() async throws {
+        let (pool, jobs, _) = try await submitted(5, limit: 2)
         #expect(pool.counts.running == 2)
         #expect(pool.counts.waiting == 3)
         #expect(Set(jobs.started.withLockedValue { $0 }) == [1, 2])
@@ -114,11 +120,7 @@ import Testing
     }
 
     @Test func cancelAllCancelsTheRunningTasksAndDropsTheWaitingOnes() async throws {
-        let pool = ResponderPool(limit: 2)
-        let jobs = Gates()
-        let connection = ObjectIdentifier(Gates.self)
-        for number in 1...3 { pool.submit(jobs.job(number, connection: connection)) }
-        try await jobs.waitForStarted(2)
+        let (pool, jobs, connection) = try await submitted(3, limit: 2)
         pool.cancelAll()
         try await withTimeout(.seconds(20), "both running jobs cancelled") {
             while jobs.cancelled.withLockedValue({ $0.count }) < 2 { try await Task.sleep(for: .milliseconds(5)) }

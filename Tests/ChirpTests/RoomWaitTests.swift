@@ -48,7 +48,11 @@ import Testing
             for _ in 0..<(iteration % 97) { _ = ContinuousClock.now }
             waiter.cancel()
             // Not `await waiter.value`: a lost cancellation would hang there, past any time limit.
-            guard await Self.ends(ended, within: .seconds(10)) else {
+            let didEnd: Void? = await valueWithin(.seconds(10)) {
+                for await _ in ended { return () }
+                return nil
+            }
+            guard didEnd != nil else {
                 Issue.record("iteration \(iteration): a wait for room cancelled at the worst moment did not end")
                 return
             }
@@ -56,21 +60,5 @@ import Testing
         #expect(!uncancelledEnded.withLockedValue { $0 })
         connection.outbound.close()
         #expect(await eventually(timeout: .seconds(10)) { uncancelledEnded.withLockedValue { $0 } })
-    }
-
-    /// Whether `ended` yields within `timeout` (the wait itself ends either way: it is cancelled at the timeout).
-    static func ends(_ ended: AsyncStream<Void>, within timeout: Duration) async -> Bool {
-        await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                for await _ in ended { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return false
-            }
-            defer { group.cancelAll() }
-            return await group.next() ?? false
-        }
     }
 }

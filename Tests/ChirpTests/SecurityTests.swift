@@ -23,18 +23,13 @@ extension LiveTests {
             let type = uniqueServiceType()
             let secret = randomSecret()
             let logs = LogCapture()
-            let alice = Transceiver(
-                configuration: try secureConfiguration("alice", serviceType: type, secret: secret, capture: logs))
-            let bob = Transceiver(
-                configuration: try secureConfiguration("bob", serviceType: type, secret: secret, capture: logs))
+            let alice = try secureTransceiver("alice", serviceType: type, secret: secret, capture: logs)
+            let bob = try secureTransceiver("bob", serviceType: type, secret: secret, capture: logs)
             let aliceEvents = EventRecorder(alice)
             let received = Collected<String>()
             try alice.receive(Marker.self) { marker in received.append(marker.text) }
             try alice.respond(to: Echo.self) { echo, _ in Echo(text: "echo: \(echo.text)") }
-            try await alice.start()
-            try await bob.start()
-            let alicePeer = try #require(try await bob.waitForConnectedPeers(1).first)
-            try await alice.waitForConnectedPeers(1)
+            let (_, alicePeer) = try await Pair(alice: alice, bob: bob).connect()
 
             for index in 0..<50 { try await bob.send(Marker(text: "message \(index)"), to: alicePeer) }
             let reply = try await bob.request(Echo(text: "over TLS"), to: alicePeer, as: Echo.self)
@@ -82,13 +77,9 @@ extension LiveTests {
             let wrong = randomSecret()
             let appLogs = LogCapture()
             let intruderLogs = LogCapture()
-            let app = Transceiver(
-                configuration: try secureConfiguration("app", serviceType: type, secret: secret, capture: appLogs))
-            let intruder = Transceiver(
-                configuration: try secureConfiguration(
-                    "intruder", serviceType: type, secret: wrong, capture: intruderLogs))
-            let friend = Transceiver(
-                configuration: try secureConfiguration("friend", serviceType: type, secret: secret))
+            let app = try secureTransceiver("app", serviceType: type, secret: secret, capture: appLogs)
+            let intruder = try secureTransceiver("intruder", serviceType: type, secret: wrong, capture: intruderLogs)
+            let friend = try secureTransceiver("friend", serviceType: type, secret: secret)
             let appEvents = EventRecorder(app)
             let intruderEvents = EventRecorder(intruder)
             let received = Collected<String>()
@@ -133,10 +124,8 @@ extension LiveTests {
             let secret = randomSecret()
             let appLogs = LogCapture()
             let openLogs = LogCapture()
-            let app = Transceiver(
-                configuration: try secureConfiguration("app", serviceType: type, secret: secret, capture: appLogs))
-            let open = Transceiver(
-                configuration: try secureConfiguration("open", serviceType: type, secret: nil, capture: openLogs))
+            let app = try secureTransceiver("app", serviceType: type, secret: secret, capture: appLogs)
+            let open = try secureTransceiver("open", serviceType: type, secret: nil, capture: openLogs)
             let appEvents = EventRecorder(app)
             let openEvents = EventRecorder(open)
             let received = Collected<String>()
@@ -235,8 +224,7 @@ extension LiveTests {
         func relayedExchange(secret: String?, marker: String) async throws -> Relay {
             let type = uniqueServiceType()
             var listenerConfiguration = try secureConfiguration("listener", serviceType: type, secret: secret)
-            let dialer = Transceiver(
-                configuration: try secureConfiguration("dialer", serviceType: type, secret: secret))
+            let dialer = try secureTransceiver("dialer", serviceType: type, secret: secret)
             // Only connections through the relay are accepted, so the traffic cannot take the direct path that
             // discovery offers.
             let relayBox = NIOLockedValueBox<Relay?>(nil)
@@ -298,8 +286,8 @@ extension LiveTests {
             serverConfiguration.handshakeTimeout = .seconds(1)
             serverConfiguration.maximumPendingHandshakes = 16
             let server = Transceiver(configuration: serverConfiguration)
-            let good = Transceiver(configuration: try secureConfiguration("good", serviceType: type, secret: secret))
-            let late = Transceiver(configuration: try secureConfiguration("late", serviceType: type, secret: secret))
+            let good = try secureTransceiver("good", serviceType: type, secret: secret)
+            let late = try secureTransceiver("late", serviceType: type, secret: secret)
             let received = Collected<String>()
             try server.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
             try await server.start()

@@ -20,10 +20,7 @@ extension LiveTests {
             let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
             let bob = Transceiver(configuration: bobConfiguration)
             try configure(bob)
-            try await alice.start()
-            try await bob.start()
-            let bobPeer = try #require(try await alice.waitForConnectedPeers(1).first)
-            _ = try await bob.waitForConnectedPeers(1)
+            let (bobPeer, _) = try await Pair(alice: alice, bob: bob).connect()
             return (alice, bob, bobPeer, logs)
         }
 

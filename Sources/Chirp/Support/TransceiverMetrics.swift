@@ -37,30 +37,51 @@ struct TransceiverMetrics: Sendable {
     let daemonErrors: Counter
 
     init(serviceType: String, factory: (any MetricsFactory)?) {
-        let factory = factory ?? MetricsSystem.factory
-        let service = [("service", serviceType)]
-        func counter(_ label: String, _ extra: [(String, String)] = []) -> Counter {
-            Counter(label: label, dimensions: service + extra, factory: factory)
-        }
-        peersAvailable = Gauge(label: "chirp_peers_available", dimensions: service, factory: factory)
-        peersConnected = Gauge(label: "chirp_peers_connected", dimensions: service, factory: factory)
-        connects = counter("chirp_connects_total")
-        disconnectsGoodbye = counter("chirp_disconnects_total", [("reason", "goodbye")])
-        disconnectsRefused = counter("chirp_disconnects_total", [("reason", "refused")])
-        disconnectsLost = counter("chirp_disconnects_total", [("reason", "lost")])
-        framesOut = counter("chirp_frames_total", [("direction", "out")])
-        bytesOut = counter("chirp_bytes_total", [("direction", "out")])
-        framesIn = counter("chirp_frames_total", [("direction", "in")])
-        bytesIn = counter("chirp_bytes_total", [("direction", "in")])
-        framesRefused = counter("chirp_frames_refused_total")
-        messagesUnhandled = counter("chirp_messages_unhandled_total")
-        outboundLimitHits = counter("chirp_outbound_limit_hits_total")
-        handshakeLimitHits = counter("chirp_handshake_limit_hits_total")
-        requestsAnswered = counter("chirp_requests_total", [("outcome", "answered")])
-        requestsFailed = counter("chirp_requests_total", [("outcome", "failed")])
-        requestDuration = Timer(label: "chirp_request_duration_seconds", dimensions: service, factory: factory)
-        resolves = counter("chirp_discovery_resolves_total")
-        daemonErrors = counter("chirp_discovery_daemon_errors_total")
+        let metrics = MetricsMaker(dimensions: [("service", serviceType)], factory: factory)
+        peersAvailable = metrics.gauge("chirp_peers_available")
+        peersConnected = metrics.gauge("chirp_peers_connected")
+        connects = metrics.counter("chirp_connects_total")
+        disconnectsGoodbye = metrics.counter("chirp_disconnects_total", [("reason", "goodbye")])
+        disconnectsRefused = metrics.counter("chirp_disconnects_total", [("reason", "refused")])
+        disconnectsLost = metrics.counter("chirp_disconnects_total", [("reason", "lost")])
+        framesOut = metrics.counter("chirp_frames_total", [("direction", "out")])
+        bytesOut = metrics.counter("chirp_bytes_total", [("direction", "out")])
+        framesIn = metrics.counter("chirp_frames_total", [("direction", "in")])
+        bytesIn = metrics.counter("chirp_bytes_total", [("direction", "in")])
+        framesRefused = metrics.counter("chirp_frames_refused_total")
+        messagesUnhandled = metrics.counter("chirp_messages_unhandled_total")
+        outboundLimitHits = metrics.counter("chirp_outbound_limit_hits_total")
+        handshakeLimitHits = metrics.counter("chirp_handshake_limit_hits_total")
+        requestsAnswered = metrics.counter("chirp_requests_total", [("outcome", "answered")])
+        requestsFailed = metrics.counter("chirp_requests_total", [("outcome", "failed")])
+        requestDuration = metrics.timer("chirp_request_duration_seconds")
+        resolves = metrics.counter("chirp_discovery_resolves_total")
+        daemonErrors = metrics.counter("chirp_discovery_daemon_errors_total")
+    }
+}
+
+/// Makes the swift-metrics of one owner (a transceiver, a log source): each with the owner's dimensions (its
+/// `service`, its `app`) and the configured factory, or else the one swift-metrics was bootstrapped with.
+package struct MetricsMaker: Sendable {
+    private let dimensions: [(String, String)]
+    private let factory: any MetricsFactory
+
+    package init(dimensions: [(String, String)], factory: (any MetricsFactory)?) {
+        self.dimensions = dimensions
+        self.factory = factory ?? MetricsSystem.factory
+    }
+
+    /// A counter labelled `label`, with the owner's dimensions and `extra` ones (`[("reason", "lost")]`).
+    package func counter(_ label: String, _ extra: [(String, String)] = []) -> Counter {
+        Counter(label: label, dimensions: dimensions + extra, factory: factory)
+    }
+
+    package func gauge(_ label: String) -> Gauge {
+        Gauge(label: label, dimensions: dimensions, factory: factory)
+    }
+
+    package func timer(_ label: String) -> Timer {
+        Timer(label: label, dimensions: dimensions, factory: factory)
     }
 }
 

@@ -34,7 +34,8 @@ final class Engine: ConnectionDelegate {
     let configuration: Configuration
     let serviceType: ServiceType
     let localHello: Hello
-    let settings: ConnectionSettings
+    /// The TLS contexts made from ``Configuration/sharedSecret``, when there is one.
+    let tls: TLSContexts?
     let dispatcher: MessageDispatcher
     /// This run's swift-metrics (Docs/Metrics.md).
     let metrics: TransceiverMetrics
@@ -44,7 +45,6 @@ final class Engine: ConnectionDelegate {
     private let state: NIOLockedValueBox<State>
 
     init(configuration: Configuration, serviceType: ServiceType, router: Router, hub: EventHub) throws {
-        let tls: TLSContexts?
         if let secret = configuration.sharedSecret {
             do {
                 tls = try TLSContexts(secret: secret, serviceType: serviceType)
@@ -64,7 +64,6 @@ final class Engine: ConnectionDelegate {
         configuration.discoveryBackend.prepare()  // the daemon connection, while the listener opens
         self.logger = configuration.logger
         self.group = configuration.eventLoopGroup
-        self.settings = ConnectionSettings(configuration, tls: tls)
         self.localHello = Hello(
             peerID: configuration.peerID, name: configuration.peerName, service: serviceType.name,
             metadata: configuration.metadata, role: configuration.advertises ? nil : Hello.toolRole)
@@ -188,8 +187,8 @@ final class Engine: ConnectionDelegate {
                     guard self.track(channel) else { throw ChirpError.notRunning }
                     guard self.admitInbound(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
-                        role: .acceptor, local: self.localHello, settings: self.settings, delegate: self,
-                        dispatcher: self.dispatcher, dialedPeerID: nil, host: nil, established: nil)
+                        role: .acceptor, local: self.localHello, configuration: self.configuration, tls: self.tls,
+                        delegate: self, dispatcher: self.dispatcher, dialedPeerID: nil, host: nil, established: nil)
                 }
             }
     }
@@ -419,14 +418,14 @@ final class Engine: ConnectionDelegate {
         let loop = group.next()
         let established = loop.makePromise(of: PeerConnection.self)
         ClientBootstrap(group: loop)
-            .connectTimeout(settings.connectTimeout)
+            .connectTimeout(configuration.connectTimeout.timeAmount)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard self.track(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
-                        role: .dialer, local: self.localHello, settings: self.settings, delegate: self,
-                        dispatcher: self.dispatcher, dialedPeerID: dialedPeerID, host: peerHost,
+                        role: .dialer, local: self.localHello, configuration: self.configuration, tls: self.tls,
+                        delegate: self, dispatcher: self.dispatcher, dialedPeerID: dialedPeerID, host: peerHost,
                         established: established)
                 }
             }

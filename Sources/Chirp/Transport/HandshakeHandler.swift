@@ -18,7 +18,7 @@ struct HandshakeCompleted: Sendable {
 /// A remote that sends anything but a hello first, a hello we cannot accept, or nothing within the deadline, is
 /// refused: a `refuse` frame with the reason is sent when it could be a Chirp peer, and the channel is closed.
 /// Failures travel down the pipeline as `HandshakeError`s so the last handler reports them in one place.
-final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
     typealias OutboundOut = ByteBuffer
@@ -52,20 +52,11 @@ final class HandshakeHandler: ChannelInboundHandler, RemovableChannelHandler {
         self.acceptPolicy = acceptPolicy
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { start(context: context) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        start(context: context)
-        context.fireChannelActive()
-    }
-
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
     }
 
-    private func start(context: ChannelHandlerContext) {
+    func start(context: ChannelHandlerContext) {
         guard !started else { return }
         started = true
         if role == .dialer || acceptPolicy == nil {

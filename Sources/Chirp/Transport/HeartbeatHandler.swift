@@ -9,7 +9,7 @@ import NIOCore
 /// of each read that brought a frame (one clock read per batch, not per frame), and its checks compare those times
 /// with the deadlines. It decides nothing: it fires ``Event``s, and ``PeerChannelHandler`` (after the handshake)
 /// pings or closes.
-final class HeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
+final class HeartbeatHandler: ChannelDuplexHandler, StartsWhenActive, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias InboundOut = Frame
     typealias OutboundIn = ByteBuffer
@@ -41,15 +41,6 @@ final class HeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
         self.timeout = timeout
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        if context.channel.isActive { start(context: context) }
-    }
-
-    func channelActive(context: ChannelHandlerContext) {
-        start(context: context)
-        context.fireChannelActive()
-    }
-
     func handlerRemoved(context: ChannelHandlerContext) {
         stop()
     }
@@ -77,7 +68,7 @@ final class HeartbeatHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.flush()
     }
 
-    private func start(context: ChannelHandlerContext) {
+    func start(context: ChannelHandlerContext) {
         guard readCheck == nil else { return }
         let now = NIODeadline.now()
         lastRead = now

@@ -14,51 +14,29 @@ extension ChannelPipeline.SynchronousOperations {
     ///
     /// Outbound frames are complete `ByteBuffer`s written by ``PeerConnection``, so no encoder is needed.
     func addChirpHandlers(
-        role: ConnectionRole, local: Hello, settings: ConnectionSettings, delegate: any ConnectionDelegate,
+        role: ConnectionRole, local: Hello, configuration: Configuration, tls: TLSContexts?,
+        delegate: any ConnectionDelegate,
         dispatcher: MessageDispatcher, dialedPeerID: String?, host: String?,
         established: EventLoopPromise<PeerConnection>?
     ) throws {
-        if let tls = settings.tls { try addHandler(try tls.handler(dialed: role == .dialer)) }
-        try addHandler(FrameReader(FrameDecoder(maxFrameSize: settings.maximumMessageSize)))
+        if let tls { try addHandler(try tls.handler(dialed: role == .dialer)) }
+        try addHandler(FrameReader(FrameDecoder(maxFrameSize: configuration.maximumMessageSize)))
         try addHandler(
             HandshakeHandler(
-                local: local, timeout: settings.handshakeTimeout, role: role, acceptPolicy: settings.acceptPolicy))
-        try addHandler(HeartbeatHandler(interval: settings.heartbeatInterval, timeout: settings.heartbeatTimeout))
+                local: local, timeout: configuration.handshakeTimeout.timeAmount, role: role,
+                acceptPolicy: configuration.acceptPolicy))
+        try addHandler(
+            HeartbeatHandler(
+                interval: configuration.heartbeatInterval.timeAmount,
+                timeout: configuration.heartbeatTimeout.timeAmount))
         let gate = ReadGate()
         try addHandler(
             PeerChannelHandler(
                 delegate: delegate, dispatcher: dispatcher, role: role, localID: local.peerID,
                 dialedPeerID: dialedPeerID, host: host,
-                outboundLimit: settings.outboundLimit, burstLinger: settings.burstLinger,
-                heartbeatTimeout: Double(settings.heartbeatTimeout.nanoseconds) / 1e9,
-                logger: settings.logger, established: established, readGate: gate))
+                outboundLimit: configuration.outboundLimit, burstLinger: configuration.burstLinger.timeAmount,
+                heartbeatTimeout: Double(configuration.heartbeatTimeout.timeAmount.nanoseconds) / 1e9,
+                logger: configuration.logger, established: established, readGate: gate))
         try addHandler(gate)
-    }
-}
-
-/// The parts of ``Configuration`` a connection needs, in NIO's units.
-struct ConnectionSettings: Sendable {
-    var maximumMessageSize: Int
-    var outboundLimit: Int
-    var burstLinger: TimeAmount
-    var handshakeTimeout: TimeAmount
-    var heartbeatInterval: TimeAmount
-    var heartbeatTimeout: TimeAmount
-    var connectTimeout: TimeAmount
-    var logger: Logger
-    var tls: TLSContexts?
-    var acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)?
-
-    init(_ configuration: Configuration, tls: TLSContexts?) {
-        self.tls = tls
-        acceptPolicy = configuration.acceptPolicy
-        maximumMessageSize = configuration.maximumMessageSize
-        outboundLimit = configuration.outboundLimit
-        burstLinger = configuration.burstLinger.timeAmount
-        handshakeTimeout = configuration.handshakeTimeout.timeAmount
-        heartbeatInterval = configuration.heartbeatInterval.timeAmount
-        heartbeatTimeout = configuration.heartbeatTimeout.timeAmount
-        connectTimeout = configuration.connectTimeout.timeAmount
-        logger = configuration.logger
     }
 }

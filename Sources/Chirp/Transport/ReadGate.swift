@@ -81,31 +81,40 @@ struct LoopBoundGate: Sendable {
 
     /// Stops reading for `key` (on the gate's event loop: at once when called there).
     func close(for key: ObjectIdentifier) {
-        if gate.eventLoop.inEventLoop {
-            gate.value.close(for: key)
-        } else {
-            let gate = self.gate
-            gate.eventLoop.execute { gate.value.close(for: key) }
-        }
+        perform(.close(key))
     }
 
     /// Reads again for `key`, when no other key keeps it closed.
     func open(for key: ObjectIdentifier) {
-        if gate.eventLoop.inEventLoop {
-            gate.value.open(for: key)
-        } else {
-            let gate = self.gate
-            gate.eventLoop.execute { gate.value.open(for: key) }
-        }
+        perform(.open(key))
     }
 
     /// Reads from now on, whoever closes the gate (``ReadGate/openForGood()``).
     func openForGood() {
+        perform(.openForGood)
+    }
+
+    private enum Operation: Sendable {
+        case close(ObjectIdentifier)
+        case open(ObjectIdentifier)
+        case openForGood
+    }
+
+    /// Carries out `operation` on the gate's event loop: at once when called there.
+    private func perform(_ operation: Operation) {
         if gate.eventLoop.inEventLoop {
-            gate.value.openForGood()
+            Self.perform(operation, on: gate.value)
         } else {
             let gate = self.gate
-            gate.eventLoop.execute { gate.value.openForGood() }
+            gate.eventLoop.execute { Self.perform(operation, on: gate.value) }
+        }
+    }
+
+    private static func perform(_ operation: Operation, on gate: ReadGate) {
+        switch operation {
+        case .close(let key): gate.close(for: key)
+        case .open(let key): gate.open(for: key)
+        case .openForGood: gate.openForGood()
         }
     }
 }

@@ -165,35 +165,27 @@ package enum JSONPrettyPrinter {
         mutating func number() -> Bool {
             let start = index
             if index < bytes.count, bytes[index] == UInt8(ascii: "-") { index += 1 }
-            var digits = 0
-            while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                index += 1
-                digits += 1
-            }
-            guard digits > 0 else { return false }
+            guard skipDigits() else { return false }
             if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
                 index += 1
-                var fraction = 0
-                while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                    index += 1
-                    fraction += 1
-                }
-                guard fraction > 0 else { return false }
+                guard skipDigits() else { return false }
             }
             if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 index += 1
                 if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") {
                     index += 1
                 }
-                var exponent = 0
-                while index < bytes.count, (0x30...0x39).contains(bytes[index]) {
-                    index += 1
-                    exponent += 1
-                }
-                guard exponent > 0 else { return false }
+                guard skipDigits() else { return false }
             }
             output.append(contentsOf: bytes[start..<index])
             return true
+        }
+
+        /// Moves past the decimal digits here; `false` when there is none.
+        mutating func skipDigits() -> Bool {
+            let start = index
+            while index < bytes.count, (0x30...0x39).contains(bytes[index]) { index += 1 }
+            return index > start
         }
 
         /// Copies a string, turning `\uXXXX` escapes of printable non-ASCII characters into UTF-8.

@@ -32,20 +32,13 @@ package struct LogFormatter: Sendable {
         let levelStyle = TextStyle.of(record.level)
         let dimAll = levelStyle == .dim
         var text = StyledText(useColor: useColor)
-        text.append(LogTime.clock(record.timestamp), .dim)
-        text.append(" ")
-        text.append(Self.pad(record.level.rawValue, 8), levelStyle == .plain ? .bold : levelStyle)
-        text.append(" ")
-        text.append(origin(record), dimAll ? .dim : .cyan)
-        text.append(" ")
-        text.append(record.label + ":", .dim)
-        text.append(" ")
-        text.append(record.message, levelStyle, highlighting: highlight)
+        text.field(LogTime.clock(record.timestamp), .dim)
+        text.field(Self.pad(record.level.rawValue, 8), levelStyle == .plain ? .bold : levelStyle)
+        text.field(origin(record), dimAll ? .dim : .cyan)
+        text.field(record.label + ":", .dim)
+        text.field(record.message, levelStyle, highlighting: highlight)
         let metadata = Self.render(record.metadata, skippingHTTPKeys: record.http != nil)
-        if !metadata.isEmpty {
-            text.append(" ")
-            text.append(metadata, .dim, highlighting: highlight)
-        }
+        if !metadata.isEmpty { text.field(metadata, .dim, highlighting: highlight) }
         return text.text
     }
 
@@ -53,22 +46,13 @@ package struct LogFormatter: Sendable {
     package func httpLine(for record: LogRecord) -> String? {
         guard let exchange = record.http else { return nil }
         var text = StyledText(useColor: useColor)
-        text.append(LogTime.clock(exchange.startTime), .dim)
-        text.append(" ")
-        text.append(origin(record), .dim)
-        text.append(" ")
-        text.append(Self.pad(exchange.method, 6), .cyan)
-        text.append(" ")
-        let outcome = TextStyle.of(exchange.outcome)
-        text.append(exchange.status.map { String($0) } ?? "ERR", outcome)
-        text.append(" ")
-        text.append(Self.pad(HTTPExchange.format(duration: exchange.duration), 9, right: true))
-        text.append(" ")
-        text.append(exchange.url, .plain, highlighting: highlight)
-        if let error = exchange.error {
-            text.append(" ")
-            text.append(error, .red, highlighting: highlight)
-        }
+        text.field(LogTime.clock(exchange.startTime), .dim)
+        text.field(origin(record), .dim)
+        text.field(Self.pad(exchange.method, 6), .cyan)
+        text.field(exchange.status.map { String($0) } ?? "ERR", TextStyle.of(exchange.outcome))
+        text.field(Self.pad(HTTPExchange.format(duration: exchange.duration), 9, right: true))
+        text.field(exchange.url, .plain, highlighting: highlight)
+        if let error = exchange.error { text.field(error, .red, highlighting: highlight) }
         return text.text
     }
 

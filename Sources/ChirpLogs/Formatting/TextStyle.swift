@@ -155,6 +155,18 @@ struct StyledText {
         }
         append(String(piece[position...]), style, keepingNewlines: keepingNewlines)
     }
+
+    /// Appends `piece` as the next field of a line: after a space, unless it is the first.
+    mutating func field(_ piece: String, _ style: TextStyle = .plain) {
+        if !text.isEmpty { append(" ") }
+        append(piece, style)
+    }
+
+    /// Appends `piece` as the next field of a line, with the ranges `pattern` matches highlighted.
+    mutating func field(_ piece: String, _ style: TextStyle, highlighting pattern: LogPattern?) {
+        if !text.isEmpty { append(" ") }
+        append(piece, style, highlighting: pattern)
+    }
 }
 
 /// Wall-clock formatting without `DateFormatter` (fast, and the same on every platform).
@@ -164,13 +176,7 @@ package enum LogTime {
         let (parts, millis) = components(date, utc: false)
         var bytes: [UInt8] = []
         bytes.reserveCapacity(12)
-        append(parts.tm_hour, 2, &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        append(parts.tm_min, 2, &bytes)
-        bytes.append(UInt8(ascii: ":"))
-        append(parts.tm_sec, 2, &bytes)
-        bytes.append(UInt8(ascii: "."))
-        append(millis, 3, &bytes)
+        appendClock(parts, millis, &bytes)
         return String(decoding: bytes, as: UTF8.self)
     }
 
@@ -185,6 +191,13 @@ package enum LogTime {
         bytes.append(UInt8(ascii: "-"))
         append(parts.tm_mday, 2, &bytes)
         bytes.append(UInt8(ascii: "T"))
+        appendClock(parts, millis, &bytes)
+        bytes.append(UInt8(ascii: "Z"))
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Appends `HH:mm:ss.SSS`.
+    private static func appendClock(_ parts: tm, _ millis: Int32, _ bytes: inout [UInt8]) {
         append(parts.tm_hour, 2, &bytes)
         bytes.append(UInt8(ascii: ":"))
         append(parts.tm_min, 2, &bytes)
@@ -192,8 +205,6 @@ package enum LogTime {
         append(parts.tm_sec, 2, &bytes)
         bytes.append(UInt8(ascii: "."))
         append(millis, 3, &bytes)
-        bytes.append(UInt8(ascii: "Z"))
-        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Appends `value` as exactly `digits` decimal digits (zero-padded).

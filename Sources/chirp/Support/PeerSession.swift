@@ -6,7 +6,7 @@ import NIOConcurrencyHelpers
 
 /// A transceiver that joined a service type for one command run, and the ways that command waits for peers.
 ///
-/// Created by ``PeerSession/run(serviceType:common:join:logger:configure:_:)``, which stops the transceiver (saying
+/// Created by ``PeerSession/run(command:serviceType:options:logger:configure:_:)``, which stops the transceiver (saying
 /// goodbye to every peer) however the body ends.
 struct PeerSession: Sendable {
     let transceiver: Transceiver
@@ -20,10 +20,11 @@ struct PeerSession: Sendable {
     /// transceiver. The peer advertises itself as a tool (``ToolRole``), so that other tools looking for an app pass it
     /// over.
     static func run<Result: Sendable>(
-        command: String, serviceType: ServiceType, common: CommonOptions, join: JoinOptions, logger: Logger,
+        command: String, serviceType: ServiceType, options: PeerCommandOptions, logger: Logger,
         configure: (Transceiver) -> Void = { _ in },
         _ body: (PeerSession) async throws -> Result
     ) async throws -> Result {
+        let (common, join) = (options.common, options.join)
         var configuration = Configuration(serviceType: serviceType.name)
         configuration.peerName = join.peerName(command: command)
         configuration.metadata[ToolRole.key] = command == "listen" ? ToolRole.listener : ToolRole.cli

@@ -108,28 +108,28 @@ enum StrictJSON {
             skipWhitespace()
         }
 
+        /// Moves past an opening bracket and the white space after it; `false` when `close` follows (an empty
+        /// container, read whole), `true` when a member or element does.
+        mutating func opensContainer(closedBy close: UInt8) -> Bool {
+            index += 1
+            skipWhitespace()
+            guard current == close else { return true }
+            index += 1
+            return false
+        }
+
         /// Reads a value, or the opening of a container that is not empty: then returns `true`, with the container
         /// pushed (and, for an object, its first key read), for ``run()`` to read its first value.
         mutating func valueOpensContainer() throws(SyntaxError) -> Bool {
             guard let byte = current else { throw fail("a value is missing at the end") }
             switch byte {
             case UInt8(ascii: "{"):
-                index += 1
-                skipWhitespace()
-                if current == UInt8(ascii: "}") {
-                    index += 1
-                    return false
-                }
+                guard opensContainer(closedBy: UInt8(ascii: "}")) else { return false }
                 stack.append(.object)
                 try member()
                 return true
             case UInt8(ascii: "["):
-                index += 1
-                skipWhitespace()
-                if current == UInt8(ascii: "]") {
-                    index += 1
-                    return false
-                }
+                guard opensContainer(closedBy: UInt8(ascii: "]")) else { return false }
                 stack.append(.array)
                 return true
             case UInt8(ascii: "\""):

@@ -14,13 +14,11 @@ final class ListrFixture: Sendable {
     /// `body` succeeded or not.
     static func run(_ body: (ListrFixture) async throws -> Void) async throws {
         let fixture = try ListrFixture()
-        do {
+        try await withTeardown {
             try await body(fixture)
-        } catch {
+        } teardown: {
             await fixture.tearDown()
-            throw error
         }
-        await fixture.tearDown()
     }
 
     private init() throws {

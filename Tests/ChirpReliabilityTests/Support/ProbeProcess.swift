@@ -121,6 +121,22 @@ extension ProbeProcess {
 }
 
 extension Harness {
+    /// A harness of `count` hosts, a probe on each (``connectedProbes(service:_:timeout:)``) on a fresh service type
+    /// (`letter` in its name) with `options`, all connected to each other. The caller tears the harness down; it is
+    /// torn down here when the probes do not connect.
+    static func connected(hosts count: Int, service letter: String, _ options: [String]) async throws -> (
+        harness: Harness, type: String, probes: [ProbeProcess]
+    ) {
+        let harness = try Harness(hosts: count)
+        let type = uniqueServiceType(letter)
+        do {
+            return (harness, type, try await harness.connectedProbes(service: type, options))
+        } catch {
+            harness.tearDown()
+            throw error
+        }
+    }
+
     /// Starts a probe on each host (`a` on h1, `b` on h2, ...) on `service` with `options`, and waits until each is
     /// connected to all the others (within `timeout` seconds each).
     func connectedProbes(service: String, _ options: [String] = [], timeout: Double = 30) async throws

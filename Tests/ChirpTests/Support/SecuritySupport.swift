@@ -15,6 +15,14 @@ func secureConfiguration(
     return configuration
 }
 
+/// A transceiver made with ``secureConfiguration(_:serviceType:secret:capture:)``.
+func secureTransceiver(_ name: String, serviceType: String, secret: String?, capture: LogCapture? = nil) throws
+    -> Transceiver
+{
+    Transceiver(
+        configuration: try secureConfiguration(name, serviceType: serviceType, secret: secret, capture: capture))
+}
+
 /// A random secret for one test, so that no two tests share one and a leak is easy to search for.
 func randomSecret() -> String {
     "s3cret-" + UUID().uuidString
