@@ -41,7 +41,7 @@ final class MessageDispatcher: Sendable {
             return
         }
         let delivery = Router.Delivery(
-            peer: connection.peer, connection: ObjectIdentifier(connection), gate: connection.readGate)
+            peer: connection.peer, connection: ObjectIdentifier(connection), gate: connection.readPause)
         for handler in handlers {
             do {
                 try handler.invoke(message, delivery, coder)
@@ -93,7 +93,7 @@ final class MessageDispatcher: Sendable {
             // it (and stops reading this peer) while maximumConcurrentResponders run.
             let peer = connection.peer
             responders.submit(
-                ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readGate) {
+                ResponderPool.Job(connection: ObjectIdentifier(connection), gate: connection.readPause) {
                     let reply: Router.Reply
                     do {
                         reply = try await body(request.message, peer, coder)
@@ -131,7 +131,7 @@ final class MessageDispatcher: Sendable {
         var frame = scratch.takeFrameBuffer() ?? connection.allocator.buffer(capacity: 128)
         writeReply(to: request, into: &frame, writeResponse)
         connection.sendReply(frame)
-        scratch.giveBack(frame, ifAtMost: OutboundQueue.coalescedFrameLimit)
+        scratch.giveBack(frame, ifAtMost: connection.copiedFrameLimit)
     }
 
     /// Appends to `buffer` the response frame that `writeResponse` appends, or, when it throws (the request did not
@@ -175,7 +175,10 @@ protocol InboundConnection: AnyObject, Sendable {
     /// The peer at the other end.
     var peer: Peer { get }
     /// Stops reading from the peer while a consumer of its messages is full.
-    var readGate: LoopBoundGate? { get }
+    var readPause: (any ReadPause)? { get }
+    /// The largest frame ``sendReply(_:)`` copies into the connection's own memory: a reply up to this size is
+    /// built in memory the thread reuses for the next one.
+    var copiedFrameLimit: Int { get }
     /// The allocator replies are built with.
     var allocator: ByteBufferAllocator { get }
     /// A request arrived: its reply is owed (a retired connection stays open until it is sent).

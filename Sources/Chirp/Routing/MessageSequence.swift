@@ -50,15 +50,16 @@ public struct MessageSequence<Payload: Sendable>: AsyncSequence, Sendable {
     }
 }
 
-/// The producing side of a ``MessageSequence``: yields what the router delivers, closes the delivering connection's
-/// ``ReadGate`` when the buffer is full, and opens every gate it closed when the consumer asks for more.
+/// The producing side of a ``MessageSequence``: yields what the router delivers, stops the delivering connection's
+/// reads (its ``ReadPause``, the "gate") when the buffer is full, and opens every gate it closed when the consumer asks
+/// for more.
 ///
 /// Yielding and remembering a closed gate happen under one lock, and so does `produceMore`: a consumer that drains
 /// the buffer between a "stop producing" answer and the gate being recorded cannot leave a connection unread.
 final class MessageFlow: NIOAsyncSequenceProducerDelegate, Sendable {
     private struct State {
         /// Gates closed by this flow, by connection.
-        var closed: [ObjectIdentifier: LoopBoundGate] = [:]
+        var closed: [ObjectIdentifier: any ReadPause] = [:]
         var terminated = false
         /// Removes the handler that feeds this flow (set once it is registered).
         var onTerminate: (@Sendable () -> Void)?
@@ -82,9 +83,9 @@ final class MessageFlow: NIOAsyncSequenceProducerDelegate, Sendable {
     /// Delivers `element`; when the buffer is now full, stops reading from the connection behind `gate`.
     func deliver<Payload>(
         _ element: ReceivedMessage<Payload>, to source: MessageSequence<Payload>.Producer.Source,
-        from connection: ObjectIdentifier, gate: LoopBoundGate?
+        from connection: ObjectIdentifier, gate: (any ReadPause)?
     ) {
-        let close: LoopBoundGate? = state.withLockedValue { state in
+        let close: (any ReadPause)? = state.withLockedValue { state in
             switch source.yield(element) {
             case .produceMore, .dropped:
                 return nil

@@ -4,7 +4,7 @@ import NIOCore
 /// Runs the async responders of requests (`Transceiver.respond(to:with:)` (its async form)): at most
 /// ``Configuration/maximumConcurrentResponders`` at once, the others waiting in arrival order.
 ///
-/// While a request from a connection waits, that connection is not read (its ``ReadGate`` is closed): a peer that
+/// While a request from a connection waits, that connection is not read (its ``ReadPause`` is closed): a peer that
 /// sends requests faster than they are answered fills its own socket and queue, not this process. Every task it
 /// started is cancelled by ``cancelAll()``, when the transceiver stops.
 final class ResponderPool: Sendable {
@@ -12,7 +12,7 @@ final class ResponderPool: Sendable {
     struct Job: Sendable {
         /// The connection the request came on.
         var connection: ObjectIdentifier
-        var gate: LoopBoundGate?
+        var gate: (any ReadPause)?
         var run: @Sendable () async -> Void
     }
 
@@ -38,7 +38,7 @@ final class ResponderPool: Sendable {
 
     /// Runs `job` now if fewer than ``limit`` run, else queues it and stops reading its connection.
     func submit(_ job: Job) {
-        let closeGate = state.withLockedValue { state -> LoopBoundGate? in
+        let closeGate = state.withLockedValue { state -> (any ReadPause)? in
             if state.stopped { return nil }
             if state.running.count < limit {
                 start(job, in: &state)
@@ -81,7 +81,7 @@ final class ResponderPool: Sendable {
     }
 
     private func finished(_ id: UInt64) {
-        let openGate = state.withLockedValue { state -> LoopBoundGate? in
+        let openGate = state.withLockedValue { state -> (any ReadPause)? in
             guard state.running.removeValue(forKey: id) != nil, !state.stopped, let next = state.waiting.popFirst()
             else {
                 return nil

@@ -21,7 +21,7 @@ final class Router: Sendable {
         /// Identifies the connection (the same for every message it delivers).
         var connection: ObjectIdentifier
         /// The connection's read gate.
-        var gate: LoopBoundGate?
+        var gate: (any ReadPause)?
     }
 
     /// What an async responder produces: the reply's type name, and the payload's encoding, which runs once,

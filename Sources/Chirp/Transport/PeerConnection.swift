@@ -32,6 +32,10 @@ final class PeerConnection: InboundConnection {
     let openedAt: ContinuousClock.Instant
     /// Stops reading from the peer while a consumer of its messages is full.
     let readGate: LoopBoundGate?
+    /// The same gate as Routing sees it (``InboundConnection/readPause``): made once, not at each message.
+    let readPause: (any ReadPause)?
+    /// Frames up to this size are copied into the queue's batch when queued (``OutboundQueue/coalescedFrameLimit``).
+    var copiedFrameLimit: Int { OutboundQueue.coalescedFrameLimit }
 
     /// What the connection sends: its queue and the drain.
     let outbound: ConnectionOutbound
@@ -48,6 +52,7 @@ final class PeerConnection: InboundConnection {
         readGate: LoopBoundGate? = nil
     ) {
         self.readGate = readGate
+        self.readPause = readGate
         self.channel = channel
         self.openedAt = openedAt
         self.eventLoop = channel.eventLoop

@@ -71,8 +71,9 @@ final class ReadGate: ChannelOutboundHandler, RemovableChannelHandler {
     }
 }
 
-/// A ``ReadGate`` reachable from any thread: every call hops to the gate's event loop.
-struct LoopBoundGate: Sendable {
+/// A ``ReadGate`` reachable from any thread: every call hops to the gate's event loop. Routing stops and resumes a
+/// connection's reads through it (``ReadPause``).
+struct LoopBoundGate: ReadPause {
     private let gate: NIOLoopBound<ReadGate>
 
     init(_ gate: ReadGate, eventLoop: any EventLoop) {
