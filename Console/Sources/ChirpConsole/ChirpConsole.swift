@@ -93,6 +93,8 @@ public final class ChirpConsole: Sendable {
                                 "retention removed records",
                                 metadata: ["records": "\(report.removedRecords)", "bytes": "\(report.removedBytes)"])
                         }
+                    } catch is CancellationError {
+                        break  // the console stops (retention waited for the store's writer)
                     } catch {
                         logger.error("retention failed", metadata: ["error": "\(error)"])
                     }

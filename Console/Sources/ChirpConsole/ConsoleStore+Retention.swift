@@ -10,45 +10,55 @@ extension ConsoleStore {
         // 90% of the size limit, without overflowing for a limit near `Int.max` ("no limit").
         let lowWatermark = retention.maximumBytes - retention.maximumBytes / 10
         while true {
-            // Oldest first, a thousand at a time: by age, then by size (down to 90% of the limit, so that retention
-            // does not run for every batch once the store is full).
-            let overAge =
-                try await writer.query("SELECT count(*) AS n FROM records WHERE time < ?", [.float(cutoff)])
-                .first?.column("n")?.integer ?? 0
-            let overSize = usage.storedBytes > retention.maximumBytes
-            guard overAge > 0 || (overSize && usage.storedBytes > 0) else { break }
-            let condition = overAge > 0 ? "WHERE time < ?" : ""
-            let binds: [SQLiteData] = overAge > 0 ? [.float(cutoff)] : []
-            let oldest = try await writer.query(
-                "SELECT id, size FROM records \(condition) ORDER BY id LIMIT 1000", binds)
-            // Over the size limit: only as many as bring the store down to 90% of it.
-            let excess = overAge > 0 ? Int.max : usage.storedBytes - lowWatermark
-            var last: Int?
-            var count = 0
-            var bytes = 0
-            for row in oldest {
-                guard let id = row.column("id")?.integer else { continue }
-                last = id
-                count += 1
-                bytes += row.column("size")?.integer ?? 0
-                if bytes >= excess { break }
-            }
-            guard let last else { break }
-            _ = try await writer.query("BEGIN IMMEDIATE")
-            do {
-                _ = try await writer.query(
-                    "DELETE FROM records WHERE id <= ?\(overAge > 0 ? " AND time < ?" : "")",
-                    overAge > 0 ? [.integer(last), .float(cutoff)] : [.integer(last)])
+            // A thousand records a transaction, each with the writer to itself (from what is due to the counters):
+            // inserts go on between them.
+            let removed = try await withWriter { () -> (records: Int, bytes: Int, overAge: Bool)? in
+                // Oldest first: by age, then by size (down to 90% of the limit, so that retention does not run for
+                // every batch once the store is full).
+                let overAge =
+                    try await writer.query("SELECT count(*) AS n FROM records WHERE time < ?", [.float(cutoff)])
+                    .first?.column("n")?.integer ?? 0
+                let overSize = usage.storedBytes > retention.maximumBytes
+                guard overAge > 0 || (overSize && usage.storedBytes > 0) else { return nil }
+                let condition = overAge > 0 ? "WHERE time < ?" : ""
+                let binds: [SQLiteData] = overAge > 0 ? [.float(cutoff)] : []
+                let oldest = try await writer.query(
+                    "SELECT id, size FROM records \(condition) ORDER BY id LIMIT 1000", binds)
+                // Over the size limit: only as many as bring the store down to 90% of it.
+                let excess = overAge > 0 ? Int.max : usage.storedBytes - lowWatermark
+                var last: Int?
+                var count = 0
+                var bytes = 0
+                for row in oldest {
+                    guard let id = row.column("id")?.integer else { continue }
+                    last = id
+                    count += 1
+                    bytes += row.column("size")?.integer ?? 0
+                    if bytes >= excess { break }
+                }
+                guard let last else { return nil }
+                // The counters as they will be once the records are gone: saved with the DELETE, and kept in
+                // memory only once both are committed.
+                var after = usage
+                after.removed(records: count, bytes: bytes)
+                _ = try await writer.query("BEGIN IMMEDIATE")
+                do {
+                    _ = try await writer.query(
+                        "DELETE FROM records WHERE id <= ?\(overAge > 0 ? " AND time < ?" : "")",
+                        overAge > 0 ? [.integer(last), .float(cutoff)] : [.integer(last)])
+                    try await after.saveCounters(on: writer)
+                    _ = try await writer.query("COMMIT")
+                } catch {
+                    _ = try? await writer.query("ROLLBACK")
+                    throw error
+                }
                 usage.removed(records: count, bytes: bytes)
-                try await usage.saveCounters(on: writer)
-                _ = try await writer.query("COMMIT")
-            } catch {
-                _ = try? await writer.query("ROLLBACK")
-                throw error
+                return (count, bytes, overAge > 0)
             }
-            report.removedRecords += count
-            report.removedBytes += bytes
-            if overAge == 0 && usage.storedBytes <= lowWatermark { break }
+            guard let removed else { break }
+            report.removedRecords += removed.records
+            report.removedBytes += removed.bytes
+            if !removed.overAge && usage.storedBytes <= lowWatermark { break }
         }
         return report
     }

@@ -4,8 +4,9 @@ import NIOConcurrencyHelpers
 import SQLiteNIO
 
 /// The console's store: one SQLite file in WAL mode, with a full-text index (FTS5) over messages, labels, metadata and
-/// URLs. Writes go through this actor, one transaction per batch of records; reads use a second connection, so a
-/// search never waits for an ingest (WAL lets readers and a writer work at once).
+/// URLs. Writes go through this actor, one transaction per batch of records and one transaction at a time (ingest,
+/// retention and loss notices wait their turn at ``withWriter(_:)``); reads use a second connection, so a search never
+/// waits for an ingest (WAL lets readers and a writer work at once).
 ///
 /// Each record is stored exactly once: `(stream, sequence)` is unique and inserts skip what is already there, and
 /// ``positions()`` tells the collector where each stream continues after a restart.
@@ -16,8 +17,10 @@ import SQLiteNIO
 public actor ConsoleStore {
     /// The file.
     public nonisolated let path: String
-    /// The one connection that writes: ingest and retention.
+    /// The one connection that writes: ingest and retention. Once the store is open, used only in ``withWriter(_:)``.
     let writer: SQLiteConnection
+    /// One user of the writer at a time (``withWriter(_:)``).
+    let writerGate = FIFOGate()
     /// The connection of the queries (`PRAGMA query_only`).
     nonisolated let reader: SQLiteConnection
     let retention: ConsoleRetention
@@ -68,6 +71,19 @@ public actor ConsoleStore {
             try? await reader.close()
             try? await writer.close()
         }.value
+    }
+
+    /// Runs `body`, which uses ``writer``, once every call that came before has finished with it; the next waits until
+    /// `body` returned or threw. The actor alone does not serialise them: while one call awaits SQLite another may
+    /// run, and two transactions on one connection would mix (one's BEGIN fails inside the other, one's ROLLBACK
+    /// undoes the other's statements). What `body` changes in the actor's state after its COMMIT is done before the
+    /// next transaction starts.
+    /// - Throws: `CancellationError` when the task is cancelled while it waits (`body` did not run), or what `body`
+    ///   throws.
+    func withWriter<T>(_ body: () async throws -> T) async throws -> T {
+        try await writerGate.enter()
+        defer { writerGate.leave() }
+        return try await body()
     }
 
     /// Reads what the actor keeps of an existing file: retention's counters, the highest id and the bytes stored.
