@@ -93,6 +93,8 @@ public final class ChirpConsole: Sendable {
                                 "retention removed records",
                                 metadata: ["records": "\(report.removedRecords)", "bytes": "\(report.removedBytes)"])
                         }
+                    } catch is CancellationError {
+                        break  // the console stops (retention waited for the store's writer)
                     } catch {
                         logger.error("retention failed", metadata: ["error": "\(error)"])
                     }
@@ -212,15 +214,24 @@ public struct ConsoleListenError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// The page's files, shipped as package resources and read once at start.
+/// The page's files, shipped as package resources and read once at start. Only the files named here are served (by
+/// their name alone: `/assets/NAME`), so no request reaches another file.
 struct ConsoleAssets: Sendable {
     private let files: [String: (contentType: String, data: Data)]
 
-    static let names: [String: String] = [
-        "index.html": "text/html; charset=utf-8",
-        "console.js": "text/javascript; charset=utf-8",
-        "console.css": "text/css; charset=utf-8"
+    /// The page's script: `console.js`, its entry point, and the ES modules it imports (`import ... from "./NAME.js"`,
+    /// which the browser asks for as `/assets/NAME.js`).
+    static let scripts = [
+        "console.js", "activity.js", "api.js", "details.js", "dom.js", "endpoints.js", "feed.js", "filters.js",
+        "format.js", "highlight.js", "http.js", "keyboard.js", "logs.js", "peers.js", "sources.js", "state.js",
+        "tabs.js", "theme.js"
     ]
+
+    static let names: [String: String] = Dictionary(
+        uniqueKeysWithValues: [
+            ("index.html", "text/html; charset=utf-8"),
+            ("console.css", "text/css; charset=utf-8")
+        ] + scripts.map { ($0, "text/javascript; charset=utf-8") })
 
     static func load() throws -> ConsoleAssets {
         var files: [String: (String, Data)] = [:]

@@ -210,7 +210,7 @@ public struct RecordFilter: Sendable, Equatable {
         if let regex {
             conditions.append("chirp_regexp(?, records.message, ?)")
             binds.append(.text(regex))
-            binds.append(.integer(RegexFunction.deadline()))
+            binds.append(.integer(RegexSQLFunction.deadline()))
         }
         if let from {
             conditions.append("records.time >= ?")

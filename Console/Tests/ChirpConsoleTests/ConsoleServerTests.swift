@@ -105,6 +105,47 @@ import Testing
         }
     }
 
+    @Test func everyModuleThePageImportsIsServedAsAScriptAndNoOtherPathIs() async throws {
+        try await RunningConsole.with(serviceType: uniqueServiceType()) { console in
+            // The modules as the browser finds them: console.js, then every `import ... from "./NAME.js"`, in turn.
+            var modules = ["console.js"]
+            var index = 0
+            while index < modules.count {
+                let module = try await console.http.get("/assets/\(modules[index])")
+                #expect(module.status == 200, "\(modules[index])")
+                #expect(module.header("content-type") == "text/javascript; charset=utf-8", "\(modules[index])")
+                for imported in Self.imports(module.body) where !modules.contains(imported) { modules.append(imported) }
+                index += 1
+            }
+            // Every script of the page is reached from console.js (none is left out of the list the server serves).
+            let resources = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../Sources/ChirpConsole/Resources").standardizedFileURL.path
+            let scripts = try FileManager.default.contentsOfDirectory(atPath: resources).filter { $0.hasSuffix(".js") }
+            #expect(Set(modules) == Set(scripts))
+            #expect(scripts.count > 1)
+            // Nothing outside the list, however the path is spelled.
+            for path in [
+                "/assets/../Package.swift", "/assets/%2e%2e/Package.swift", "/assets/%2e%2e%2fPackage.swift",
+                "/assets/%2E%2E%2F%2E%2E%2F%2E%2E%2FPackage.swift", "/assets/..%2FChirpConsole.swift",
+                "/%2e%2e/Package.swift",
+                "/assets/Resources%2fconsole.js", "/assets/console.js%00.swift", "/assets/CONSOLE.JS"
+            ] {
+                let response = try await console.http.get(path)
+                #expect(response.status == 404, "\(path)")
+                #expect(!response.body.contains("import "), "\(path)")
+            }
+        }
+    }
+
+    /// The modules a script imports: `import ... from "./NAME.js";` lines.
+    static func imports(_ script: String) -> [String] {
+        script.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("import "), let from = line.range(of: #"from "./"#), line.hasSuffix(#".js";"#)
+            else { return nil }
+            return String(line[from.upperBound...].dropLast(2))
+        }
+    }
+
     @Test func aTokenIsCheckedOnEveryRequestAndTheLiveStream() async throws {
         let token = "a-token-of-the-tests-0123456789"
         try await RunningConsole.with(serviceType: uniqueServiceType(), token: token) { console in

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """A stand-in for `chirp-console`'s HTTP server, for developing and testing the web page.
 
-Python 3 standard library only. It serves the page's three files (index.html,
-console.css, console.js) from --resources with the console's Content-Security-Policy,
-and the console's JSON API over generated data:
+Python 3 standard library only. It serves the page's files (index.html, console.css,
+console.js and the modules it imports) from --resources with the console's
+Content-Security-Policy, and the console's JSON API over generated data:
 
   GET /api/sources, /api/records, /api/endpoints, /api/services, /api/peers,
   GET /api/stream (Server-Sent Events: `records` and `sources` events).
@@ -44,8 +44,15 @@ STATIC = {
     "/": ("index.html", "text/html; charset=utf-8"),
     "/index.html": ("index.html", "text/html; charset=utf-8"),
     "/assets/console.css": ("console.css", "text/css; charset=utf-8"),
-    "/assets/console.js": ("console.js", "text/javascript; charset=utf-8"),
 }
+
+
+def add_modules(resources):
+    """Serves the page's script modules (every .js file in the resources, by its own name only), as the console
+    serves the ones it lists."""
+    for name in sorted(os.listdir(resources)):
+        if re.fullmatch(r"[\w-]+\.js", name):
+            STATIC["/assets/" + name] = (name, "text/javascript; charset=utf-8")
 
 
 class BadRequest(Exception):
@@ -585,6 +592,7 @@ def main():
     stopping = threading.Event()
     Handler.store = Store(args.records)
     Handler.resources = os.path.abspath(args.resources)
+    add_modules(Handler.resources)
     Handler.token = args.token
     Handler.verbose = args.verbose
     Handler.stopping = stopping
