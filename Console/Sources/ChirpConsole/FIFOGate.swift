@@ -5,6 +5,9 @@ import NIOConcurrencyHelpers
 ///
 /// A task cancelled while it waits leaves the queue with a `CancellationError`; those behind it move up. A task that
 /// finds the gate open goes through even when cancelled (what it then does is its own affair).
+///
+/// Written here because none of the project's dependencies has an async lock (NIO's and the standard library's
+/// locks block a thread; one must not be held across an `await`).
 final class FIFOGate: Sendable {
     private struct Waiter {
         let id: UInt64
