@@ -5,8 +5,8 @@ import SQLiteNIO
 
 /// The console's store: one SQLite file in WAL mode, with a full-text index (FTS5) over messages, labels, metadata and
 /// URLs. Writes go through this actor, one transaction per batch of records and one transaction at a time (ingest,
-/// retention and loss notices wait their turn at ``withWriter(_:)``); reads use a second connection, so a search never
-/// waits for an ingest (WAL lets readers and a writer work at once).
+/// retention and loss notices wait their turn at the store's write gate); reads use a second connection, so a search
+/// never waits for an ingest (WAL lets readers and a writer work at once).
 ///
 /// Each record is stored exactly once: `(stream, sequence)` is unique and inserts skip what is already there, and
 /// ``positions()`` tells the collector where each stream continues after a restart.
