@@ -131,4 +131,44 @@ import Testing
         await waited
         #expect(outbound.admit(Self.frame(200), isReply: false).admission == .accepted)
     }
+
+    /// A request's task cancelled before the event loop registered its wait: its frame is not queued, so no drain
+    /// writes it; the frame of a wait registered in the same state is.
+    @Test func aWaitCancelledBeforeItIsRegisteredQueuesNothing() {
+        let outbound = ConnectionOutbound(limit: 64 << 20, allocator: ByteBufferAllocator())
+        let (cancelled, sent) = outbound.withTickets { tickets in
+            let cancelled = tickets.makeRequestID()
+            tickets.waitStarting()
+            return (cancelled, tickets.pingStarting())
+        }
+        outbound.withTickets { $0.waitCancelled(cancelled) }
+        let refused = outbound.admitRegistered(id: cancelled) {
+            $0.admit(Self.frame(10), isReply: false, allocator: $1)
+        }
+        #expect(refused == nil)
+        let sink = Recorder()
+        #expect(outbound.drain(to: sink, lingerConfigured: false) == ConnectionOutbound.Drained())
+        #expect(sink.writes.isEmpty)
+        // The control: the other wait's frame is queued and written.
+        let accepted = outbound.admitRegistered(id: sent) { $0.admit(Self.frame(20), isReply: false, allocator: $1) }
+        #expect(accepted == .accepted)
+        #expect(outbound.drain(to: sink, lingerConfigured: false).bytes == 20)
+        #expect(!outbound.withTickets { $0.hasUnfinishedExchanges })
+    }
+
+    /// A reply is no longer owed once it is handed to the queue, queued or refused (the connection closed): in the one
+    /// step that queues it.
+    @Test func aReplyIsNoLongerOwedOnceQueuedOrRefused() {
+        let outbound = ConnectionOutbound(limit: 64 << 20, allocator: ByteBufferAllocator())
+        outbound.withTickets { $0.owesReply() }
+        outbound.withTickets { $0.owesReply() }
+        #expect(outbound.admit(Self.frame(10), isReply: true).admission == .accepted)
+        #expect(outbound.withTickets { $0.repliesOwed } == 1)
+        // A message is no reply: what is owed stays owed.
+        #expect(outbound.admit(Self.frame(10), isReply: false).admission == .accepted)
+        #expect(outbound.withTickets { $0.repliesOwed } == 1)
+        outbound.close()
+        #expect(outbound.admit(Self.frame(10), isReply: true).admission == .closed)
+        #expect(!outbound.withTickets { $0.hasUnfinishedExchanges })
+    }
 }

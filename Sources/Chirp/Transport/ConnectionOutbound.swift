@@ -12,51 +12,64 @@ protocol OutboundSink {
     func flush()
 }
 
-/// What one connection sends, and the one owner of it: its ``OutboundQueue`` (a value, behind the lock that is the only
-/// state the connection shares between threads) and the drain that writes it.
+/// What one connection sends, and the one owner of it: its ``OutboundQueue`` and the drain that writes it; and the
+/// connection's one lock, the only state it shares between threads, which guards that queue and the connection's
+/// ``ExchangeTickets``.
 ///
-/// Any thread queues (``admit(_:isReply:)``), waits for room (``waitForRoom()``), and counts its exchanges' tickets
-/// here (request ids, replies owed, waits not registered yet: see ``ExchangeState`` for the rest of an exchange). The
-/// event loop drains (``drain(to:lingerConfigured:)``): it writes every chunk while the channel is writable, flushes
-/// once, keeps the memory of what it wrote for the next batch, wakes the senders waiting for room, and says whether the
-/// next drain is to wait for the burst linger. Who wakes the loop to drain is the ``PeerConnection`` (it knows the
-/// channel handler); the queue says when (``OutboundQueue/drainScheduled``).
+/// Any thread queues (``admit(_:isReply:)``), waits for room (``waitForRoom()``), and keeps its exchanges' tickets
+/// (``withTickets(_:)``: request ids, replies owed, waits not registered yet; see ``ExchangeState`` for the rest of an
+/// exchange). The tickets sit under the queue's lock so that a reply is counted out in the acquisition that queues it,
+/// and a request's or ping's wait registered in the one that queues its frame. The event loop drains
+/// (``drain(to:lingerConfigured:)``): it writes every chunk while the channel is writable, flushes once, keeps the
+/// memory of what it wrote for the next batch, wakes the senders waiting for room, and says whether the next drain is
+/// to wait for the burst linger. Who wakes the loop to drain is the ``PeerConnection`` (it knows the channel handler);
+/// the queue says when (``OutboundQueue/drainScheduled``).
 struct ConnectionOutbound: Sendable {
     typealias Admission = OutboundQueue.Admission
 
-    private let queue: NIOLockedValueBox<OutboundQueue>
+    /// What the connection's one lock guards.
+    struct Locked {
+        /// What waits to be written.
+        var queue: OutboundQueue
+        /// The exchanges' bookkeeping that any thread touches.
+        var tickets = ExchangeTickets()
+    }
+
+    private let locked: NIOLockedValueBox<Locked>
     /// The channel's allocator, kept here: `Channel.allocator` costs a lookup and a retain, and every send needs it.
     let allocator: ByteBufferAllocator
 
     init(limit: Int, allocator: ByteBufferAllocator) {
-        self.queue = NIOLockedValueBox(OutboundQueue(limit: limit))
+        self.locked = NIOLockedValueBox(Locked(queue: OutboundQueue(limit: limit)))
         self.allocator = allocator
     }
 
     // MARK: Queueing (any thread)
 
     /// Queues a complete frame, and says what became of it and whether the caller is to have the event loop drain (no
-    /// drain is scheduled yet: this frame's drain is now counted as scheduled).
+    /// drain is scheduled yet: this frame's drain is now counted as scheduled). A reply (`isReply`) is no longer owed
+    /// from then on, queued or not (``ExchangeTickets/replyEnded()``).
     func admit(_ frame: ByteBuffer, isReply: Bool) -> (admission: Admission, wakeLoop: Bool) {
         let allocator = self.allocator
-        return queue.withLockedValue { queue -> (Admission, Bool) in
-            let admission = queue.admit(frame, isReply: isReply, allocator: allocator)
-            guard admission == .accepted, !queue.drainScheduled else { return (admission, false) }
-            queue.drainScheduled = true
+        return locked.withLockedValue { locked -> (Admission, Bool) in
+            let admission = locked.queue.admit(frame, isReply: isReply, allocator: allocator)
+            if isReply { locked.tickets.replyEnded() }
+            guard admission == .accepted, !locked.queue.drainScheduled else { return (admission, false) }
+            locked.queue.drainScheduled = true
             return (admission, true)
         }
     }
 
-    /// On the loop, the wait of request or ping `id` registered: queues its frame (`admit` queues it) unless its task
-    /// was cancelled before (``OutboundQueue/waitCancelled(_:)``): then `nil`, and nothing is queued. The caller
-    /// drains at once.
+    /// On the loop, the wait of request or ping `id` registered (``ExchangeTickets/waitRegistered(_:)``): queues its
+    /// frame (`admit` queues it) unless its task was cancelled before (``ExchangeTickets/waitCancelled(_:)``): then
+    /// `nil`, and nothing is queued. The caller drains at once.
     func admitRegistered(
         id: UInt64, _ admit: (inout OutboundQueue, ByteBufferAllocator) -> Admission
     ) -> Admission? {
         let allocator = self.allocator
-        return queue.withLockedValue { queue -> Admission? in
-            guard queue.waitRegistered(id) else { return nil }
-            return admit(&queue, allocator)
+        return locked.withLockedValue { locked -> Admission? in
+            guard locked.tickets.waitRegistered(id) else { return nil }
+            return admit(&locked.queue, allocator)
         }
     }
 
@@ -66,76 +79,45 @@ struct ConnectionOutbound: Sendable {
     /// The waiter's id is known to the queue before the task can be cancelled, so a cancellation that comes before
     /// the wait is registered is remembered there, and the wait then does not start (``OutboundQueue/wait(_:id:)``).
     func waitForRoom() async {
-        let id = queue.withLockedValue { $0.makeWaiterID() }
+        let id = locked.withLockedValue { $0.queue.makeWaiterID() }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                if !queue.withLockedValue({ $0.wait(continuation, id: id) }) { continuation.resume() }
+                if !locked.withLockedValue({ $0.queue.wait(continuation, id: id) }) { continuation.resume() }
             }
         } onCancel: {
-            queue.withLockedValue { $0.cancelWaiter(id) }?.resume()
+            locked.withLockedValue { $0.queue.cancelWaiter(id) }?.resume()
         }
     }
 
     /// Memory of a large frame written lately, cleared, with room for `minimumCapacity` bytes (see
     /// ``OutboundQueue/recycleLarge(_:)``).
     func takeSpareLarge(minimumCapacity: Int) -> ByteBuffer? {
-        queue.withLockedValue { $0.takeSpareLarge(minimumCapacity: minimumCapacity) }
+        locked.withLockedValue { $0.queue.takeSpareLarge(minimumCapacity: minimumCapacity) }
     }
 
     /// The anchor a sending thread remembers this connection by (``RouteCache``), made by `make` the first time, or
     /// `nil` when it no longer takes new frames.
     func sendRoute(making make: () -> SendRoute) -> SendRoute? {
-        queue.withLockedValue { $0.route(making: make) }
+        locked.withLockedValue { $0.queue.route(making: make) }
     }
 
     // MARK: An exchange's tickets (any thread)
 
-    /// A new request id, unique on this connection.
-    func makeRequestID() -> UInt64 {
-        queue.withLockedValue { $0.makeRequestID() }
+    /// Runs `body` on the connection's ``ExchangeTickets``, under the lock, and returns what it returns.
+    func withTickets<Result>(_ body: (inout ExchangeTickets) -> Result) -> Result {
+        locked.withLockedValue { body(&$0.tickets) }
     }
-
-    /// A request or ping is about to be queued from another thread (``OutboundQueue/waitStarting()``).
-    func waitStarting() {
-        queue.withLockedValue { $0.waitStarting() }
-    }
-
-    /// A new ping's id (its nonce), counted as a wait not registered yet.
-    func startingPing() -> UInt64 {
-        queue.withLockedValue { queue in
-            queue.waitStarting()
-            return queue.makeRequestID()
-        }
-    }
-
-    /// The task of request or ping `id` was cancelled (``OutboundQueue/waitCancelled(_:)``).
-    func waitCancelled(_ id: UInt64) {
-        queue.withLockedValue { $0.waitCancelled(id) }
-    }
-
-    /// A request arrived: a retired connection stays open until its reply is queued.
-    func owesReply() {
-        queue.withLockedValue { $0.owesReply() }
-    }
-
-    /// A reply owed could not be queued (the connection closed).
-    func replyDropped() {
-        queue.withLockedValue { $0.replyDropped() }
-    }
-
-    /// Replies owed, or requests and pings whose wait is not registered yet.
-    var hasUnfinishedExchanges: Bool { queue.withLockedValue { $0.hasUnfinishedExchanges } }
 
     // MARK: The connection's life
 
     /// No new message or request is queued from now on (replies still are).
     func retire() {
-        queue.withLockedValue { $0.retire() }
+        locked.withLockedValue { $0.queue.retire() }
     }
 
     /// Nothing is queued from now on, and what waits is dropped; senders waiting for room are woken.
     func close() {
-        for waiter in queue.withLockedValue({ $0.close() }) { waiter.resume() }
+        for waiter in locked.withLockedValue({ $0.queue.close() }) { waiter.resume() }
     }
 
     // MARK: The drain (the event loop)
@@ -165,8 +147,8 @@ struct ConnectionOutbound: Sendable {
                 if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {
                     // A large frame: once written, its memory may serve the next one (OutboundQueue.recycleLarge).
                     let promise = sink.eventLoop.makePromise(of: Void.self)
-                    let queue = self.queue
-                    promise.futureResult.whenSuccess { queue.withLockedValue { $0.recycleLarge(chunk) } }
+                    let locked = self.locked
+                    promise.futureResult.whenSuccess { locked.withLockedValue { $0.queue.recycleLarge(chunk) } }
                     sink.write(chunk, promise: promise)
                 } else {
                     sink.write(chunk, promise: nil)
@@ -181,12 +163,13 @@ struct ConnectionOutbound: Sendable {
         if lastWritten != nil { sink.flush() }
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
-        let (waiters, frames, lingers) = queue.withLockedValue { queue in
-            if let lastWritten { queue.recycle(lastWritten) }
-            queue.drainedEmpty()
-            let frames = queue.takeFramesQueued()
+        let (waiters, frames, lingers) = locked.withLockedValue { locked in
+            if let lastWritten { locked.queue.recycle(lastWritten) }
+            locked.queue.drainedEmpty()
+            let frames = locked.queue.takeFramesQueued()
             return (
-                queue.wakeableWaiters(), frames, queue.lingers(afterWriting: frames, lingerConfigured: lingerConfigured)
+                locked.queue.wakeableWaiters(), frames,
+                locked.queue.lingers(afterWriting: frames, lingerConfigured: lingerConfigured)
             )
         }
         for waiter in waiters { waiter.resume() }
@@ -204,13 +187,13 @@ struct ConnectionOutbound: Sendable {
     /// Takes the next chunk to write while `isWritable` and not held; anything else ends the drain (and allows the
     /// next one).
     private func nextChunk(isWritable: Bool) -> Next {
-        queue.withLockedValue { queue in
-            if queue.isHeld {
-                queue.drainScheduled = false
+        locked.withLockedValue { locked in
+            if locked.queue.isHeld {
+                locked.queue.drainScheduled = false
                 return .held
             }
-            guard isWritable, let chunk = queue.nextChunk() else {
-                queue.drainScheduled = false
+            guard isWritable, let chunk = locked.queue.nextChunk() else {
+                locked.queue.drainScheduled = false
                 return .done
             }
             return .chunk(chunk)
@@ -219,27 +202,27 @@ struct ConnectionOutbound: Sendable {
 
     /// Ends a scheduled drain that cannot run (the channel is gone): what is queued stays queued.
     func endDrain() {
-        queue.withLockedValue { $0.drainScheduled = false }
+        locked.withLockedValue { $0.queue.drainScheduled = false }
     }
 
     /// The burst linger's drain runs now, or was cancelled (``OutboundQueue/lingerEnded()``).
     func lingerEnded() {
-        queue.withLockedValue { $0.lingerEnded() }
+        locked.withLockedValue { $0.queue.lingerEnded() }
     }
 
     /// The burst linger's drain could not be scheduled (``OutboundQueue/lingerNotScheduled()``).
     func lingerNotScheduled() {
-        queue.withLockedValue { $0.lingerNotScheduled() }
+        locked.withLockedValue { $0.queue.lingerNotScheduled() }
     }
 
     /// Holds what is queued until ``releaseHold()``; `false` when held already.
     func hold() -> Bool {
-        queue.withLockedValue { $0.hold() }
+        locked.withLockedValue { $0.queue.hold() }
     }
 
     /// Ends the hold; `false` when nothing was held. The caller drains.
     @discardableResult
     func releaseHold() -> Bool {
-        queue.withLockedValue { $0.releaseHold() }
+        locked.withLockedValue { $0.queue.releaseHold() }
     }
 }

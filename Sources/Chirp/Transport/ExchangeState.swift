@@ -15,7 +15,8 @@ import NIOCore
 /// cancel, so the timer fires about once per timeout, however many exchanges came and went meanwhile.
 ///
 /// What other threads touch before the event loop gets to an exchange (the request ids, the waits not registered yet,
-/// the replies owed to the peer) is counted by the connection's ``OutboundQueue``, behind its lock.
+/// the replies owed to the peer) is the connection's ``ExchangeTickets``, behind its one lock; the handler consults
+/// both for whether an exchange is in flight (``PeerChannelHandler/exchangesInFlight``).
 struct ExchangeState<RequestWaiter, PingWaiter> {
     private var requests = PendingExchanges<RequestWaiter>()
     private var pings = PendingExchanges<PingWaiter>()

@@ -1,8 +1,13 @@
 import ChirpWire
 import NIOCore
 
-/// What waits to be written on one connection, bounded by ``Configuration/outboundLimit``: a value type, kept behind
-/// the connection's lock, because any thread may send while the event loop writes.
+/// What waits to be written on one connection, bounded by ``Configuration/outboundLimit``: the frames and batches, the
+/// senders waiting for room, the drain's schedule, the burst linger and the hold, and whether the connection still
+/// takes frames. A value type.
+///
+/// Thread rule: any thread, behind the connection's one lock only (``ConnectionOutbound`` holds it there), because any
+/// thread may send while the event loop writes. An exchange's bookkeeping (request ids, replies owed, waits not
+/// registered yet) is not here but in the ``ExchangeTickets`` beside it under the same lock.
 ///
 /// Small frames (up to ``coalescedFrameLimit``) are copied one after the other into a batch as they are queued, so a
 /// burst of small messages crosses the pipeline as a few large writes; the batch reuses the memory of the one written
@@ -52,15 +57,6 @@ struct OutboundQueue {
     private(set) var isClosed = false
     /// Lost the tie-break: no new messages or requests, but replies owed on it are still sent.
     private(set) var isRetired = false
-    /// Requests received on this connection whose reply has not been queued yet.
-    private(set) var repliesOwed = 0
-    /// Requests and pings sent from another thread whose wait the channel handler has not registered yet: until it
-    /// has, a retired connection must not take itself for idle and close under them.
-    private(set) var waitsUnregistered = 0
-    /// Requests and pings whose task was cancelled while their wait was not registered yet, by id: the handler
-    /// fails them when it gets to them, instead of sending them (``waitCancelled(_:)``). Empty but for that race.
-    private var cancelledBeforeRegistration: [UInt64] = []
-    private var nextRequestID: UInt64 = 1
     /// Senders waiting for room (``PeerConnection/waitForRoom()``), by id, from the moment they took their id.
     private var roomWaiters: [UInt64: RoomWaiter] = [:]
     private var nextWaiterID: UInt64 = 0
@@ -86,7 +82,6 @@ struct OutboundQueue {
     mutating func admit(_ frame: ByteBuffer, isReply: Bool, allocator: ByteBufferAllocator) -> Admission {
         if let refusal = refusal(size: frame.readableBytes, isReply: isReply) { return refusal }
         append(frame, allocator: allocator)
-        if isReply { repliesOwed = max(0, repliesOwed - 1) }
         return .accepted
     }
 
@@ -220,48 +215,6 @@ struct OutboundQueue {
         guard isHeld else { return false }
         isHeld = false
         return true
-    }
-
-    /// A request arrived on this connection: a retired connection stays open until its reply is queued.
-    mutating func owesReply() { repliesOwed += 1 }
-
-    /// A request or ping is about to be queued; ``waitRegistered()`` follows on the event loop.
-    mutating func waitStarting() { waitsUnregistered += 1 }
-
-    /// The channel handler registers the wait announced by ``waitStarting()`` for request or ping `id`. Returns
-    /// `false` when its task was cancelled before (``waitCancelled(_:)``): the handler fails it rather than send it.
-    mutating func waitRegistered(_ id: UInt64) -> Bool {
-        waitsUnregistered = max(0, waitsUnregistered - 1)
-        guard !cancelledBeforeRegistration.isEmpty else { return true }
-        var cancelled = false
-        if let index = cancelledBeforeRegistration.firstIndex(of: id) {
-            cancelledBeforeRegistration.remove(at: index)
-            cancelled = true
-        }
-        // With no wait left unregistered, the ids left are of waits that were registered, and resolved, before their
-        // cancellation was noted: nothing will ask for them.
-        if waitsUnregistered == 0 { cancelledBeforeRegistration.removeAll() }
-        return !cancelled
-    }
-
-    /// The task of request or ping `id` was cancelled. While some wait is not registered yet, `id` may be one of them
-    /// (its task may be cancelled before the event loop got to it): it is noted, for ``waitRegistered(_:)``. A wait
-    /// registered already is failed by the channel handler itself (``PeerChannelHandler/abandonRequest(id:error:)``).
-    mutating func waitCancelled(_ id: UInt64) {
-        guard waitsUnregistered > 0 else { return }
-        cancelledBeforeRegistration.append(id)
-    }
-
-    /// Whether a reply is owed or a wait is not registered yet: a retired connection is not idle.
-    var hasUnfinishedExchanges: Bool { repliesOwed > 0 || waitsUnregistered > 0 }
-
-    /// A reply owed could not be queued (the connection closed).
-    mutating func replyDropped() { repliesOwed = max(0, repliesOwed - 1) }
-
-    /// A new request id, unique on this connection.
-    mutating func makeRequestID() -> UInt64 {
-        defer { nextRequestID &+= 1 }
-        return nextRequestID
     }
 
     /// No new message or request from now on (replies still go out).

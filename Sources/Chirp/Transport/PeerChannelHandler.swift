@@ -12,7 +12,8 @@ import NIOCore
 ///   and held while the events of the handshake or the peer's other connection come first;
 /// - `PeerChannelHandler+Outbound.swift`: the drain of the connection's ``ConnectionOutbound`` into the channel, and
 ///   the burst linger's timer;
-/// - `PeerChannelHandler+Exchanges.swift`: our requests and pings in flight and their timer (``ExchangeState``);
+/// - `PeerChannelHandler+Exchanges.swift`: our requests and pings in flight and their timer (``ExchangeState``; what
+///   other threads count of an exchange, its ``ExchangeTickets``, is behind the connection's lock);
 /// - `PeerChannelHandler+Heartbeat.swift`: a ping when we have been quiet, a close when the peer has been.
 ///
 /// All of it is touched on the channel's event loop only. Other threads reach it through ``PeerConnection``, which
@@ -233,7 +234,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
         perform(lifecycle.exchangeEnded(exchangesInFlight: exchangesInFlight))
     }
 
-    /// Whether anything is in flight: our requests and pings, or replies we owe.
+    /// Whether anything is in flight: our requests and pings (``ExchangeState``), or replies we owe and waits not
+    /// registered yet (``ExchangeTickets``, asked only when the first has none).
     var exchangesInFlight: Bool {
         !exchanges.isEmpty || (connection?.hasUnfinishedExchanges ?? false)
     }

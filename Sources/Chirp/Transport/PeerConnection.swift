@@ -13,11 +13,12 @@ enum ConnectionRole: Sendable {
 /// One established (handshaken) connection to a peer, as the rest of Chirp sees it: who is at the other end, and a
 /// way to send from any thread.
 ///
-/// Frames go into the connection's ``ConnectionOutbound`` (its queue, the only state shared between threads, behind
-/// one lock, and the drain that writes it), and one task per event-loop tick has the channel handler drain it.
-/// Everything else about the connection (its lifecycle, the requests and pings in flight, the hold of what the peer
-/// sends across a tie-break switch) is the state of its ``PeerChannelHandler``, touched on the event loop only: the
-/// methods here hand it work once (`eventLoop.execute`), never share its fields.
+/// Frames go into the connection's ``ConnectionOutbound`` (its queue and the drain that writes it), and one task per
+/// event-loop tick has the channel handler drain it. The only state shared between threads is behind the connection's
+/// one lock there: the queue, and the ``ExchangeTickets`` of its exchanges (request ids, replies owed, waits not
+/// registered yet). Everything else about the connection (its lifecycle, the requests and pings in flight, the hold of
+/// what the peer sends across a tie-break switch) is the state of its ``PeerChannelHandler``, touched on the event loop
+/// only: the methods here hand it work once (`eventLoop.execute`), never share its fields.
 final class PeerConnection: InboundConnection {
     let channel: any Channel
     let eventLoop: any EventLoop
@@ -79,15 +80,14 @@ final class PeerConnection: InboundConnection {
 
     /// Notes that a request arrived on this connection: a retired connection stays open until its reply is sent.
     func owesReply() {
-        outbound.owesReply()
+        outbound.withTickets { $0.owesReply() }
     }
 
     /// Queues the reply to a request received on this connection (after ``owesReply()``); replies still go out on a
-    /// retired connection, where the requester waits for them.
+    /// retired connection, where the requester waits for them. Queued or not, the reply is no longer owed
+    /// (``ConnectionOutbound/admit(_:isReply:)``).
     func sendReply(_ frame: ByteBuffer) {
-        if admit(frame, isReply: true) != .accepted {
-            outbound.replyDropped()
-        }
+        admit(frame, isReply: true)
         if eventLoop.inEventLoop {
             handler.value.exchangeEnded()  // a synchronous responder's reply: no closure to make
         } else {
@@ -95,6 +95,7 @@ final class PeerConnection: InboundConnection {
         }
     }
 
+    @discardableResult
     private func admit(_ frame: ByteBuffer, isReply: Bool) -> Admission {
         let (admission, wakeLoop) = outbound.admit(frame, isReply: isReply)
         if wakeLoop {
@@ -111,7 +112,7 @@ final class PeerConnection: InboundConnection {
 
     /// Queues the frame of request or ping `id` on the event loop (`admit` queues it), right after its wait was
     /// registered, and writes it at once: the caller's one hand-off to the loop carries both. Returns `nil`, having
-    /// queued nothing, when the caller's task was cancelled before (``OutboundQueue/waitCancelled(_:)``).
+    /// queued nothing, when the caller's task was cancelled before (``ExchangeTickets/waitCancelled(_:)``).
     private func admitAndDrain(
         id: UInt64, handler: PeerChannelHandler, _ admit: (inout OutboundQueue, ByteBufferAllocator) -> Admission
     ) -> Admission? {
@@ -128,7 +129,7 @@ final class PeerConnection: InboundConnection {
 
     /// A new request id, unique on this connection.
     func makeRequestID() -> UInt64 {
-        outbound.makeRequestID()
+        outbound.withTickets { $0.makeRequestID() }
     }
 
     /// Sends a request frame (built with `id`) and returns the response; throws at the timeout or a disconnect, and
@@ -140,8 +141,8 @@ final class PeerConnection: InboundConnection {
     func request(id: UInt64, frame: ByteBuffer, timeout: TimeAmount) async throws -> ResponseBody {
         try Task.checkCancellation()  // not sent at all
         // Counted before the cancellation handler is installed, so that a cancellation that comes before the event
-        // loop registers the wait finds it unregistered (``OutboundQueue/waitCancelled(_:)``).
-        outbound.waitStarting()
+        // loop registers the wait finds it unregistered (``ExchangeTickets/waitCancelled(_:)``).
+        outbound.withTickets { $0.waitStarting() }
         return try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
                 hopToSendRequest(id: id, frame: frame, timeout: timeout, waiter: .continuation(continuation))
@@ -153,11 +154,11 @@ final class PeerConnection: InboundConnection {
 
     /// Starts a request whose reply `waiter` takes (internal, not private: the tests wait on a future).
     func startRequest(id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>) {
-        outbound.waitStarting()
+        outbound.withTickets { $0.waitStarting() }
         hopToSendRequest(id: id, frame: frame, timeout: timeout, waiter: waiter)
     }
 
-    /// Has the event loop send the request (after ``OutboundQueue/waitStarting()``).
+    /// Has the event loop send the request (after ``ExchangeTickets/waitStarting()``).
     private func hopToSendRequest(
         id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>
     ) {
@@ -186,7 +187,7 @@ final class PeerConnection: InboundConnection {
     /// ``request(id:frame:timeout:)``), and throws `CancellationError` as soon as the task is cancelled.
     func ping(timeout: TimeAmount) async throws {
         try Task.checkCancellation()  // not sent at all
-        let id = outbound.startingPing()  // before the cancellation handler, as for a request
+        let id = outbound.withTickets { $0.pingStarting() }  // before the cancellation handler, as for a request
         try await withTaskCancellationHandler {
             try await withUnsafeThrowingContinuation { continuation in
                 hopToSendPing(id: id, timeout: timeout, waiter: .continuation(continuation))
@@ -198,10 +199,10 @@ final class PeerConnection: InboundConnection {
 
     /// Starts a ping whose pong `waiter` takes (internal, not private: the tests wait on a future).
     func startPing(timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
-        hopToSendPing(id: outbound.startingPing(), timeout: timeout, waiter: waiter)
+        hopToSendPing(id: outbound.withTickets { $0.pingStarting() }, timeout: timeout, waiter: waiter)
     }
 
-    /// Has the event loop send ping `id` (after ``ConnectionOutbound/startingPing()``).
+    /// Has the event loop send ping `id` (after ``ExchangeTickets/pingStarting()``).
     private func hopToSendPing(id: UInt64, timeout: TimeAmount, waiter: ExchangeWaiter<Void>) {
         if eventLoop.inEventLoop {
             sendPing(id: id, timeout: timeout, waiter: waiter, handler: handler.value)
@@ -224,11 +225,11 @@ final class PeerConnection: InboundConnection {
 
     /// The task waiting on request or ping `id` was cancelled: the wait ends with `CancellationError`, and the table
     /// of exchanges forgets it, so that a late answer is ignored as one nobody asked for. A wait the event loop has
-    /// not registered yet is failed when it gets to it, without being sent (``OutboundQueue/waitCancelled(_:)``).
+    /// not registered yet is failed when it gets to it, without being sent (``ExchangeTickets/waitCancelled(_:)``).
     /// Always through a task on the loop, even from the loop: the handler is never re-entered from whatever code
     /// cancels the task.
     private func cancelWait(id: UInt64, isPing: Bool) {
-        outbound.waitCancelled(id)
+        outbound.withTickets { $0.waitCancelled(id) }
         let handler = self.handler
         eventLoop.execute {
             if isPing {
@@ -311,8 +312,9 @@ final class PeerConnection: InboundConnection {
         outbound.sendRoute { SendRoute(connection: self) }
     }
 
-    /// Replies owed on this connection, or requests and pings whose wait is not registered yet.
-    var hasUnfinishedExchanges: Bool { outbound.hasUnfinishedExchanges }
+    /// Replies owed on this connection, or requests and pings whose wait is not registered yet
+    /// (``ExchangeTickets/hasUnfinishedExchanges``).
+    var hasUnfinishedExchanges: Bool { outbound.withTickets { $0.hasUnfinishedExchanges } }
 }
 
 extension Hello {
