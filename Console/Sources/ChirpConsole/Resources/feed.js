@@ -3,8 +3,9 @@
  * the live stream, and draws only the rows on screen; what a row shows is its view's (logs.js, http.js).
  */
 import { markReady, sinceUserInput } from "./activity.js";
-import { api, streamURL } from "./api.js";
+import { api } from "./api.js";
 import { el } from "./dom.js";
+import { LiveStream } from "./live.js";
 
 const MAX_RECORDS = 50000;   // records kept in memory by one list; the oldest are dropped
 const TRIM_CHUNK = 2000;     // ...in chunks, so that the array is not spliced on every event
@@ -16,7 +17,7 @@ const OVERSCAN = 10;         // rows drawn above and below the visible ones
  * A list of records, newest at the bottom, that is
  *  - virtualised: fixed row height; only the visible rows (plus OVERSCAN) are in the DOM,
  *    row elements are recycled; all DOM work happens in one requestAnimationFrame;
- *  - live: an EventSource appends new records; reopened with after=<last id> on errors;
+ *  - live: its LiveStream (live.js) appends new records; reopened with after=<last id> on errors;
  *  - paged: scrolling to the top loads older records (before=); at most MAX_RECORDS are
  *    kept; when the newest had to be dropped (or after a time jump), scrolling to the
  *    bottom loads newer ones (after=) until it is caught up with the live tail.
@@ -73,10 +74,14 @@ export class Feed {
     this.holding = false;            // a button is down on a row: the list does not follow the tail
     this.stale = false;              // every drawn row is redrawn at the next render (new records or search)
 
-    this.es = null;
     this.conn = "idle";              // idle | connecting | live | reconnecting | history
-    this.retryTimer = 0;
-    this.retryDelay = 1000;
+    this.live = new LiveStream({
+      query: () => { const params = this.params(); params.after = this.lastId; return params; },
+      onOpen: () => { this.setConn("live"); },
+      onRecords: (data) => { this.onStreamRecords(data); },
+      onSources: (data) => { this.onSources(data); },
+      onDown: () => { this.setConn("reconnecting"); },
+    });
     this.generation = 0;             // bumped by reload(): late answers are ignored
     this.abort = null;
     this.renderQueued = false;
@@ -127,7 +132,7 @@ export class Feed {
   /** Fetches the latest page (or the page before historyTo) and (re)starts the stream. */
   async reload() {
     const gen = ++this.generation;
-    this.stopStream();
+    this.live.stop();
     if (this.abort) this.abort.abort();
     const abort = (this.abort = new AbortController());
     this.loading = true;
@@ -153,7 +158,7 @@ export class Feed {
       if (err.status === 0 || err.status >= 500) {
         // The server is away: try again, like the stream does.
         this.setConn("reconnecting");
-        this.retryTimer = setTimeout(() => { this.retryTimer = 0; this.reload(); }, this.nextRetryDelay());
+        this.live.retry(() => { this.reload(); });
       } else {
         this.setConn("idle");
       }
@@ -245,38 +250,10 @@ export class Feed {
 
   // -- stream
 
+  /** Opens the stream after the last id seen; the status stays "reconnecting" until it is open. */
   startStream() {
-    this.stopStream();
-    const params = this.params();
-    params.after = this.lastId;
-    const es = new EventSource(streamURL(params));
-    this.es = es;
+    this.live.open();
     if (this.conn !== "reconnecting") this.setConn("connecting");
-    es.addEventListener("open", () => {
-      if (this.es !== es) return;
-      this.retryDelay = 1000;
-      this.setConn("live");
-    });
-    es.addEventListener("records", (e) => { if (this.es === es) this.onStreamRecords(e.data); });
-    es.addEventListener("sources", (e) => { if (this.es === es) this.onSources(e.data); });
-    es.addEventListener("error", () => {
-      if (this.es !== es) return;
-      // EventSource would reconnect by itself with the old after=; reopen it with the last id seen.
-      this.stopStream();
-      this.setConn("reconnecting");
-      this.retryTimer = setTimeout(() => { this.retryTimer = 0; this.startStream(); }, this.nextRetryDelay());
-    });
-  }
-
-  stopStream() {
-    if (this.es) { this.es.close(); this.es = null; }
-    if (this.retryTimer) { clearTimeout(this.retryTimer); this.retryTimer = 0; }
-  }
-
-  nextRetryDelay() {
-    const d = this.retryDelay;
-    this.retryDelay = Math.min(this.retryDelay * 2, 15000);
-    return d;
   }
 
   onStreamRecords(data) {
@@ -336,9 +313,9 @@ export class Feed {
 
   setActive(active) {
     this.active = active;
-    if (!active) { this.stopStream(); if (this.conn !== "history") this.setConn("idle"); return; }
+    if (!active) { this.live.stop(); if (this.conn !== "history") this.setConn("idle"); return; }
     if (!this.loaded) { this.reload(); return; }
-    if (!this.historyTo && !this.es && !this.retryTimer && !this.loading) this.startStream();  // catch up from lastId
+    if (!this.historyTo && this.live.idle && !this.loading) this.startStream();  // catch up from lastId
     this.schedule();
   }
 
