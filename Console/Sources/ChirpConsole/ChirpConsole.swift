@@ -224,7 +224,7 @@ struct ConsoleAssets: Sendable {
     static let scripts = [
         "console.js", "activity.js", "api.js", "details.js", "dom.js", "endpoints.js", "feed.js", "filters.js",
         "format.js", "highlight.js", "http.js", "keyboard.js", "live.js", "logs.js", "peers.js", "sources.js",
-        "state.js", "tabs.js", "theme.js"
+        "state.js", "tabs.js", "theme.js", "vlist.js"
     ]
 
     static let names: [String: String] = Dictionary(
