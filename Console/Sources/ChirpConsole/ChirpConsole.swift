@@ -223,8 +223,8 @@ struct ConsoleAssets: Sendable {
     /// which the browser asks for as `/assets/NAME.js`).
     static let scripts = [
         "console.js", "activity.js", "api.js", "details.js", "dom.js", "endpoints.js", "feed.js", "filters.js",
-        "format.js", "highlight.js", "http.js", "keyboard.js", "logs.js", "peers.js", "sources.js", "state.js",
-        "tabs.js", "theme.js"
+        "format.js", "highlight.js", "http.js", "keyboard.js", "live.js", "logs.js", "peers.js", "sources.js",
+        "state.js", "tabs.js", "theme.js", "vlist.js"
     ]
 
     static let names: [String: String] = Dictionary(

@@ -13,7 +13,8 @@
  *   format.js     API values as display text (pure)        dom.js        elements, always filled with text
  *   state.js      the view's state and the page URL        api.js        the JSON API and the live stream's URL
  *   highlight.js  search matches in <mark>                  activity.js   first paint, the user's last input
- *   feed.js       the virtualised, live, paged list        details.js    the parts of a details pane
+ *   feed.js       a list's records: pages and live tail    details.js    the parts of a details pane
+ *   live.js       the live stream and its reconnects       vlist.js      a list's drawing: only the rows on screen
  *   logs.js       the Logs tab's rows and details          http.js       the HTTP tab's rows and details
  *   sources.js    the Sources pane                         endpoints.js  the HTTP tab's Endpoints pane
  *   peers.js      the Peers tab                            filters.js    the toolbars' filters
