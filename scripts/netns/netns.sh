@@ -5,7 +5,9 @@
 # and every avahi-daemon is confined to its host's veth (allow-interfaces=).
 #
 # Usage (as root):
-#   netns.sh available            exit 0 if the harness can run here, else ONE line with the reason, exit 1
+#   netns.sh available [impair]   exit 0 if the harness can run here, else ONE line with the reason, exit 1.
+#                                 Installs nftables (apt-get) when it is missing; with `impair`, also fails (one line)
+#                                 when the impairments below cannot run (no nft, or the kernel has no nf_tables)
 #   netns.sh up N [--subnets 2]   build hosts h1..hN (fails if any of them already exists). With --subnets 2: two
 #                                 subnets on two bridges, odd hosts on the first and even hosts on the second,
 #                                 joined by a router host ("router": IP forwarding, and an avahi-daemon with
@@ -20,6 +22,17 @@
 #   netns.sh restart-avahi HOST   kill HOST's avahi-daemon, start it again, wait until it answers
 #   netns.sh address HOST         print HOST's IPv4 address
 #   netns.sh hosts                print the names of the hosts that exist (one a line)
+#   netns.sh loss HOST IN [OUT]   drop IN% of the packets arriving at HOST and OUT% (default 0) of those it sends, at
+#                                 random (nftables `numgen random mod 100 < N drop`, in input and output hook chains
+#                                 of HOST's namespace, not on lo). Replaces HOST's previous loss; `loss HOST 0` removes
+#                                 it. "20% each way" between two hosts: `loss h1 20` and `loss h2 20`
+#   netns.sh dropped HOST         print "IN OUT": how many packets HOST's loss rules have dropped (0 0 without rules)
+#   netns.sh rate HOST RATE       limit HOST's link to RATE (tc units: 10mbit, 512kbit) each way: netem `rate` where
+#                                 the kernel has netem, else tbf (burst 64 KiB, queue 200 ms) on HOST's eth0 and
+#                                 its bridge port; `rate HOST off` removes it
+#   netns.sh freeze HOST          SIGSTOP every process of HOST (its daemons and whatever `exec` started there): a
+#                                 suspended laptop, except that HOST's kernel side (TCP, ARP) still answers
+#   netns.sh thaw HOST            SIGCONT them
 #   netns.sh down                 remove everything (processes in the hosts, namespaces, bridge, runtime folder),
 #                                 also after a partial `up`
 #
@@ -92,13 +105,15 @@ in_host_detached() {
 
 # ------------------------------------------------------------------------------------------------ available
 cmd_available() {
-    local tool
+    local tool reason
     [[ $EUID -eq 0 ]] || { echo "netns harness unavailable: needs root"; return 1; }
     for tool in ip unshare nsenter avahi-daemon dbus-daemon dbus-send; do
         command -v "$tool" >/dev/null 2>&1 || { echo "netns harness unavailable: $tool not found"; return 1; }
     done
     ip netns list >/dev/null 2>&1 || { echo "netns harness unavailable: 'ip netns' does not work here"; return 1; }
     unshare --net --mount true >/dev/null 2>&1 || { echo "netns harness unavailable: cannot create network/mount namespaces (unshare --net --mount failed)"; return 1; }
+    reason=$(impair_unavailable)
+    if [[ ${1:-} == impair && -n $reason ]]; then echo "$reason"; return 1; fi
     return 0
 }
 
@@ -332,6 +347,112 @@ cmd_hosts() {
     done | sort -V
 }
 
+# ------------------------------------------------------------------------------------------------ impairments
+LOSS_TABLE=chirp_loss
+
+# Installs nftables when nft is missing, the way scripts/avahi-up.sh installs its packages: apt-get install, and
+# apt-get update only when that fails first. Never starts a service (policy-rc.d). Quiet unless it installs.
+ensure_nft() {
+    command -v nft >/dev/null 2>&1 && return 0
+    [[ $EUID -eq 0 ]] && command -v apt-get >/dev/null 2>&1 || return 1
+    log "installing nftables (apt-get)"
+    local policy=/usr/sbin/policy-rc.d made_policy="" status=0
+    if [[ ! -e $policy ]]; then
+        printf '#!/bin/sh\nexit 101\n' >"$policy" && chmod 755 "$policy" && made_policy=1
+    fi
+    local install=(env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300 install -y nftables)
+    "${install[@]}" >/dev/null 2>&1 ||
+        { apt-get -o DPkg::Lock::Timeout=300 update >/dev/null 2>&1 && "${install[@]}" >/dev/null 2>&1; } ||
+        status=$?
+    [[ -z $made_policy ]] || rm -f "$policy"
+    ((status == 0)) && command -v nft >/dev/null 2>&1
+}
+
+# Why impairments cannot run here (one line), or nothing.
+impair_unavailable() {
+    ensure_nft || { echo "netns impairments unavailable: nft not found and apt-get could not install nftables"; return; }
+    unshare --net nft add table inet probe >/dev/null 2>&1 ||
+        echo "netns impairments unavailable: the kernel refuses nftables tables (no nf_tables?)"
+}
+
+percent() { [[ $1 =~ ^[0-9]+$ ]] && (($1 <= 100)) || die "bad percentage '$1' (want 0..100)"; }
+
+cmd_loss() {
+    local h=${1:-} in=${2:-} out=${3:-0}
+    [[ -n $h && -n $in ]] || die "usage: netns.sh loss HOST IN% [OUT%]"
+    percent "$in"
+    percent "$out"
+    host_exists "$h"
+    command -v nft >/dev/null 2>&1 || ensure_nft || die "loss needs nft (nftables), which could not be installed"
+    local ns
+    ns=$(host_ns "$h")
+    ip netns exec "$ns" nft delete table inet "$LOSS_TABLE" 2>/dev/null || true
+    ((in > 0 || out > 0)) || { log "$h: no loss"; return 0; }
+    # Both chains always exist (with "< 0" when a direction has no loss), so `dropped` reads two counters.
+    ip netns exec "$ns" nft -f - <<NFT
+table inet $LOSS_TABLE {
+    chain input {
+        type filter hook input priority 0; policy accept;
+        iifname != "lo" numgen random mod 100 < $in counter drop
+    }
+    chain output {
+        type filter hook output priority 0; policy accept;
+        oifname != "lo" numgen random mod 100 < $out counter drop
+    }
+}
+NFT
+    log "$h: dropping $in% of incoming and $out% of outgoing packets"
+}
+
+cmd_dropped() {
+    local h=${1:-} ns chain count counts=()
+    [[ -n $h ]] || die "usage: netns.sh dropped HOST"
+    host_exists "$h"
+    ns=$(host_ns "$h")
+    for chain in input output; do
+        count=$(ip netns exec "$ns" nft list chain inet "$LOSS_TABLE" "$chain" 2>/dev/null |
+            sed -n 's/.*counter packets \([0-9]*\) .*/\1/p' | head -n 1)
+        counts+=("${count:-0}")
+    done
+    echo "${counts[0]} ${counts[1]}"
+}
+
+# The qdisc behind `rate`: netem where the kernel has it (checked once, in a throwaway namespace), else tbf.
+rate_qdisc() {
+    if unshare --net sh -c 'ip link add d0 type dummy && tc qdisc add dev d0 root netem rate 1mbit' >/dev/null 2>&1; then
+        echo "netem rate $1"
+    else
+        echo "tbf rate $1 burst 64kb latency 200ms"
+    fi
+}
+
+cmd_rate() {
+    local h=${1:-} rate=${2:-}
+    [[ -n $h && -n $rate ]] || die "usage: netns.sh rate HOST RATE|off"
+    host_exists "$h"
+    local ns
+    ns=$(host_ns "$h")
+    # The host's sending side is its eth0; its receiving side is the bridge's port towards it.
+    tc -n "$ns" qdisc del dev eth0 root 2>/dev/null || true
+    tc -n "$BR_NS" qdisc del dev "$h" root 2>/dev/null || true
+    [[ $rate != off ]] || { log "$h: no rate limit"; return 0; }
+    [[ $rate =~ ^[0-9]+(\.[0-9]+)?([kmg]?(bit|bps))$ ]] || die "bad rate '$rate' (want e.g. 10mbit, 512kbit)"
+    local qdisc
+    read -r -a qdisc <<<"$(rate_qdisc "$rate")"
+    tc -n "$ns" qdisc add dev eth0 root "${qdisc[@]}"
+    tc -n "$BR_NS" qdisc add dev "$h" root "${qdisc[@]}"
+    log "$h: link limited to $rate each way (${qdisc[0]})"
+}
+
+cmd_freeze() {
+    local signal=$1 h=${2:-} pids
+    [[ -n $h ]] || die "usage: netns.sh freeze|thaw HOST"
+    host_exists "$h"
+    pids=$(ip netns pids "$(host_ns "$h")" 2>/dev/null || true)
+    [[ -z $pids ]] || kill "-$signal" $pids 2>/dev/null || true
+    log "$h: SIG$signal sent to $(echo $pids | wc -w) processes"
+}
+
 # ------------------------------------------------------------------------------------------------ down
 kill_ns_processes() {
     local ns=$1 pids i
@@ -380,7 +501,7 @@ cmd_down() {
 command=${1:-}
 shift || true
 case $command in
-    available)     cmd_available ;;
+    available)     cmd_available "$@" ;;
     up)            cmd_up "$@" ;;
     exec)          cmd_exec "$@" ;;
     link-down)     cmd_link down "$@" ;;
@@ -388,6 +509,11 @@ case $command in
     restart-avahi) cmd_restart_avahi "$@" ;;
     address)       cmd_address "$@" ;;
     hosts)         cmd_hosts ;;
+    loss)          cmd_loss "$@" ;;
+    dropped)       cmd_dropped "$@" ;;
+    rate)          cmd_rate "$@" ;;
+    freeze)        cmd_freeze STOP "$@" ;;
+    thaw)          cmd_freeze CONT "$@" ;;
     down)          cmd_down ;;
-    *)             die "usage: netns.sh available | up N | exec HOST CMD [ARGS...] | link-down HOST | link-up HOST | restart-avahi HOST | address HOST | hosts | down" ;;
+    *)             die "usage: netns.sh available [impair] | up N | exec HOST CMD [ARGS...] | link-down HOST | link-up HOST | restart-avahi HOST | address HOST | hosts | loss HOST IN [OUT] | dropped HOST | rate HOST RATE|off | freeze HOST | thaw HOST | down" ;;
 esac
