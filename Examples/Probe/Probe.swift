@@ -14,11 +14,13 @@
 //   {"event":"refused","peer":N,"reason":R}         a connection refused during the handshake
 //   {"event":"discoveryUnavailable","message":M}
 //   {"event":"error","kind":K,"message":M[,"peer":N,"count":C]}   outboundLimitExceeded is printed at counts 1, 2, 4, 8, ...
-//   answers to commands: "sent", "broadcasted", "flooded", "peers", "rss", "stopped"
+//   answers to commands: "sent", "broadcasted", "flooded", "requested", "peers", "rss", "stopped"
 // Standard input: one command a line.
 //   send NAME N [BYTES]      send N messages to the connected peer NAME (padding of BYTES, default 0)
 //   broadcast N [BYTES]      broadcast N messages
 //   flood NAME SECONDS BYTES send to NAME as fast as possible for SECONDS; reports what `send` did and the peak RSS
+//   request NAME N           N requests to NAME, one after the other (each waits for its reply, with the library's
+//                            default timeout): {"event":"requested","ok":K,"failed":F,"latencies":[ms...],"errors":[..]}
 //   peers                    the available and connected peers
 //   rss                      this process's resident memory
 //   quit                     stop the transceiver and exit (so does end of input)
@@ -29,6 +31,18 @@ import Chirp
 import Foundation
 import Logging
 import NIOConcurrencyHelpers
+
+/// The request a probe answers (`request NAME N`): its reply carries the same number back.
+struct ProbeRequest: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "probe.request"
+    var number: Int
+}
+
+/// The reply to a ``ProbeRequest``.
+struct ProbeReply: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "probe.reply"
+    var number: Int
+}
 
 /// The one message type probes exchange.
 struct ProbeMessage: Codable, Sendable, ChirpMessage {
@@ -82,6 +96,7 @@ struct Probe: AsyncParsableCommand {
         try transceiver.receive(ProbeMessage.self) { message, sender in
             emit(["event": "message", "from": sender.name, "seq": message.seq, "bytes": message.padding.utf8.count])
         }
+        try transceiver.respond(to: ProbeRequest.self) { request, _ in ProbeReply(number: request.number) }
         let events = transceiver.makeEvents()
         let driver = Driver(transceiver: transceiver)
         await withTaskGroup(of: Void.self) { group in
@@ -164,6 +179,8 @@ actor Driver {
             broadcast(count: number(1, 0), bytes: number(2, 0))
         case "flood" where words.count >= 4:
             await flood(to: words[1], seconds: Double(words[2]) ?? 1, bytes: number(3, 0))
+        case "request" where words.count >= 3:
+            await request(to: words[1], count: number(2, 0))
         case "peers":
             let peers = transceiver.availablePeers
             emit(["event": "peers", "names": peers.map(\.name), "connected": peers.filter(\.isConnected).map(\.name)])
@@ -272,6 +289,38 @@ actor Driver {
         if let firstFullAfterMs { fields["firstFullAfterMs"] = firstFullAfterMs }
         emit(fields.merging(outcome.fields) { $1 })
     }
+}
+
+extension Driver {
+    /// `count` requests to `name`, one after the other; how many were answered, how long each took, and what failed.
+    func request(to name: String, count: Int) async {
+        var latencies: [Int] = []
+        var errors: [String] = []
+        let clock = ContinuousClock()
+        for number in 0..<max(0, count) {
+            let start = clock.now
+            do {
+                guard let peer = transceiver.connectedPeers.first(where: { $0.name == name }) else {
+                    throw ProbeFailure(text: "\(name) is not connected")
+                }
+                let reply = try await transceiver.request(ProbeRequest(number: number), to: peer, as: ProbeReply.self)
+                guard reply.number == number else { throw ProbeFailure(text: "reply \(reply.number) to \(number)") }
+                latencies.append(milliseconds(clock.now - start))
+            } catch {
+                errors.append("\(number): \(error)")
+            }
+        }
+        emit([
+            "event": "requested", "to": name, "ok": latencies.count, "failed": errors.count, "latencies": latencies,
+            "errors": errors
+        ])
+    }
+}
+
+/// A request's failure that is the probe's own finding.
+struct ProbeFailure: Error, CustomStringConvertible {
+    var text: String
+    var description: String { text }
 }
 
 /// `duration` in whole milliseconds.

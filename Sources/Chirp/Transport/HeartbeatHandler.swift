@@ -20,8 +20,9 @@ final class HeartbeatHandler: ChannelDuplexHandler, StartsWhenActive, RemovableC
     enum Event: Sendable {
         /// Nothing was written for the heartbeat interval: time for a ping.
         case quiet
-        /// No complete frame arrived for the heartbeat timeout (fired again every timeout while it lasts).
-        case silent
+        /// No complete frame arrived for the heartbeat timeout (fired again every timeout while it lasts); the
+        /// silence began at `since`, when the last complete frame arrived (or the handler started).
+        case silent(since: NIODeadline)
     }
 
     private let interval: TimeAmount
@@ -108,7 +109,7 @@ final class HeartbeatHandler: ChannelDuplexHandler, StartsWhenActive, RemovableC
     private func run(_ check: Check, context: ChannelHandlerContext) {
         let (pending, last, period, event): (Scheduled<Void>?, NIODeadline, TimeAmount, Event) =
             switch check {
-            case .read: (readCheck, lastRead, timeout, .silent)
+            case .read: (readCheck, lastRead, timeout, .silent(since: lastRead))
             case .write: (writeCheck, lastWrite, interval, .quiet)
             }
         guard pending != nil, context.channel.isActive else { return }

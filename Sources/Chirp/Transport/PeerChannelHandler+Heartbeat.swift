@@ -1,7 +1,8 @@
 import ChirpWire
 import NIOCore
 
-/// The heartbeat (``HeartbeatHandler``'s events): a ping when we have been quiet, a close when the peer has been.
+/// The heartbeat (``HeartbeatHandler``'s events): a ping when we have been quiet, and when the peer has been, a look
+/// at the kernel's TCP that decides (``SilenceRule``) whether it is dead or on a link that loses packets.
 extension PeerChannelHandler {
     func heartbeatEvent(_ heartbeat: HeartbeatHandler.Event, context: ChannelHandlerContext) {
         switch heartbeat {
@@ -13,7 +14,7 @@ extension PeerChannelHandler {
                         FrameWriter.frame(.ping, body: ByteBuffer(), allocator: context.channel.allocator)),
                     promise: nil)
             }
-        case .silent:
+        case .silent(let since):
             // Before the handshake, the handshake timeout (HandshakeHandler) decides alone: a hello that is still
             // arriving, or that has not started, gets the whole of it (Protocol.md section 4).
             guard let connection else { return }
@@ -21,40 +22,24 @@ extension PeerChannelHandler {
                 // We stopped reading on purpose (a consumer of this peer's messages is full): its silence is ours.
                 return
             }
-            let receivedLately = Self.kernelReceivedData(on: context.channel, within: heartbeatTimeout)
-            receivedLately.assumeIsolated().whenSuccess { receivedLately in
-                if receivedLately {
+            // The event loop that runs this also keeps the channel: the look comes back on it.
+            TCPLook.read(from: context.channel).assumeIsolated().whenSuccess { look in
+                let verdict = self.silenceRule.look(look, silentSince: since, now: .now())
+                let seconds = Double((NIODeadline.now() - since).nanoseconds) / 1e9
+                let silence = "\((seconds * 10).rounded() / 10)"
+                let tcp = look?.summary ?? "no TCP_INFO"
+                switch verdict {
+                case .keep(let reason):
                     self.logger.debug(
-                        "no frame for the heartbeat timeout, but data from the peer arrived lately; keeping the connection",
-                        metadata: ["peer": "\(connection.peer)"])
-                    return
+                        "no frame for \(silence) s; keeping the connection: \(reason.rawValue)",
+                        metadata: ["peer": "\(connection.peer)", "tcp": "\(tcp)"])
+                case .close(let reason):
+                    self.logger.notice(
+                        "closing connection: no frame for \(silence) s, and \(reason.rawValue)",
+                        metadata: ["peer": "\(connection.peer)", "tcp": "\(tcp)"])
+                    context.close(promise: nil)
                 }
-                self.logger.notice(
-                    "closing connection: nothing received for \(self.heartbeatTimeout) s",
-                    metadata: ["peer": "\(connection.peer)"])
-                context.close(promise: nil)
             }
         }
-    }
-
-    /// Whether data from the peer reached this host's TCP stack well within the last `timeout` seconds (in its
-    /// first half), read by us or not.
-    ///
-    /// The heartbeat's read timeout counts from the last complete frame this handler saw. An event loop kept busy by
-    /// a sender on other threads (each `send` queues a task, and NIO runs tasks until none is left before it reads
-    /// again) can go seconds without reading, while the peer's pings and replies wait in the socket; and the bytes of
-    /// one large frame can take longer than the timeout to arrive on a slow link. In both cases the peer is alive,
-    /// and closing would lose what is queued for it. The kernel knows when data last arrived (`TCP_INFO`, Linux, in
-    /// milliseconds at the kernel's tick granularity: hence the half, which keeps a dead peer's detection at one
-    /// timeout). Elsewhere, or if it cannot say, the answer is `false` and the timeout applies as before.
-    static func kernelReceivedData(on channel: any Channel, within timeout: Double) -> EventLoopFuture<Bool> {
-        #if os(Linux)
-        if let provider = channel as? any SocketOptionProvider {
-            return provider.getTCPInfo()
-                .map { info in Double(info.tcpi_last_data_recv) / 1000 < timeout / 2 }
-                .recover { _ in false }
-        }
-        #endif
-        return channel.eventLoop.makeSucceededFuture(false)
     }
 }

@@ -42,6 +42,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     let heartbeatTimeout: Double
     /// Closed while a consumer of this connection's messages is full; the heartbeat does not count that time.
     let readGate: ReadGate?
+    /// Whether a silent connection is dead or on a lossy link (``SilenceRule``): the heartbeat asks it.
+    var silenceRule: SilenceRule
     @exclusivity(unchecked) var connection: PeerConnection?
     @exclusivity(unchecked) var context: ChannelHandlerContext?
     var lifecycle = ConnectionLifecycle()
@@ -101,6 +103,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
         self.outboundLimit = outboundLimit
         self.burstLinger = burstLinger
         self.heartbeatTimeout = heartbeatTimeout
+        self.silenceRule = SilenceRule(timeout: .nanoseconds(Int64(heartbeatTimeout * 1e9)))
         self.logger = logger
         self.openedAt = ContinuousClock.now
     }

@@ -27,6 +27,10 @@ struct ProbeEvent: Decodable, Sendable {
     var firstSeq: Int?
     var lastSeq: Int?
     var firstFullAfterMs: Int?
+    var ok: Int?
+    var failed: Int?
+    var latencies: [Int]?
+    var errors: [String]?
 
     static func parse(_ line: String) -> ProbeEvent? {
         try? JSONDecoder().decode(ProbeEvent.self, from: Data(line.utf8))

@@ -1,0 +1,136 @@
+import Foundation
+import Testing
+
+/// Two hosts on a link that loses packets at random (`netns.sh loss`) or is slow (`netns.sh rate`), with the
+/// library's default heartbeat: requests succeed, messages arrive once and in order, and no connection is dropped.
+/// Docs/Reliability.md, "Impaired links", has the figures.
+extension FaultTests {
+    @Suite(.impair) struct LossTests {
+        /// Two connected probes, a (on h1) and b (on h2), with the default heartbeat; then `percent` of the packets
+        /// arriving at each host are dropped: that much loss each way.
+        static func lossyPair(_ percent: Int, service letter: String) async throws -> (
+            harness: Harness, a: ProbeProcess, b: ProbeProcess
+        ) {
+            let (harness, _, probes) = try await Harness.connected(hosts: 2, service: letter, [])
+            do {
+                for host in harness.hosts { try harness.run(["loss", host, String(percent)]) }
+            } catch {
+                harness.tearDown()
+                throw error
+            }
+            return (harness, probes[0], probes[1])
+        }
+
+        /// Packets dropped so far by the loss rules of every host: the positive control that the link was lossy.
+        static func dropped(_ harness: Harness) throws -> Int {
+            try harness.hosts.reduce(0) { total, host in
+                let counts = try harness.run(["dropped", host]).split(whereSeparator: \.isWhitespace)
+                return total + counts.compactMap { Int($0) }.reduce(0, +)
+            }
+        }
+
+        /// `count` requests from `from` to `to`, one after the other; all must succeed. Reports median and maximum.
+        static func requests(
+            _ count: Int, from: ProbeProcess, to: ProbeProcess, figure: String,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws {
+            let mark = from.mark
+            from.command("request \(to.name) \(count)")
+            let report = try await from.waitFor(from: mark, timeout: 300, "\(count) requests answered") {
+                $0.event == "requested"
+            }
+            let latencies = (report.latencies ?? []).sorted()
+            #expect(report.ok == count, "failed: \(report.errors ?? [])", sourceLocation: sourceLocation)
+            if !latencies.isEmpty {
+                measure("\(figure).request-median", latencies[latencies.count / 2])
+                measure("\(figure).request-max", latencies[latencies.count - 1])
+            }
+        }
+
+        static func noneDropped(_ probes: ProbeProcess..., sourceLocation: SourceLocation = #_sourceLocation) {
+            for probe in probes {
+                let dropped = probe.events.filter { $0.event == "peerDisconnected" }.compactMap(\.name)
+                #expect(dropped.isEmpty, "\(probe.name) dropped \(dropped)", sourceLocation: sourceLocation)
+            }
+        }
+
+        /// 5% loss each way: every request succeeds, 500 messages each way arrive in order and once.
+        @Test(.netns) func fivePercentLossLosesNoRequestAndNoMessage() async throws {
+            let (harness, a, b) = try await Self.lossyPair(5, service: "l")
+            defer { harness.tearDown() }
+
+            try await Self.requests(40, from: a, to: b, figure: "loss5")
+
+            let start = nowMs()
+            let (markA, markB) = (a.mark, b.mark)
+            a.command("send b 500 100")
+            b.command("send a 500 100")
+            let sentA = try await a.waitFor(from: markA, "a's 500 sent") { $0.event == "sent" }
+            let sentB = try await b.waitFor(from: markB, "b's 500 sent") { $0.event == "sent" }
+            #expect(sentA.accepted == 500 && sentB.accepted == 500)
+            let lastA = try await b.waitFor(timeout: 120, "a's last message at b") {
+                $0.event == "message" && $0.from == "a" && $0.seq == sentA.lastSeq
+            }
+            let lastB = try await a.waitFor(timeout: 120, "b's last message at a") {
+                $0.event == "message" && $0.from == "b" && $0.seq == sentB.lastSeq
+            }
+            measure("loss5.chat-1000", max(lastA.ms, lastB.ms) - start)
+            for (receiver, sender, sent) in [(b, "a", sentA), (a, "b", sentB)] {
+                let seqs = receiver.receivedSeqs(from: sender).filter { $0 >= (sent.firstSeq ?? 0) }
+                #expect(seqs == Array((sent.firstSeq ?? 0)...(sent.lastSeq ?? 0)), "\(receiver.name) got gaps, duplicates or disorder")
+            }
+            let dropped = try Self.dropped(harness)
+            measure("loss5.packets-dropped", dropped, "packets")
+            #expect(dropped > 0, "the loss rules dropped nothing: the link was not lossy")
+            Self.noneDropped(a, b)
+        }
+
+        /// 20% loss each way with the default heartbeat (0.5 s, 2.5 s): TCP resends, the heartbeat keeps the
+        /// connection, every request succeeds.
+        @Test(.netns) func twentyPercentLossDropsNoConnection() async throws {
+            let (harness, a, b) = try await Self.lossyPair(20, service: "m")
+            defer { harness.tearDown() }
+
+            try await Self.requests(40, from: a, to: b, figure: "loss20")
+
+            let dropped = try Self.dropped(harness)
+            measure("loss20.packets-dropped", dropped, "packets")
+            #expect(dropped > 0, "the loss rules dropped nothing: the link was not lossy")
+            Self.noneDropped(a, b)
+        }
+
+        /// 10 Mbit/s each way: a 1 MiB message arrives, a request behind it is answered, no connection is dropped.
+        @Test(.netns) func aSlowLinkCarriesALargeMessageWithoutADrop() async throws {
+            let (harness, _, probes) = try await Harness.connected(hosts: 2, service: "n", [])
+            defer { harness.tearDown() }
+            let (a, b) = (probes[0], probes[1])
+            for host in harness.hosts { try harness.run(["rate", host, "10mbit"]) }
+
+            let start = nowMs()
+            let sent = try await a.send(1, of: 1 << 20, to: b)
+            measure("rate10.one-mib", nowMs() - start)
+            #expect(sent.accepted == 1)
+            try await Self.requests(10, from: a, to: b, figure: "rate10")
+            Self.noneDropped(a, b)
+        }
+    }
+}
+
+extension Trait where Self == ConditionTrait {
+    /// Runs the test only where `netns.sh available impair` says the impairments (nftables) work.
+    static var impair: Self {
+        .enabled(if: Impairments.skipReason == nil, Comment(rawValue: Impairments.skipReason ?? ""))
+    }
+}
+
+/// Why the impairment tests do not run here, or `nil` when they do.
+enum Impairments {
+    static let skipReason: String? = {
+        guard Harness.isEnabled else { return Harness.skipReason }
+        let result = Harness.script(["available", "impair"])
+        guard result.status == 0 else {
+            return result.output.split(separator: "\n").first.map(String.init) ?? "netns.sh available impair failed"
+        }
+        return nil
+    }()
+}
