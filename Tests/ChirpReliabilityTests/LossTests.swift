@@ -77,7 +77,9 @@ extension FaultTests {
             measure("loss5.chat-1000", max(lastA.ms, lastB.ms) - start)
             for (receiver, sender, sent) in [(b, "a", sentA), (a, "b", sentB)] {
                 let seqs = receiver.receivedSeqs(from: sender).filter { $0 >= (sent.firstSeq ?? 0) }
-                #expect(seqs == Array((sent.firstSeq ?? 0)...(sent.lastSeq ?? 0)), "\(receiver.name) got gaps, duplicates or disorder")
+                #expect(
+                    seqs == Array((sent.firstSeq ?? 0)...(sent.lastSeq ?? 0)),
+                    "\(receiver.name) got gaps, duplicates or disorder")
             }
             let dropped = try Self.dropped(harness)
             measure("loss5.packets-dropped", dropped, "packets")

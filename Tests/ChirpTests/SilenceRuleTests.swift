@@ -17,18 +17,23 @@ import Testing
 
     @Test func dataArrivingLatelyKeepsTheConnection() {
         var rule = SilenceRule(timeout: Self.timeout)
-        #expect(rule.look(TCPLook(lastDataReceivedMs: 300), silentSince: Self.since, now: Self.look(1)) == .keep(.dataArriving))
+        #expect(
+            rule.look(TCPLook(lastDataReceivedMs: 300), silentSince: Self.since, now: Self.look(1))
+                == .keep(.dataArriving))
         // At half the timeout it no longer counts as lately.
         var other = SilenceRule(timeout: Self.timeout)
         #expect(
-            other.look(TCPLook(lastDataReceivedMs: 1250, lastAckReceivedMs: 2500), silentSince: Self.since, now: Self.look(1))
+            other.look(
+                TCPLook(lastDataReceivedMs: 1250, lastAckReceivedMs: 2500), silentSince: Self.since, now: Self.look(1))
                 == .close(.silent))
     }
 
     @Test func dataArrivingKeepsEvenPastTheBound() {
         // A large frame on a slow link: the peer is sending all along.
         var rule = SilenceRule(timeout: Self.timeout)
-        #expect(rule.look(TCPLook(lastDataReceivedMs: 10), silentSince: Self.since, now: Self.look(10)) == .keep(.dataArriving))
+        #expect(
+            rule.look(TCPLook(lastDataReceivedMs: 10), silentSince: Self.since, now: Self.look(10))
+                == .keep(.dataArriving))
     }
 
     @Test func aPeerThatIsGoneIsClosedAtTheFirstLook() {
@@ -56,7 +61,8 @@ import Testing
         var rule = SilenceRule(timeout: Self.timeout)
         let sending = TCPLook(lastDataReceivedMs: 100, bytesAcked: 1000)
         #expect(rule.look(sending, silentSince: Self.since, now: Self.look(1)) == .keep(.dataArriving))
-        var stuck = TCPLook(lastDataReceivedMs: 2000, lastAckReceivedMs: 100, bytesAcked: 1000, notSentBytes: 10, sendWindow: 0)
+        var stuck = TCPLook(
+            lastDataReceivedMs: 2000, lastAckReceivedMs: 100, bytesAcked: 1000, notSentBytes: 10, sendWindow: 0)
         var copy = rule
         #expect(copy.look(stuck, silentSince: Self.since, now: Self.look(2)) == .close(.notReading))
         // The same closed window, but the peer acknowledged more since the previous look: it reads, slowly.
@@ -100,7 +106,8 @@ import Testing
         // Many retransmissions over the connection's life, none pending now; the peer's kernel acknowledges, its
         // process sends nothing: one more timeout (peerAcking), not a loss keep, and then closed.
         var rule = SilenceRule(timeout: Self.timeout)
-        let old = TCPLook(lastDataReceivedMs: 2500, lastAckReceivedMs: 300, unacked: 1, totalRetransmissions: 40, bytesAcked: 100)
+        let old = TCPLook(
+            lastDataReceivedMs: 2500, lastAckReceivedMs: 300, unacked: 1, totalRetransmissions: 40, bytesAcked: 100)
         #expect(rule.look(old, silentSince: Self.since, now: Self.look(1)) == .keep(.peerAcking))
         var next = old
         next.bytesAcked = 200
