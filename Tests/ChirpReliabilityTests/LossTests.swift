@@ -50,7 +50,10 @@ extension FaultTests {
         static func noneDropped(_ probes: ProbeProcess..., sourceLocation: SourceLocation = #_sourceLocation) {
             for probe in probes {
                 let dropped = probe.events.filter { $0.event == "peerDisconnected" }.compactMap(\.name)
-                #expect(dropped.isEmpty, "\(probe.name) dropped \(dropped)", sourceLocation: sourceLocation)
+                let closes = probe.standardError.split(separator: "\n").filter { $0.contains("closing connection") }
+                #expect(
+                    dropped.isEmpty, "\(probe.name) dropped \(dropped); its closes: \(closes)",
+                    sourceLocation: sourceLocation)
             }
         }
 
