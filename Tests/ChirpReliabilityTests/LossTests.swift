@@ -50,7 +50,9 @@ extension FaultTests {
         static func noneDropped(_ probes: ProbeProcess..., sourceLocation: SourceLocation = #_sourceLocation) {
             for probe in probes {
                 let dropped = probe.events.filter { $0.event == "peerDisconnected" }.compactMap(\.name)
-                let closes = probe.standardError.split(separator: "\n").filter { $0.contains("closing connection") }
+                let closes = probe.standardError.split(separator: "\n").filter { line in
+                    ["clos", "duplicate", "drop", "lost", "timed out"].contains { line.contains($0) }
+                }
                 #expect(
                     dropped.isEmpty, "\(probe.name) dropped \(dropped); its closes: \(closes)",
                     sourceLocation: sourceLocation)
