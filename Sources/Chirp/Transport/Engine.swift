@@ -348,6 +348,11 @@ final class Engine: ConnectionDelegate {
         state.withLockedValue { $0.table.connection(to: peerID) }
     }
 
+    /// Whether the table knows the peer `peerID` (connected or not): `false` once it forgot it.
+    func knowsPeer(_ peerID: String) -> Bool {
+        state.withLockedValue { $0.table.peer(peerID) != nil }
+    }
+
     var port: Int? { state.withLockedValue { $0.listenPort } }
 
     // MARK: - Discovery
