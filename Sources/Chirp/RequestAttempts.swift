@@ -35,7 +35,7 @@ struct RequestAttempts: Equatable {
     enum Missed: Equatable {
         /// Not within what was left of the timeout, `seconds`.
         case timedOut(seconds: Double)
-        /// The peer is gone: it no longer advertises itself, or was connected to by address.
+        /// The peer is gone: it no longer advertises itself.
         case peerGone
         /// This transceiver stopped.
         case stopped
@@ -61,7 +61,7 @@ struct RequestAttempts: Equatable {
         switch missed {
         case .timedOut(let seconds):
             return "\(outcome); the peer did not connect again within the \(SecondsText.format(seconds)) left"
-        case .peerGone: return "\(outcome); the peer is gone"
+        case .peerGone: return "\(outcome); the peer is gone (it no longer advertises itself)"
         case .stopped: return "\(outcome); this transceiver stopped"
         }
     }

@@ -10,27 +10,38 @@ extension Transceiver {
     }
 
     /// Waits until the peer `peerID` is connected over a connection other than `lost` (the one that closed), until
-    /// `deadline`; ends at once when the peer is gone (the table forgot it: no longer advertised, or connected to by
-    /// address) or this transceiver stops. Woken by the events of the peer table, never by polling.
+    /// `deadline`. Woken by the peer table's events, never by polling.
+    ///
+    /// It ends early when this transceiver stops, or when the peer is gone: the table forgot it after it had seen it
+    /// advertise itself (its DNS-SD record was withdrawn). A peer the table forgets when its connection closes because
+    /// it had never resolved it (the peer dialed us first) is waited for: it dials again, or discovery finds it now.
     func nextConnection(
         to peerID: String, after lost: ObjectIdentifier, until deadline: ContinuousClock.Instant
     ) async -> NextConnection {
         // Subscribed before the first look: what changes after it comes as an event.
         let events = hub.makeStream()
         guard let engine = currentEngine else { return .missed(.stopped) }
-        @Sendable func look() -> NextConnection? {
-            if let connection = engine.connection(to: peerID), ObjectIdentifier(connection) != lost {
-                return .connected(connection)
-            }
-            return engine.knowsPeer(peerID) ? nil : .missed(.peerGone)
-        }
-        if let found = look() { return found }
         let seconds = (deadline - .now).seconds
         return await withTaskGroup(of: NextConnection.self) { group in
             group.addTask {
+                var sawAdvertised = false
+                /// The table's answer, or `nil` to wait for its next event about the peer.
+                func look() -> NextConnection? {
+                    if let connection = engine.connection(to: peerID), ObjectIdentifier(connection) != lost {
+                        return .connected(connection)
+                    }
+                    switch engine.peerIsAdvertised(peerID) {
+                    case true?: sawAdvertised = true
+                    case false?: break
+                    case nil: if sawAdvertised { return .missed(.peerGone) }
+                    }
+                    return nil
+                }
+                if let found = look() { return found }
                 for await event in events {
                     switch event {
                     case .peerConnected(let peer) where peer.id == peerID,
+                        .peerAdded(let peer) where peer.id == peerID,
                         .peerRemoved(let peer) where peer.id == peerID:
                         if let found = look() { return found }
                     case .stopped:

@@ -58,7 +58,8 @@ import Testing
             attempts.reconnectionMissed(.timedOut(seconds: 2.5))
                 == "the request was not sent, so it did not run; the peer did not connect again within the 2.5s left")
         #expect(
-            attempts.reconnectionMissed(.peerGone) == "the request was not sent, so it did not run; the peer is gone")
+            attempts.reconnectionMissed(.peerGone)
+                == "the request was not sent, so it did not run; the peer is gone (it no longer advertises itself)")
         var sent = Self.idempotent()
         _ = sent.connectionClosed(.sent, peerStopping: false)
         #expect(

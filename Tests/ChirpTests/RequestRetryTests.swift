@@ -13,7 +13,34 @@ extension LiveTests {
     /// Requests whose connection drops before the reply, between two real transceivers on loopback: sent again on the
     /// peer's next connection when that is safe (never sent, or idempotent), failing with what happened otherwise.
     @Suite struct RequestRetryTests {
-        /// Alice's connection to `peer`, and bob's to `alicePeer`.
+        /// Alice and bob; `aliceDials`: alice's id is the lower, so she dials first, and bob, dialed before he resolved
+        /// her, forgets her when the connection closes (he waits for her to dial again). Both may dial at once, and
+        /// the tie-break then picks either connection: the two arguments make both roles likely, not certain.
+        static func pair(aliceDials: Bool) -> Pair {
+            let type = uniqueServiceType()
+            var alice = testConfiguration("alice", serviceType: type)
+            var bob = testConfiguration("bob", serviceType: type)
+            alice.peerID = (aliceDials ? "0-" : "f-") + UUID().uuidString
+            bob.peerID = (aliceDials ? "f-" : "0-") + UUID().uuidString
+            return Pair(alice: Transceiver(configuration: alice), bob: Transceiver(configuration: bob))
+        }
+
+        /// Alice's connection to bob, once both use the same one: when both dialed at once, the tie-break has
+        /// settled (a switch after this would retire the connection the test holds or drops).
+        static func settledConnection(_ pair: Pair, bob bobPeer: Peer, alice alicePeer: Peer) async throws
+            -> PeerConnection
+        {
+            try await withTimeout(.seconds(20), "alice and bob to use one connection") {
+                while true {
+                    let ours = try connection(of: pair.alice, to: bobPeer)
+                    let theirs = try connection(of: pair.bob, to: alicePeer)
+                    if let local = ours.channel.localAddress, local == theirs.channel.remoteAddress { return ours }
+                    try await Task.sleep(for: .milliseconds(10))
+                }
+            }
+        }
+
+        /// The connection of `transceiver` to `peer`.
         static func connection(of transceiver: Transceiver, to peer: Peer) throws -> PeerConnection {
             try #require(transceiver.currentEngine?.connection(to: peer.id))
         }
@@ -26,15 +53,17 @@ extension LiveTests {
             try await connection.channel.closeFuture.get()
         }
 
-        @Test func aRequestStillQueuedWhenItsConnectionDropsIsSentOnThePeersNextConnection() async throws {
-            let pair = Pair()
+        @Test(arguments: [true, false]) func aRequestStillQueuedWhenItsConnectionDropsIsSentOnThePeersNextConnection(
+            aliceDials: Bool
+        ) async throws {
+            let pair = Self.pair(aliceDials: aliceDials)
             let runs = Collected<String>()
             try pair.bob.respond(to: AppendItem.self) { item, _ in
                 runs.append(item.title)
                 return Echo(text: "added \(item.title)")
             }
-            let (bobPeer, _) = try await pair.connect()
-            let first = try Self.connection(of: pair.alice, to: bobPeer)
+            let (bobPeer, alicePeer) = try await pair.connect()
+            let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
             // Nothing queued on it is written from now on: the request waits in its queue when the connection drops.
             #expect(first.outbound.hold())
             let alice = pair.alice
@@ -52,8 +81,10 @@ extension LiveTests {
             await pair.stop()
         }
 
-        @Test func anIdempotentRequestWhoseConnectionDropsAfterItWasSentIsSentAgain() async throws {
-            let pair = Pair()
+        @Test(arguments: [true, false]) func anIdempotentRequestWhoseConnectionDropsAfterItWasSentIsSentAgain(
+            aliceDials: Bool
+        ) async throws {
+            let pair = Self.pair(aliceDials: aliceDials)
             let runs = Collected<Int>()
             let bob = pair.bob
             try bob.respond(to: CountItems.self) { _, sender async throws -> Int in
@@ -61,8 +92,8 @@ extension LiveTests {
                 if runs.values.count == 1 { try await Self.dropConnection(of: bob, to: sender) }
                 return 3
             }
-            let (bobPeer, _) = try await pair.connect()
-            let first = try Self.connection(of: pair.alice, to: bobPeer)
+            let (bobPeer, alicePeer) = try await pair.connect()
+            let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
             let count = try await pair.alice.request(CountItems(), to: bobPeer, as: Int.self, timeout: .seconds(30))
             #expect(count == 3)
             #expect(runs.values == [1, 2])  // bob ran it on the first connection, whose reply was lost, then again
@@ -72,8 +103,11 @@ extension LiveTests {
 
         /// The control of the test above: the same drop after the request was sent, for a request that is not
         /// idempotent, fails, saying the peer may have run it.
-        @Test func aPlainRequestWhoseConnectionDropsAfterItWasSentFailsSayingThePeerMayHaveRunIt() async throws {
-            let pair = Pair()
+        @Test(arguments: [true, false])
+        func aPlainRequestWhoseConnectionDropsAfterItWasSentFailsSayingThePeerMayHaveRunIt(aliceDials: Bool)
+            async throws
+        {
+            let pair = Self.pair(aliceDials: aliceDials)
             let runs = Collected<String>()
             let bob = pair.bob
             try bob.respond(to: AppendItem.self) { item, sender async throws -> Echo in
@@ -81,7 +115,8 @@ extension LiveTests {
                 try await Self.dropConnection(of: bob, to: sender)
                 return Echo(text: "added \(item.title)")
             }
-            let (bobPeer, _) = try await pair.connect()
+            let (bobPeer, alicePeer) = try await pair.connect()
+            _ = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
             let error = await #expect(throws: ChirpError.self) {
                 _ = try await pair.alice.request(
                     AppendItem(title: "eggs"), to: bobPeer, as: Echo.self, timeout: .seconds(30))
@@ -96,11 +131,13 @@ extension LiveTests {
             await pair.stop()
         }
 
-        @Test func aRequestToAPeerThatStopsFailsAtOnceSayingItDidNotRun() async throws {
-            let pair = Pair()
+        @Test(arguments: [true, false]) func aRequestToAPeerThatStopsFailsAtOnceSayingItDidNotRun(aliceDials: Bool)
+            async throws
+        {
+            let pair = Self.pair(aliceDials: aliceDials)
             try pair.bob.respond(to: AppendItem.self) { item, _ in Echo(text: item.title) }
-            let (bobPeer, _) = try await pair.connect()
-            let first = try Self.connection(of: pair.alice, to: bobPeer)
+            let (bobPeer, alicePeer) = try await pair.connect()
+            let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
             #expect(first.outbound.hold())
             let alice = pair.alice
             let reply = Task {

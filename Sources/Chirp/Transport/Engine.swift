@@ -348,9 +348,10 @@ final class Engine: ConnectionDelegate {
         state.withLockedValue { $0.table.connection(to: peerID) }
     }
 
-    /// Whether the table knows the peer `peerID` (connected or not): `false` once it forgot it.
-    func knowsPeer(_ peerID: String) -> Bool {
-        state.withLockedValue { $0.table.peer(peerID) != nil }
+    /// Whether the peer `peerID` advertises itself, as the table knows it; `nil` when the table does not know it
+    /// (``PeerTable/isAdvertised(_:)``).
+    func peerIsAdvertised(_ peerID: String) -> Bool? {
+        state.withLockedValue { $0.table.isAdvertised(peerID) }
     }
 
     var port: Int? { state.withLockedValue { $0.listenPort } }
