@@ -13,28 +13,35 @@ extension LiveTests {
     /// Requests whose connection drops before the reply, between two real transceivers on loopback: sent again on the
     /// peer's next connection when that is safe (never sent, or idempotent), failing with what happened otherwise.
     @Suite struct RequestRetryTests {
-        /// Alice and bob; `aliceDials`: alice's id is the lower, so she dials first, and bob, dialed before he resolved
-        /// her, forgets her when the connection closes (he waits for her to dial again). Both may dial at once, and
-        /// the tie-break then picks either connection: the two arguments make both roles likely, not certain.
+        /// Alice and bob, one of whom dials the other: `aliceDials`, alice does not advertise herself (a tool, as a
+        /// CLI), so only she can dial, and dials bob again after a drop; else bob. One dial, so no tie-break moves the
+        /// request to another connection. The one dialed forgets the other when the connection closes (it never
+        /// resolved it), and waits for it to dial again. Both include tools in their peers and events.
         static func pair(aliceDials: Bool) -> Pair {
             let type = uniqueServiceType()
             var alice = testConfiguration("alice", serviceType: type)
             var bob = testConfiguration("bob", serviceType: type)
-            alice.peerID = (aliceDials ? "0-" : "f-") + UUID().uuidString
-            bob.peerID = (aliceDials ? "f-" : "0-") + UUID().uuidString
+            alice.advertises = !aliceDials
+            bob.advertises = aliceDials
+            alice.includesTools = true
+            bob.includesTools = true
             return Pair(alice: Transceiver(configuration: alice), bob: Transceiver(configuration: bob))
         }
 
-        /// Alice's connection to bob, once both use the same one: when both dialed at once, the tie-break has
-        /// settled (a switch after this would retire the connection the test holds or drops).
+        /// Alice's connection to bob, once both use it and it is the only one between them.
         static func settledConnection(_ pair: Pair, bob bobPeer: Peer, alice alicePeer: Peer) async throws
             -> PeerConnection
         {
-            try await withTimeout(.seconds(20), "alice and bob to use one connection") {
+            let ports = Set([pair.alice.port, pair.bob.port].compactMap { $0 })
+            return try await withTimeout(.seconds(20), "alice and bob to use one connection") {
                 while true {
                     let ours = try connection(of: pair.alice, to: bobPeer)
                     let theirs = try connection(of: pair.bob, to: alicePeer)
-                    if let local = ours.channel.localAddress, local == theirs.channel.remoteAddress { return ours }
+                    if let local = ours.channel.localAddress, local == theirs.channel.remoteAddress,
+                        establishedConnections(toPorts: ports) == 1
+                    {
+                        return ours
+                    }
                     try await Task.sleep(for: .milliseconds(10))
                 }
             }
@@ -45,12 +52,19 @@ extension LiveTests {
             try #require(transceiver.currentEngine?.connection(to: peer.id))
         }
 
-        /// Bob's responder closes the connection the request came on, then waits for the close: its reply finds the
-        /// connection closed and is dropped. The request had been written: bob received it.
-        static func dropConnection(of bob: Transceiver, to sender: Peer) async throws {
-            let connection = try connection(of: bob, to: sender)
-            connection.close(goodbye: nil)
-            try await connection.channel.closeFuture.get()
+        /// Alice sends a request on `first`; once bob's responder runs it (it was sent), alice's connection drops, and
+        /// only then does the responder return: its reply finds the connection closed. Returns alice's request task.
+        static func dropAfterDelivery<Response: Sendable>(
+            on first: PeerConnection, runs: Collected<Int>, release: AsyncStream<Void>.Continuation,
+            _ request: @escaping @Sendable () async throws -> Response
+        ) async throws -> Task<Response, any Error> {
+            let reply = Task { try await request() }
+            try await runs.waitForCount(1)  // bob runs it: it was sent
+            #expect(await first.exchangesWaiting() == 1)  // and it waits on `first`
+            first.close(goodbye: nil)
+            try await first.channel.closeFuture.get()
+            release.yield()
+            return reply
         }
 
         @Test(arguments: [true, false]) func aRequestStillQueuedWhenItsConnectionDropsIsSentOnThePeersNextConnection(
@@ -64,6 +78,7 @@ extension LiveTests {
             }
             let (bobPeer, alicePeer) = try await pair.connect()
             let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
+            #expect(first.role == (aliceDials ? .dialer : .acceptor))
             // Nothing queued on it is written from now on: the request waits in its queue when the connection drops.
             #expect(first.outbound.hold())
             let alice = pair.alice
@@ -87,15 +102,20 @@ extension LiveTests {
             let pair = Self.pair(aliceDials: aliceDials)
             let runs = Collected<Int>()
             let bob = pair.bob
-            try bob.respond(to: CountItems.self) { _, sender async throws -> Int in
+            let (released, release) = AsyncStream.makeStream(of: Void.self)
+            try bob.respond(to: CountItems.self) { _, _ async throws -> Int in
                 runs.append(runs.values.count + 1)
-                if runs.values.count == 1 { try await Self.dropConnection(of: bob, to: sender) }
+                if runs.values.count == 1 { for await _ in released { break } }  // until the connection dropped
                 return 3
             }
             let (bobPeer, alicePeer) = try await pair.connect()
             let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
-            let count = try await pair.alice.request(CountItems(), to: bobPeer, as: Int.self, timeout: .seconds(30))
-            #expect(count == 3)
+            #expect(first.role == (aliceDials ? .dialer : .acceptor))
+            let alice = pair.alice
+            let reply = try await Self.dropAfterDelivery(on: first, runs: runs, release: release) {
+                try await alice.request(CountItems(), to: bobPeer, as: Int.self, timeout: .seconds(30))
+            }
+            #expect(try await reply.value == 3)
             #expect(runs.values == [1, 2])  // bob ran it on the first connection, whose reply was lost, then again
             #expect(try Self.connection(of: pair.alice, to: bobPeer) !== first)
             await pair.stop()
@@ -108,26 +128,29 @@ extension LiveTests {
             async throws
         {
             let pair = Self.pair(aliceDials: aliceDials)
-            let runs = Collected<String>()
+            let runs = Collected<Int>()
             let bob = pair.bob
-            try bob.respond(to: AppendItem.self) { item, sender async throws -> Echo in
-                runs.append(item.title)
-                try await Self.dropConnection(of: bob, to: sender)
+            let (released, release) = AsyncStream.makeStream(of: Void.self)
+            try bob.respond(to: AppendItem.self) { item, _ async throws -> Echo in
+                runs.append(runs.values.count + 1)
+                for await _ in released { break }  // until the connection dropped
                 return Echo(text: "added \(item.title)")
             }
             let (bobPeer, alicePeer) = try await pair.connect()
-            _ = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
-            let error = await #expect(throws: ChirpError.self) {
-                _ = try await pair.alice.request(
-                    AppendItem(title: "eggs"), to: bobPeer, as: Echo.self, timeout: .seconds(30))
+            let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
+            #expect(first.role == (aliceDials ? .dialer : .acceptor))
+            let alice = pair.alice
+            let reply = try await Self.dropAfterDelivery(on: first, runs: runs, release: release) {
+                try await alice.request(AppendItem(title: "eggs"), to: bobPeer, as: Echo.self, timeout: .seconds(30))
             }
+            let error = await #expect(throws: ChirpError.self) { _ = try await reply.value }
             #expect(error?.code == .peerDisconnected)
             #expect(error?.messageType == String(reflecting: AppendItem.self))
             #expect(
                 error?.reason
                     == "the request had been sent, so the peer may have run it; it was not sent again, since "
                     + "\(String(reflecting: AppendItem.self)) is not an IdempotentRequest")
-            #expect(runs.values == ["eggs"])
+            #expect(runs.values == [1])
             await pair.stop()
         }
 
@@ -138,6 +161,7 @@ extension LiveTests {
             try pair.bob.respond(to: AppendItem.self) { item, _ in Echo(text: item.title) }
             let (bobPeer, alicePeer) = try await pair.connect()
             let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
+            #expect(first.role == (aliceDials ? .dialer : .acceptor))
             #expect(first.outbound.hold())
             let alice = pair.alice
             let reply = Task {
