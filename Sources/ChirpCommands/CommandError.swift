@@ -180,8 +180,7 @@ extension CommandError {
 
     /// `app` ("NAME on HOST"; `peer` when it is known) was found but the connection dropped, or could not be made,
     /// before it replied. `detail` says what became of the command, when it was sent: whether it was sent again on
-    /// the app's next connection, and whether the app may have run it (``/ChirpSupport/ChirpError/reason`` of the
-    /// request's error).
+    /// the app's next connection, and whether the app may have run it (the `reason` of the request's `ChirpError`).
     public static func connectionLost(app: String, peer: Peer? = nil, detail: String? = nil) -> CommandError {
         CommandError(
             code: .connectionLost,
