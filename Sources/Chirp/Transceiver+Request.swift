@@ -90,6 +90,11 @@ extension Transceiver {
     /// With a ``RawMessage`` as `request`, it travels under its own type name, its payload as it is; with
     /// `as: RawMessage.self`, the reply is returned as it came, whatever its type.
     ///
+    /// When the connection to `peer` closes before the reply, the request is sent again, once, on the peer's next
+    /// connection (waiting for it within what is left of `timeout`) if the peer cannot have run it (it was still
+    /// queued, never handed to the socket) or if its type conforms to ``IdempotentRequest``. It is not when the peer
+    /// said it was stopping, or is gone.
+    ///
     /// - Parameters:
     ///   - request: the request, encoded with the configured coder; its type's responder answers it.
     ///   - peer: a connected peer.
@@ -97,7 +102,9 @@ extension Transceiver {
     ///   - timeout: how long to wait; ``Configuration/requestTimeout`` when `nil`. A timeout past what NIO can count
     ///     (about 292 years, in nanoseconds), such as `.seconds(Int64.max)` for "never", waits that long.
     /// - Throws: ``/ChirpSupport/ChirpError/Code/requestTimedOut``, ``/ChirpSupport/ChirpError/Code/peerDisconnected``
-    ///   (at once, when the connection drops), ``/ChirpSupport/ChirpError/Code/noResponder``,
+    ///   (when the connection drops and the request is not sent again, or is lost again; its
+    ///   ``/ChirpSupport/ChirpError/reason`` says whether the peer may have run it),
+    ///   ``/ChirpSupport/ChirpError/Code/noResponder``,
     ///   ``/ChirpSupport/ChirpError/Code/remoteFailure``, ``/ChirpSupport/ChirpError/Code/decodingFailed``, or what
     ///   ``send(_:to:)-1sz75`` throws before sending; `CancellationError` at once when the task is cancelled (the
     ///   request is not sent if it was cancelled before; a reply that comes after the cancellation is dropped).
@@ -108,7 +115,9 @@ extension Transceiver {
             return try await rawRequest(request, to: peer, as: responseType, timeout: timeout)
         }
         let typeName = try MessageTypeName.of(Request.self)
-        let (response, connection) = try await retryingIfNotSent(peer) { connection in
+        let (response, connection) = try await retryingIfLost(
+            peer, typeName: typeName, isIdempotent: request is any IdempotentRequest, timeout: timeout
+        ) { connection, wait in
             let id = connection.makeRequestID()
             // Built in memory this thread reuses (``CodingScratch``): the event loop copies a small frame into its
             // batch, so once the exchange is over the frame's memory can serve the next one.
@@ -124,7 +133,7 @@ extension Transceiver {
                 throw PayloadCoding.explained(error, for: request)
             }
             defer { CodingScratch.forThisThread.giveBack(frame, ifAtMost: OutboundQueue.coalescedFrameLimit) }
-            return try await self.exchange(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
+            return try await self.exchange(frame, id: id, typeName: typeName, on: connection, timeout: wait)
         }
         do {
             return try PayloadCoding.decode(Response.self, from: response, coder: configuration.coder)
@@ -144,7 +153,9 @@ extension Transceiver {
         let typeName = try raw?.typeName ?? MessageTypeName.of(Request.self)
         let coder = configuration.coder
         let limit = configuration.maximumMessageSize
-        let (response, connection) = try await retryingIfNotSent(peer) { connection in
+        let (response, connection) = try await retryingIfLost(
+            peer, typeName: typeName, isIdempotent: request is any IdempotentRequest, timeout: timeout
+        ) { connection, wait in
             let id = connection.makeRequestID()
             let frame: ByteBuffer
             if let raw {
@@ -154,7 +165,7 @@ extension Transceiver {
                     request, requestID: id, typeName: typeName, coder: coder, allocator: connection.allocator,
                     limit: limit)
             }
-            return try await self.exchange(frame, id: id, typeName: typeName, on: connection, timeout: timeout)
+            return try await self.exchange(frame, id: id, typeName: typeName, on: connection, timeout: wait)
         }
         if let reply = RawMessage(response) as? Response { return reply }
         do {
@@ -176,8 +187,9 @@ extension Transceiver {
             received: reply.typeName, peer: peer, reason: "\(error)", cause: error)
     }
 
-    /// Sends a request frame and waits for the reply; maps every failure to a ``ChirpError``.
-    func exchange(_ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout: Duration?)
+    /// Sends a request frame and waits for the reply; maps every failure to a ``ChirpError``, but for a close before
+    /// the reply (``RequestConnectionLost``, which ``retryingIfLost(_:typeName:isIdempotent:timeout:_:)`` decides on).
+    func exchange(_ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout: Duration)
         async throws -> MessageBody
     {
         let metrics = currentEngine?.metrics
@@ -189,6 +201,8 @@ extension Transceiver {
             return reply
         } catch let notSent as FrameNotQueuedError {
             throw notSent  // not sent: retried on the peer's current connection, counted there
+        } catch let lost as RequestConnectionLost {
+            throw lost  // sent again on the peer's next connection, or counted as failed where that is decided
         } catch let cancelled as CancellationError {
             throw cancelled  // the requester gave up: neither answered nor failed
         } catch {
@@ -198,16 +212,15 @@ extension Transceiver {
     }
 
     private func exchangeUncounted(
-        _ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout: Duration?
+        _ frame: ByteBuffer, id: UInt64, typeName: String, on connection: PeerConnection, timeout wait: Duration
     ) async throws -> MessageBody {
-        let wait = timeout ?? configuration.requestTimeout
         let response: ResponseBody
         do {
             response = try await connection.request(id: id, frame: frame, timeout: wait.timeAmount)
         } catch is RequestTimeoutError {
             throw ChirpError.requestTimedOut(type: typeName, peer: connection.peer, seconds: wait.seconds)
-        } catch is ConnectionClosedError {
-            throw ChirpError.peerDisconnected(connection.peer)
+        } catch let closed as ConnectionClosedError {
+            throw RequestConnectionLost(peer: connection.peer, connection: ObjectIdentifier(connection), closed: closed)
         } catch is OutboundFullError {
             throw ChirpError.outboundLimitExceeded(peer: connection.peer, limit: configuration.outboundLimit)
         } catch is FrameNotQueuedError {
@@ -257,13 +270,56 @@ extension Transceiver {
         return clock.now - start
     }
 
-    /// Runs `exchange` on the connection to `peer`; when that connection lost the tie-break to another one between
-    /// the same two peers, or closed, before anything was sent, runs it again on the peer's current connection.
-    /// Returns the result and the connection used.
-    func retryingIfNotSent<T>(
-        _ peer: Peer, _ exchange: (PeerConnection) async throws -> T
+    /// Runs `exchange` (a request of `typeName`) on the connection to `peer`, with the time left of `timeout`
+    /// (``Configuration/requestTimeout`` when `nil`); when the connection closes before the reply, decides with a
+    /// ``RequestAttempts`` whether to run it again, once, on the peer's next connection (waiting for it until the
+    /// timeout), or to fail with ``/ChirpSupport/ChirpError/Code/peerDisconnected`` and a reason that says what became
+    /// of the request. `isIdempotent` is asked only then (a conformance check costs a runtime lookup). Returns the
+    /// result and the connection used.
+    func retryingIfLost<T>(
+        _ peer: Peer, typeName: String, isIdempotent: @autoclosure () -> Bool, timeout: Duration?,
+        _ exchange: (PeerConnection, Duration) async throws -> T
     ) async throws -> (T, PeerConnection) {
-        var connection = try connection(to: peer)
+        var attempts: RequestAttempts?
+        let total = timeout ?? configuration.requestTimeout
+        let deadline = ContinuousClock.now + total
+        var wait = total
+        var next: PeerConnection?
+        while true {
+            do {
+                return try await retryingIfNotSent(peer, first: next) { try await exchange($0, wait) }
+            } catch let lost as RequestConnectionLost {
+                var decided = attempts ?? RequestAttempts(typeName: typeName, isIdempotent: isIdempotent())
+                defer { attempts = decided }
+                let failure: String
+                switch decided.connectionClosed(lost.closed.delivery, peerStopping: lost.closed.peerStopping) {
+                case .retry:
+                    switch await nextConnection(to: lost.peer.id, after: lost.connection, until: deadline) {
+                    case .connected(let connection):
+                        try Task.checkCancellation()
+                        next = connection
+                        wait = max(deadline - .now, .nanoseconds(1))
+                        continue
+                    case .missed(let missed):
+                        try Task.checkCancellation()
+                        failure = decided.reconnectionMissed(missed)
+                    }
+                case .fail(let reason):
+                    failure = reason
+                }
+                currentEngine?.metrics.requestsFailed.increment()
+                throw ChirpError.peerDisconnected(lost.peer, type: typeName, reason: failure)
+            }
+        }
+    }
+
+    /// Runs `exchange` on the connection to `peer` (or on `first`); when that connection lost the tie-break to
+    /// another one between the same two peers, or closed, before anything was sent, runs it again on the peer's
+    /// current connection. Returns the result and the connection used.
+    func retryingIfNotSent<T>(
+        _ peer: Peer, first: PeerConnection? = nil, _ exchange: (PeerConnection) async throws -> T
+    ) async throws -> (T, PeerConnection) {
+        var connection = try first ?? self.connection(to: peer)
         for _ in 0..<3 {
             do {
                 return (try await exchange(connection), connection)
@@ -275,4 +331,15 @@ extension Transceiver {
         }
         throw ChirpError.peerNotConnected(peer)
     }
+}
+
+/// The connection closed before the reply to a request (``ConnectionClosedError``), on its way to
+/// ``Transceiver/retryingIfLost(_:typeName:isIdempotent:timeout:_:)``.
+struct RequestConnectionLost: Error {
+    /// The peer, as seen over the connection.
+    let peer: Peer
+    /// The connection that closed: the request is sent again only on another one.
+    let connection: ObjectIdentifier
+    /// How far the request got, and whether the peer said it was stopping.
+    let closed: ConnectionClosedError
 }

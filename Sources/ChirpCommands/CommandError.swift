@@ -91,7 +91,7 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
     /// The timeout in seconds, for ``Code/noApp`` and ``Code/noReply``.
     public let seconds: Double?
     /// What was seen instead, for ``Code/noApp``: other apps, refused connections; for ``Code/noDaemon``, what the
-    /// system reported.
+    /// system reported; for ``Code/connectionLost``, what became of the command (whether the app may have run it).
     public let detail: String?
     /// The underlying error, when another error led to this one (a `ChirpError`, an encoding error).
     public let cause: (any Error)?
@@ -179,10 +179,13 @@ extension CommandError {
     }
 
     /// `app` ("NAME on HOST"; `peer` when it is known) was found but the connection dropped, or could not be made,
-    /// before it replied.
-    public static func connectionLost(app: String, peer: Peer? = nil) -> CommandError {
+    /// before it replied. `detail` says what became of the command, when it was sent: whether it was sent again on
+    /// the app's next connection, and whether the app may have run it (the `reason` of the request's `ChirpError`).
+    public static func connectionLost(app: String, peer: Peer? = nil, detail: String? = nil) -> CommandError {
         CommandError(
-            code: .connectionLost, message: "lost the connection to \(app) before it replied", peer: peer, app: app)
+            code: .connectionLost,
+            message: "lost the connection to \(app) before it replied" + (detail.map { ": \($0)" } ?? ""), peer: peer,
+            app: app, detail: detail)
     }
 
     /// `app` ("NAME on HOST"; `peer` when it is known) did not reply within `seconds`.

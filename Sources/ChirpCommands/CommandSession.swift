@@ -218,7 +218,8 @@ final class CommandSession: Sendable {
         } catch let error as ChirpError {
             switch error.code {
             case .peerDisconnected, .peerNotConnected:
-                return .failure(.connectionLost(app: app.commandLabel, peer: app))
+                // The reason says whether the command was sent again, and whether the app may have run it.
+                return .failure(.connectionLost(app: app.commandLabel, peer: app, detail: error.reason))
             case .requestTimedOut:
                 return .failure(.noReply(app: app.commandLabel, seconds: timeout.seconds, peer: app))
             case .remoteFailure:

@@ -14,8 +14,9 @@ import Logging
 ///
 /// Each call joins the service with a transceiver of its own, waits for the app(s) to connect (see the settle window
 /// in Docs/Commands.md), sends, waits for the reply and leaves. `timeout` bounds the whole call: finding the app and
-/// its reply. A connection that drops while a command is in flight fails at once with
-/// ``CommandError/connectionLost(app:peer:)``, not at the timeout.
+/// its reply. A connection that drops while a command is in flight is noticed at once, not at the timeout: the command
+/// is sent again on the app's next connection when that is safe (see ``ChirpCommand``), else it fails with
+/// ``CommandError/connectionLost(app:peer:detail:)``, whose detail says whether the app may have run it.
 public struct CommandTransmitter: Sendable {
     /// The transceiver settings: service type, interface, security (the shared secret), logger, message size limit. The
     /// peer name, id and `Configuration.advertises` `= false` are set for each call: a CLI only dials, so it is a

@@ -159,6 +159,15 @@ extension ChirpError {
             code: .peerDisconnected, message: "peer \(shown(peer.name)) disconnected before it replied", peer: peer)
     }
 
+    /// `peer` disconnected before it replied to a request of `type`; `reason` says what became of the request: whether
+    /// it was sent again on the peer's next connection, and whether the peer may have run it.
+    public static func peerDisconnected(_ peer: Peer, type: String, reason: String) -> ChirpError {
+        ChirpError(
+            code: .peerDisconnected,
+            message: "peer \(shown(peer.name)) disconnected before it replied to \(shown(type)): \(reason)", peer: peer,
+            messageType: type, reason: reason)
+    }
+
     /// A request of `type` to `peer` got no reply within `seconds`.
     public static func requestTimedOut(type: String, peer: Peer, seconds: Double) -> ChirpError {
         ChirpError(

@@ -51,6 +51,14 @@ import Testing
         #expect(lost.code == .connectionLost && lost.exitCode == .connectionLost)
         #expect(lost.message == "lost the connection to kitchen on box before it replied")
         #expect(lost.app == "kitchen on box" && lost.peer == kitchen)
+        // With what became of the command (the request's ChirpError.reason).
+        let mayHaveRun = CommandError.connectionLost(
+            app: "kitchen on box", peer: kitchen, detail: "the request had been sent, so the peer may have run it")
+        #expect(
+            mayHaveRun.message
+                == "lost the connection to kitchen on box before it replied: the request had been sent, so the peer may "
+                + "have run it")
+        #expect(mayHaveRun.detail == "the request had been sent, so the peer may have run it")
 
         let silent = CommandError.noReply(app: "kitchen on box", seconds: 10)
         #expect(silent.code == .noReply && silent.exitCode == .connectionLost)

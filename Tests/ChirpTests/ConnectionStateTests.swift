@@ -90,7 +90,7 @@ import Testing
         #expect(exchanges.answered(99) == nil)
         #expect(exchanges.add(3, "third", deadline: Self.at(30)) == nil)
         #expect(exchanges.count == 1)
-        #expect(exchanges.close() == ["third"])
+        #expect(exchanges.close().map(\.waiter) == ["third"])
         #expect(exchanges.isEmpty)
         #expect(exchanges.add(4, "late", deadline: Self.at(40)) == "late")  // closed: fails at once
         #expect(exchanges.expired(at: Self.at(100)).isEmpty)

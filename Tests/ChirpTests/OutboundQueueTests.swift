@@ -2,6 +2,7 @@ import NIOCore
 import Testing
 
 @testable import Chirp
+@testable import ChirpWire
 
 /// The outbound queue of one connection: batching of small frames, and the memory it keeps between writes.
 @Suite(.timeLimit(.minutes(5))) struct OutboundQueueTests {
@@ -88,6 +89,23 @@ import Testing
     /// The burst linger's rule (``Configuration/burstLinger``): a drain that wrote a burst keeps the drain counted as
     /// scheduled, so senders queue without waking the event loop; only for a burst, once until the linger ends, only
     /// when configured, and not on a closed queue.
+    /// The byte stream's two positions: where the last frame queued ends, and how much was handed to the channel;
+    /// a close drops what is queued without moving the second (those bytes never reached the socket).
+    @Test func theStreamPositionsCountQueuedAndHandedOverBytesAcrossTheClose() {
+        var queue = OutboundQueue(limit: 64 << 20)
+        _ = queue.admit(frame(100), isReply: false, allocator: allocator)
+        #expect(queue.queuedThrough == 100 && queue.handedOverThrough == 0)
+        _ = queue.admit(.ping, bodySize: 8, allocator: allocator) { $0.writeInteger(UInt64(1)) }
+        #expect(queue.queuedThrough == 113)  // the ping: 4 + 1 + 8 bytes
+        _ = queue.nextChunk()
+        #expect(queue.handedOverThrough == 113)
+        _ = queue.admit(frame(1 << 20), isReply: false, allocator: allocator)
+        #expect(queue.queuedThrough == 113 + (1 << 20))
+        _ = queue.close()
+        #expect(queue.admit(frame(10), isReply: false, allocator: allocator) == .closed)
+        #expect(queue.queuedThrough == 113 + (1 << 20) && queue.handedOverThrough == 113)
+    }
+
     @Test func aDrainThatWroteABurstLingersOnceAndOnlyThen() {
         func linger(_ queue: inout OutboundQueue, _ frames: Int, configured: Bool = true) -> Bool {
             queue.lingers(afterWriting: frames, lingerConfigured: configured)

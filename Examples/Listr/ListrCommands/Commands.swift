@@ -4,8 +4,9 @@ import Foundation
 // The commands listrctl sends and listr answers. Each has a wire name that never changes (see ChirpCommand), so an
 // older listrctl keeps working with a newer listr.
 
-/// Lists the items. Answer: text, one line per item.
-public struct ListItems: ChirpCommand {
+/// Lists the items. Answer: text, one line per item. It only reads: sent again when the connection drops before the
+/// reply.
+public struct ListItems: ChirpCommand, IdempotentRequest {
     /// The wire name; never change it.
     public static let chirpTypeName = "listr.item.list"
     /// Creates the command.
@@ -42,8 +43,9 @@ public struct RemoveItem: ChirpCommand {
     public init(id: Int) { self.id = id }
 }
 
-/// Asks for the whole store. Answer: data, the store file's bytes (see ``StoreFile``).
-public struct DumpStore: ChirpCommand {
+/// Asks for the whole store. Answer: data, the store file's bytes (see ``StoreFile``). It only reads: sent again when
+/// the connection drops before the reply.
+public struct DumpStore: ChirpCommand, IdempotentRequest {
     /// The wire name; never change it.
     public static let chirpTypeName = "listr.store.dump"
     /// Creates the command.

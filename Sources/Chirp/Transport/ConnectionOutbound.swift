@@ -73,6 +73,11 @@ struct ConnectionOutbound: Sendable {
         }
     }
 
+    /// How many bytes of the connection's stream were handed to the channel (``OutboundQueue/handedOverThrough``).
+    var handedOverThrough: UInt64 {
+        locked.withLockedValue { $0.queue.handedOverThrough }
+    }
+
     /// Waits until the queue is at most half full, the connection closes, or the task is cancelled; the caller then
     /// submits again.
     ///

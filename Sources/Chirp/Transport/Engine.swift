@@ -348,6 +348,12 @@ final class Engine: ConnectionDelegate {
         state.withLockedValue { $0.table.connection(to: peerID) }
     }
 
+    /// Whether the peer `peerID` advertises itself, as the table knows it; `nil` when the table does not know it
+    /// (``PeerTable/isAdvertised(_:)``).
+    func peerIsAdvertised(_ peerID: String) -> Bool? {
+        state.withLockedValue { $0.table.isAdvertised(peerID) }
+    }
+
     var port: Int? { state.withLockedValue { $0.listenPort } }
 
     // MARK: - Discovery

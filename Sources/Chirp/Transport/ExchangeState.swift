@@ -41,9 +41,10 @@ struct ExchangeState<RequestWaiter, PingWaiter> {
         var nextTimer: NIODeadline?
     }
 
-    /// What the close left: the waiters to fail, and whether the armed timer is to be cancelled.
+    /// What the close left: the waiters to fail (each request with whether its frame reached the socket), and
+    /// whether the armed timer is to be cancelled.
     struct Closing {
-        var requests: [RequestWaiter]
+        var requests: [(waiter: RequestWaiter, delivery: RequestDelivery)]
         var pings: [PingWaiter]
         var cancelTimer: Bool
     }
@@ -77,6 +78,12 @@ struct ExchangeState<RequestWaiter, PingWaiter> {
         if let armed = timerDeadline, armed <= deadline { return .waiting }
         timerDeadline = deadline
         return .waitingArmTimer(deadline)
+    }
+
+    /// The frame of request `id` was queued, ending `end` bytes into the connection's byte stream
+    /// (``OutboundQueue/queuedThrough``): at the close, it tells whether the frame was handed to the socket.
+    mutating func requestQueued(_ id: UInt64, through end: UInt64) {
+        requests.frameQueued(id, through: end)
     }
 
     /// The response to request `id` arrived: the waiter to succeed, or `nil` for an id nobody waits on (ignored: a
@@ -117,11 +124,16 @@ struct ExchangeState<RequestWaiter, PingWaiter> {
         timerDeadline = nil
     }
 
-    /// The connection closed: every waiter, to fail; nothing can wait from now on.
-    mutating func close() -> Closing {
+    /// The connection closed, `handedOver` bytes of its stream handed to the socket
+    /// (``OutboundQueue/handedOverThrough``): every waiter, to fail, each request with whether its frame was among
+    /// those bytes (``RequestDelivery``); nothing can wait from now on.
+    mutating func close(handedOver: UInt64) -> Closing {
         let cancelTimer = timerDeadline != nil
         timerDeadline = nil
-        return Closing(requests: requests.close(), pings: pings.close(), cancelTimer: cancelTimer)
+        let closed = requests.close().map { request in
+            (request.waiter, request.frameEnd <= handedOver ? RequestDelivery.sent : .notSent)
+        }
+        return Closing(requests: closed, pings: pings.close().map(\.waiter), cancelTimer: cancelTimer)
     }
 
     private static func earliest(_ a: NIODeadline?, _ b: NIODeadline?) -> NIODeadline? {

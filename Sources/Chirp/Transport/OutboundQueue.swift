@@ -44,6 +44,11 @@ struct OutboundQueue {
     /// Large frames NIO has written, kept while a burst of them goes on (see ``recycleLarge(_:)``).
     private var largeSpares: [ByteBuffer] = []
     private(set) var queuedBytes = 0
+    /// Where the connection's byte stream stands: the bytes queued since it opened (the end of the last frame queued),
+    /// and how many of them were handed to the channel (``nextChunk()``). A request whose frame ends past
+    /// ``handedOverThrough`` when the connection closes was never handed to the socket: the peer cannot have run it.
+    private(set) var queuedThrough: UInt64 = 0
+    private(set) var handedOverThrough: UInt64 = 0
     /// A drain task is scheduled on the event loop.
     var drainScheduled = false
     /// What is queued waits before it is written: the connection won a tie-break that moved our messages to it from
@@ -93,6 +98,7 @@ struct OutboundQueue {
         let size = WireFormat.lengthPrefixSize + WireFormat.kindSize + bodySize
         if let refusal = refusal(size: size, isReply: false) { return refusal }
         queuedBytes += size
+        queuedThrough += UInt64(size)
         framesQueued += 1
         writeIntoBatch(allocator: allocator) { FrameWriter.write(kind, into: &$0, body: body) }
         return .accepted
@@ -108,6 +114,7 @@ struct OutboundQueue {
 
     private mutating func append(_ frame: ByteBuffer, allocator: ByteBufferAllocator) {
         queuedBytes += frame.readableBytes
+        queuedThrough += UInt64(frame.readableBytes)
         framesQueued += 1
         guard frame.readableBytes <= Self.coalescedFrameLimit else {
             if let open = batch.take() { queue.append(open) }
@@ -139,6 +146,7 @@ struct OutboundQueue {
     mutating func nextChunk() -> ByteBuffer? {
         guard let chunk = queue.popFirst() ?? batch.take() else { return nil }
         queuedBytes -= chunk.readableBytes
+        handedOverThrough += UInt64(chunk.readableBytes)
         return chunk
     }
 
@@ -233,7 +241,8 @@ struct OutboundQueue {
         return made
     }
 
-    /// Nothing more is queued; what waits is dropped. Returns the senders to wake.
+    /// Nothing more is queued; what waits is dropped (never handed over: ``handedOverThrough`` stays where it is).
+    /// Returns the senders to wake.
     mutating func close() -> [CheckedContinuation<Void, Never>] {
         isClosed = true
         sendRoute = nil

@@ -11,6 +11,11 @@ extension PeerChannelHandler {
         started(exchanges.startRequest(id, waiter, timeout: timeout, now: eventLoop.now), on: eventLoop)
     }
 
+    /// The frame of request `id` was queued, ending `end` bytes into the connection's byte stream.
+    func requestQueued(id: UInt64, through end: UInt64) {
+        exchanges.requestQueued(id, through: end)
+    }
+
     /// Waits for the pong to ping `id`, at most `timeout` from now on `eventLoop` (this handler's).
     func awaitPong(id: UInt64, waiter: ExchangeWaiter<Void>, timeout: TimeAmount, on eventLoop: any EventLoop) {
         started(exchanges.startPing(id, waiter, timeout: timeout, now: eventLoop.now), on: eventLoop)
@@ -68,12 +73,16 @@ extension PeerChannelHandler {
         }
     }
 
-    /// The connection closed: fails every request and ping in flight with a ``ConnectionClosedError``.
+    /// The connection closed: fails every request and ping in flight with a ``ConnectionClosedError``, each request's
+    /// saying whether its frame had reached the socket, and whether the peer said it was stopping.
     func failExchanges() {
-        let closing = exchanges.close()
+        let closing = exchanges.close(handedOver: connection?.outbound.handedOverThrough ?? 0)
         if closing.cancelTimer { expiryCheck?.cancel() }
         expiryCheck = nil
-        for waiter in closing.requests { waiter.fail(ConnectionClosedError()) }
+        let peerStopping = lifecycle.peerIsStopping
+        for (waiter, delivery) in closing.requests {
+            waiter.fail(ConnectionClosedError(delivery: delivery, peerStopping: peerStopping))
+        }
         for waiter in closing.pings { waiter.fail(ConnectionClosedError()) }
     }
 

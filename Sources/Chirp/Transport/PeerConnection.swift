@@ -173,14 +173,25 @@ final class PeerConnection: InboundConnection {
         }
     }
 
-    /// On the loop: registers the wait, then queues and writes the frame.
+    /// On the loop: registers the wait, then queues the frame, notes where it ends in the byte stream (whether it
+    /// reached the socket, should the connection close before the reply: ``RequestDelivery``), and writes it.
     private func sendRequest(
         id: UInt64, frame: ByteBuffer, timeout: TimeAmount, waiter: ExchangeWaiter<ResponseBody>,
         handler: PeerChannelHandler
     ) {
         handler.awaitResponse(id: id, waiter: waiter, timeout: timeout, on: eventLoop)
-        let admission = admitAndDrain(id: id, handler: handler) { $0.admit(frame, isReply: false, allocator: $1) }
-        if admission != .accepted { handler.abandonRequest(id: id, error: Self.error(for: admission)) }
+        var frameEnd: UInt64 = .max
+        let admission = outbound.admitRegistered(id: id) { queue, allocator in
+            let admission = queue.admit(frame, isReply: false, allocator: allocator)
+            frameEnd = queue.queuedThrough
+            return admission
+        }
+        guard admission == .accepted else {
+            handler.abandonRequest(id: id, error: Self.error(for: admission))
+            return
+        }
+        handler.requestQueued(id: id, through: frameEnd)  // before the write, which may close the channel
+        handler.drain()
     }
 
     /// Sends a ping with a fresh nonce; returns when the matching pong arrives (one task on the event loop, as
@@ -323,7 +334,12 @@ extension Hello {
 }
 
 /// The connection closed before the reply arrived.
-struct ConnectionClosedError: Error {}
+struct ConnectionClosedError: Error {
+    /// Whether the request's frame had reached the socket (pings and handshakes: `.sent`).
+    var delivery = RequestDelivery.sent
+    /// The peer said it was stopping (its goodbye came before the close): it will not connect again.
+    var peerStopping = false
+}
 /// No reply within the timeout.
 struct RequestTimeoutError: Error {}
 /// The outbound queue was full.

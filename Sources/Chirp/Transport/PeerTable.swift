@@ -100,6 +100,13 @@ where Instant.Duration == Duration {
         entries[peerID]?.snapshot
     }
 
+    /// Whether the peer advertises itself (discovery resolved one of its instances); `nil` when the table does not
+    /// know it. A peer that dialed us before we resolved it is known but not advertised, and forgotten when its
+    /// connection closes, though it may dial again.
+    func isAdvertised(_ peerID: String) -> Bool? {
+        entries[peerID]?.isAdvertised
+    }
+
     static func sorted(_ peers: [Peer]) -> [Peer] {
         peers.sorted { $0.name == $1.name ? $0.id < $1.id : $0.name < $1.name }
     }

@@ -12,7 +12,9 @@ import NIOCore
 /// exchange leaves nothing to cancel, so a request costs no timer of its own (no scheduled task, no `timerfd` update
 /// of the event loop): the timer fires about once per timeout, however many exchanges came and went meanwhile.
 struct PendingExchanges<Waiter> {
-    private var waiting: [UInt64: (waiter: Waiter, deadline: NIODeadline)] = [:]
+    /// Each with its deadline, and where its frame ends in the connection's byte stream (``frameQueued(_:through:)``;
+    /// `UInt64.max` until it is queued).
+    private var waiting: [UInt64: (waiter: Waiter, deadline: NIODeadline, frameEnd: UInt64)] = [:]
     /// Set once the connection closed: nothing can wait from then on.
     private(set) var isClosed = false
 
@@ -29,8 +31,14 @@ struct PendingExchanges<Waiter> {
     /// the id is in use): the caller fails it at once.
     mutating func add(_ id: UInt64, _ waiter: Waiter, deadline: NIODeadline) -> Waiter? {
         guard !isClosed, waiting[id] == nil else { return waiter }
-        waiting[id] = (waiter, deadline)
+        waiting[id] = (waiter, deadline, .max)
         return nil
+    }
+
+    /// The frame of `id` was queued, ending `end` bytes into the connection's byte stream
+    /// (``OutboundQueue/queuedThrough``).
+    mutating func frameQueued(_ id: UInt64, through end: UInt64) {
+        waiting[id]?.frameEnd = end
     }
 
     /// The answer to `id` arrived: the waiter to succeed, or `nil` for an id nobody waits on (ignored: a second
@@ -51,10 +59,11 @@ struct PendingExchanges<Waiter> {
         return ids.compactMap { waiting.removeValue(forKey: $0)?.waiter }
     }
 
-    /// The connection closed: every waiter, to fail; nothing can wait from now on.
-    mutating func close() -> [Waiter] {
+    /// The connection closed: every waiter, to fail, in the order of their ids, each with where its frame ends in the
+    /// byte stream (`UInt64.max` when it was not queued); nothing can wait from now on.
+    mutating func close() -> [(waiter: Waiter, frameEnd: UInt64)] {
         isClosed = true
         defer { waiting = [:] }
-        return waiting.keys.sorted().compactMap { waiting[$0]?.waiter }
+        return waiting.keys.sorted().compactMap { id in waiting[id].map { ($0.waiter, $0.frameEnd) } }
     }
 }
