@@ -89,7 +89,8 @@ final class ScriptedDiscovery: Discovery {
         handler: @escaping (BrowseEvent) -> Void
     ) throws -> any DiscoveryOperation {
         let index = DiscoveredAddressTests.interface.index
-        queue.async { handler(.added(name: "peer", type: type, domain: "local.", interfaceIndex: index)) }
+        let deliver = Delivery(handler)
+        queue.async { deliver.handler(.added(name: "peer", type: type, domain: "local.", interfaceIndex: index)) }
         return Operation()
     }
 
@@ -97,9 +98,9 @@ final class ScriptedDiscovery: Discovery {
         name: String, type: String, domain: String, interfaceIndex: UInt32, queue: DispatchQueue,
         releases: DispatchGroup?, handler: @escaping (ResolveEvent) -> Void
     ) throws -> any DiscoveryOperation {
-        let addresses = resolved
+        let (addresses, deliver) = (resolved, Delivery(handler))
         queue.async {
-            handler(
+            deliver.handler(
                 .resolved(
                     host: "peer.local.", port: 7, txt: TXTRecord(), interfaceIndex: interfaceIndex,
                     addresses: addresses))
@@ -112,10 +113,16 @@ final class ScriptedDiscovery: Discovery {
         handler: @escaping (AddressEvent) -> Void
     ) throws -> any DiscoveryOperation {
         queries.withLockedValue { $0.append(ipv6) }
-        let answers = answers[ipv6] ?? []
+        let (answers, deliver) = (answers[ipv6] ?? [], Delivery(handler))
         queue.async {
-            for address in answers { handler(.address(address, interfaceIndex: interfaceIndex)) }
+            for address in answers { deliver.handler(.address(address, interfaceIndex: interfaceIndex)) }
         }
         return Operation()
     }
+}
+
+/// A backend's event handler, called on the serial queue it was given (as the real backends do).
+struct Delivery<Event>: @unchecked Sendable {
+    let handler: (Event) -> Void
+    init(_ handler: @escaping (Event) -> Void) { self.handler = handler }
 }
