@@ -4,12 +4,15 @@ import Testing
 /// Hosts with IPv6 (`netns.sh up N --ip MODE`): link-local addresses only, global (unique local) IPv6 without IPv4, and
 /// dual stack. Peers find each other, connect (link-local: with the scope of the interface), exchange messages both
 /// ways, and a command gets its reply (listrctl to listr); `chirp browse` prints a link-local address the way `ping`
-/// takes it. Figures: `measure ipv6.MODE.connect` (Docs/Reliability.md, "IPv6").
+/// takes it. Figures: `measure ipv6.MODE.connect`, from the first probe's start to a full mesh (Docs/Reliability.md,
+/// "IPv6").
 extension FaultTests {
     @Suite struct IPv6Tests {
         @Test(.netns, arguments: ["link-local", "global", "dual"])
         func peersFindConnectAndTalkOverIPv6(mode: String) async throws {
-            let harness = try Harness(hosts: 2, ip: mode)
+            // Dual stack on 4 hosts (6 pairs): each pair's resolves must find an address that connects, whichever
+            // family answers first.
+            let harness = try Harness(hosts: mode == "dual" ? 4 : 2, ip: mode)
             defer { harness.tearDown() }
 
             // Positive control: the link is what it says. IPv6-only hosts have no IPv4 address on eth0.
