@@ -47,11 +47,8 @@ extension FaultTests {
                 name: "listr")
             defer { listr.kill() }
             #expect(await listr.waitForError(containing: "ready:", timeout: .seconds(20)), "\(listr.transcript)")
-            let ctl = try await harness.start(
-                on: "h2",
-                [binaryPath("listrctl"), "item", "add", "milk", "--peer", "kitchen", "--service", listType, "--timeout",
-                 "30"],
-                name: "listrctl")
+            let add = ["item", "add", "milk", "--peer", "kitchen", "--service", listType, "--timeout", "30"]
+            let ctl = try await harness.start(on: "h2", [binaryPath("listrctl")] + add, name: "listrctl")
             #expect(try await ctl.waitForExit(timeout: .seconds(40)) == 0, "\(ctl.transcript)\n\(listr.transcript)")
 
             // chirp browse shows the address a peer dials: a link-local one with its scope, in brackets.

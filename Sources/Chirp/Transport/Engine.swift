@@ -422,20 +422,20 @@ final class Engine: ConnectionDelegate {
     // MARK: - Dialing
 
     private func dial(_ id: String, address: Table.DialAddress, peer: Peer) {
+        let endpoint = IPAddressText.endpoint(address.host, port: address.port)
         guard let policy = configuration.acceptPolicy else {
-            logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(IPAddressText.endpoint(address.host, port: address.port))"])
+            logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(endpoint)"])
             _ = connect(host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host)
             return
         }
         // Ask the accept policy before dialing, with what the advertisement says, so that a peer we would refuse
         // never takes the connection for established (it is asked again once the peer introduced itself).
-        let candidate = ConnectionCandidate(peer: peer, address: IPAddressText.endpoint(address.host, port: address.port), isInbound: false)
+        let candidate = ConnectionCandidate(peer: peer, address: endpoint, isInbound: false)
         let decision = group.next().makePromise(of: Bool.self)
         decision.completeWithTask { await policy(candidate) }
         decision.futureResult.whenSuccess { accepted in
             if accepted {
-                self.logger.debug(
-                    "dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(IPAddressText.endpoint(address.host, port: address.port))"])
+                self.logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(endpoint)"])
                 _ = self.connect(host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host)
             } else {
                 let reason = HandshakeError.notAccepted(name: peer.name).description
@@ -463,7 +463,8 @@ final class Engine: ConnectionDelegate {
                 }
             }
         // A link-local address carries its scope (`fe80::1%eth0`), which NIO's numeric parsing does not take.
-        let connecting = SocketAddress.scoped(host, port: port).map { bootstrap.connect(to: $0) }
+        let connecting =
+            SocketAddress.scoped(host, port: port).map { bootstrap.connect(to: $0) }
             ?? bootstrap.connect(host: host, port: port)
         connecting
             .whenFailure { error in
