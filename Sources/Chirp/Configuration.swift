@@ -218,10 +218,10 @@ public struct Configuration: Sendable {
         interface == .loopback ? "127.0.0.1" : "0.0.0.0"
     }
 
-    /// A second address the listener binds, on the port of the first, when the host has it: `::1` in loopback-only
-    /// mode, none otherwise.
+    /// The IPv6 address the listener binds, on the port of the first, when the host has it: `::1` in loopback-only
+    /// mode, `::` otherwise.
     var secondaryListenHost: String? {
-        interface == .loopback ? "::1" : nil
+        interface == .loopback ? "::1" : "::"
     }
 }
 

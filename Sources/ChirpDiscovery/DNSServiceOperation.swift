@@ -104,6 +104,14 @@ package enum DNSSDEnvironment {
         return index == 0 ? nil : index
     }
 
+    /// The name of interface `index` (e.g. `eth0`), or `nil` for 0 (all) or an index that names no interface.
+    package static func interfaceName(index: UInt32) -> String? {
+        guard index != 0 else { return nil }
+        var buffer = [CChar](repeating: 0, count: Int(IF_NAMESIZE) + 1)
+        guard if_indextoname(index, &buffer) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// The interface index of the loopback interface (`lo` on Linux, `lo0` on macOS), if there is one.
     package static let loopbackIndex: UInt32? = interfaceIndex(named: "lo") ?? interfaceIndex(named: "lo0")
 }

@@ -1,12 +1,12 @@
 /// Where to advertise, browse and listen: a transceiver's `Configuration.interface`, or where a ``ServiceBrowser`` or
 /// ``ServiceTypeBrowser`` looks.
 public enum NetworkInterface: Sendable, Hashable, CustomStringConvertible {
-    /// Every interface the DNS-SD daemon serves; listen on all IPv4 addresses.
+    /// Every interface the DNS-SD daemon serves; listen on all IPv4 and IPv6 addresses (`0.0.0.0` and `::`, one port).
     case any
     /// This machine only: advertise and browse on the loopback interface and listen on 127.0.0.1 and ::1 (the same
     /// port on both; IPv4 only when the host has no ::1).
     case loopback
-    /// One network interface by name (e.g. `eth0`); listen on all IPv4 addresses.
+    /// One network interface by name (e.g. `eth0`); listen on all IPv4 and IPv6 addresses.
     case named(String)
 
     public var description: String {

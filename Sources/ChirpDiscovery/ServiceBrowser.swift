@@ -9,7 +9,8 @@ public struct ServiceInstance: Sendable, Hashable {
     public var host: String
     /// The TCP port.
     public var port: Int
-    /// The host's addresses found (IPv4 and/or IPv6).
+    /// The host's addresses found (IPv4 and/or IPv6), in the order a peer dials them: IPv4, then global IPv6, then
+    /// link-local IPv6 with the interface of its scope (`fe80::1%eth0`).
     public var addresses: [String]
     /// The whole TXT record, Chirp's own keys included.
     public var txt: [String: String]

@@ -406,23 +406,27 @@ package final class ServiceDiscovery: @unchecked Sendable {
                 report(name)
                 return
             }
-            if !addresses.isEmpty {
-                // The backend resolved the address too (Avahi's own): IPv4 first, as below.
-                instance.pending?.addresses =
-                    addresses.filter { !$0.contains(":") } + addresses.filter { $0.contains(":") }
+            let scope = DNSSDEnvironment.interfaceName(index: interface)
+            let resolved = IPAddressText.dialingOrder(addresses.map { IPAddressText.scoped($0, interface: scope) })
+            if let first = resolved.first, !IPAddressText.isIPv6(first) {
+                // The backend resolved an IPv4 address too (Avahi's own): nothing to wait for.
+                instance.pending?.addresses = resolved
                 instances[name] = instance
                 report(name)
                 return
             }
-            // Avahi's compat layer has no DNSServiceGetAddrInfo: ask for A and AAAA records ourselves.
+            // Avahi's compat layer has no DNSServiceGetAddrInfo: ask for A and AAAA records ourselves. After an IPv6
+            // answer of Avahi's own resolve, ask for an IPv4 address (it answers one family only).
+            instance.pending?.addresses = resolved
             do {
-                for ipv6 in [false, true] {
+                for ipv6 in resolved.isEmpty ? [false, true] : [false] {
                     instance.addressQueries.append(
                         try backend.queryAddress(
                             host: host, ipv6: ipv6, interfaceIndex: interface, queue: queue, releases: releases
                         ) { [unowned self] event in self.handleAddress(event, name: name) })
                 }
                 instances[name] = instance
+                if !resolved.isEmpty { reportSoon(name) }
             } catch let error as DNSSDError {
                 instances[name] = instance
                 couldNotStart(name, error)
@@ -441,24 +445,32 @@ package final class ServiceDiscovery: @unchecked Sendable {
     private func handleAddress(_ event: AddressEvent, name: String) {
         guard var instance = instances[name], var service = instance.pending else { return }
         switch event {
-        case .address(let address, _):
+        case .address(let text, let interface):
+            let scope = DNSSDEnvironment.interfaceName(index: interface != 0 ? interface : service.interfaceIndex)
+            let address = IPAddressText.scoped(text, interface: scope)
             guard !service.addresses.contains(address) else { return }
-            let isIPv4 = !address.contains(":")
-            // IPv4 first: the listener of a Chirp peer always takes IPv4 connections.
-            if isIPv4 { service.addresses.insert(address, at: 0) } else { service.addresses.append(address) }
+            // IPv4 first (every Chirp listener takes it), then global IPv6, then link-local IPv6.
+            service.addresses = IPAddressText.dialingOrder(service.addresses + [address])
             instance.pending = service
             instances[name] = instance
             if instance.reported { return }
-            if isIPv4 {
-                report(name)
+            if IPAddressText.isIPv6(address) {
+                reportSoon(name)
             } else {
-                // Only IPv6 so far: give the A record a moment before settling for it.
-                queue.asyncAfter(deadline: .now() + .milliseconds(250)) { [weak self] in self?.report(name) }
+                report(name)
             }
         case .failed(let error):
             queryFailed("address query failed", name: name, error: error)
         }
     }
+
+    /// Only IPv6 so far: gives an IPv4 answer a moment (``ipv4Grace``) before settling for what is there.
+    private func reportSoon(_ name: String) {
+        queue.asyncAfter(deadline: .now() + Self.ipv4Grace) { [weak self] in self?.report(name) }
+    }
+
+    /// How long an instance with only IPv6 addresses waits for an IPv4 one before it is reported.
+    static let ipv4Grace: DispatchTimeInterval = .milliseconds(250)
 
     /// A resolve or address query for `name` failed: when the daemon is gone, everything restarts (``fail(_:)``) and
     /// this returns `false`; otherwise the failure is logged (`what`) and this returns `true`.

@@ -52,6 +52,22 @@ extension LiveTests {
             #expect(!(await Self.tcpConnects(host: "::1", port: port)))
         }
 
+        /// A transceiver on any address listens on IPv4 and IPv6 (`0.0.0.0` and `::`, `IPV6_V6ONLY`) on one port: a
+        /// host with IPv6 only reaches it as well as one with IPv4. (On the loopback interface's addresses here; the
+        /// multi-host IPv6 tests are ChirpReliabilityTests' IPv6Tests.)
+        @Test func aTransceiverListensOnIPv4AndIPv6OnOnePort() async throws {
+            var configuration = testConfiguration("both", serviceType: uniqueServiceType())
+            configuration.interface = .named("lo")  // advertised on loopback only; it listens on every address
+            let app = Transceiver(configuration: configuration)
+            try await app.start()
+            let port = try #require(app.port)
+            #expect(await Self.tcpConnects(host: "127.0.0.1", port: port))
+            #expect(await Self.tcpConnects(host: "::1", port: port))
+            await app.shutdown()
+            #expect(!(await Self.tcpConnects(host: "127.0.0.1", port: port)))
+            #expect(!(await Self.tcpConnects(host: "::1", port: port)))
+        }
+
         /// Whether a TCP connection to `host:port` is accepted (within 5 s).
         static func tcpConnects(host: String, port: Int) async -> Bool {
             do {

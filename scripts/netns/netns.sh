@@ -8,10 +8,17 @@
 #   netns.sh available [impair]   exit 0 if the harness can run here, else ONE line with the reason, exit 1.
 #                                 Installs nftables (apt-get) when it is missing; with `impair`, also fails (one line)
 #                                 when the impairments below cannot run (no nft, or the kernel has no nf_tables)
-#   netns.sh up N [--subnets 2]   build hosts h1..hN (fails if any of them already exists). With --subnets 2: two
+#   netns.sh up N [--subnets 2] [--ip ipv4|dual|link-local|global]
+#                                 build hosts h1..hN (fails if any of them already exists). With --subnets 2: two
 #                                 subnets on two bridges, odd hosts on the first and even hosts on the second,
 #                                 joined by a router host ("router": IP forwarding, and an avahi-daemon with
-#                                 enable-reflector=yes on both links); every host routes through it
+#                                 enable-reflector=yes on both links); every host routes through it.
+#                                 --ip (one subnet only) picks the addresses of eth0: ipv4 (the default: IPv4 only,
+#                                 avahi use-ipv6=no), dual (IPv4 + IPv6 link-local + global fd00:213:X::K/64, avahi
+#                                 on both), link-local (IPv6 link-local only: no IPv4 address on eth0, avahi
+#                                 use-ipv4=no) or global (IPv6 fd00:213:X::K/64 + link-local, no IPv4). IPv6 hosts
+#                                 skip duplicate address detection (accept_dad=0, so no address stays "tentative")
+#                                 and avahi starts once eth0's IPv6 addresses are usable
 #   netns.sh exec HOST CMD [ARG...]
 #                                 run CMD on HOST (its network + mount namespace) with DBUS_SYSTEM_BUS_ADDRESS
 #                                 set to HOST's bus and AVAHI_COMPAT_NOWARN=1. The script exec's itself into
@@ -20,7 +27,8 @@
 #   netns.sh link-down HOST       cut HOST's link (its bridge port goes down; HOST's veth sees no carrier)
 #   netns.sh link-up HOST         restore it
 #   netns.sh restart-avahi HOST   kill HOST's avahi-daemon, start it again, wait until it answers
-#   netns.sh address HOST         print HOST's IPv4 address
+#   netns.sh address HOST         print HOST's addresses on eth0, the one to dial first on the first line: its IPv4
+#                                 address, then its global IPv6 one, then its link-local one as fe80::...%eth0
 #   netns.sh hosts                print the names of the hosts that exist (one a line)
 #   netns.sh loss HOST IN [OUT]   drop IN% of the packets arriving at HOST and OUT% (default 0) of those it sends, at
 #                                 random (nftables `numgen random mod 100 < N drop`, in input and output hook chains
@@ -70,6 +78,7 @@ subnet_octet() {
 }
 SUBNET="10.213.$(subnet_octet)"
 SUBNET_B="10.214.$(subnet_octet)"
+SUBNET6="fd00:213:$(subnet_octet)::"
 
 host_ns()   { echo "$PREFIX-$1"; }
 host_dir()  { echo "$RUN_DIR/$1"; }
@@ -78,6 +87,8 @@ subnet_count()  { cat "$RUN_DIR/subnets" 2>/dev/null || echo 1; }
 subnet_prefix() { if [[ $1 == 1 ]]; then echo "$SUBNET_B"; else echo "$SUBNET"; fi; }
 host_subnet()   { echo $(( ($(host_num "$1") - 1) % $(subnet_count) )); }
 host_addr() { echo "$(subnet_prefix "$(host_subnet "$1")").$((10 + $(host_num "$1")))"; }
+host_addr6() { echo "$SUBNET6$(host_num "$1")"; }
+ip_mode()    { cat "$RUN_DIR/ip" 2>/dev/null || echo ipv4; }
 
 host_exists() {
     local h=$1
@@ -140,14 +151,18 @@ CONF
 }
 
 write_avahi_conf() {
-    local file=$1 h=$2 interfaces=${3:-eth0} reflect=${4:-no}
+    local file=$1 h=$2 interfaces=${3:-eth0} reflect=${4:-no} v4=yes v6=no
+    case $(ip_mode) in
+        dual) v6=yes ;;
+        link-local | global) v4=no v6=yes ;;
+    esac
     cat >"$file" <<CONF
 # Written by Chirp's scripts/netns/netns.sh for host $h of harness '$PREFIX'.
 # avahi only uses this host's veths ($interfaces inside network namespace $(host_ns "$h")).
 [server]
 host-name=$PREFIX-$h
-use-ipv4=yes
-use-ipv6=no
+use-ipv4=$v4
+use-ipv6=$v6
 allow-interfaces=$interfaces
 deny-interfaces=lo
 disallow-other-stacks=no
@@ -208,10 +223,31 @@ make_host() {
     ip link add name eth0 netns "$ns" type veth peer name "$h" netns "$BR_NS"
     ip -n "$BR_NS" link set "$h" master "br$subnet"
     ip -n "$BR_NS" link set "$h" up
-    ip -n "$ns" addr add "$(host_addr "$h")/24" dev eth0
+    local mode
+    mode=$(ip_mode)
+    if [[ $mode == ipv4 ]]; then
+        ip -n "$ns" addr add "$(host_addr "$h")/24" dev eth0
+    else
+        # IPv6 on: no duplicate address detection (the harness picks unique addresses), so that no address is
+        # "tentative" (unusable) for a second after the link comes up.
+        ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=0 net.ipv6.conf.eth0.disable_ipv6=0 \
+            net.ipv6.conf.eth0.accept_dad=0 net.ipv6.conf.default.accept_dad=0
+        if [[ $mode == dual ]]; then ip -n "$ns" addr add "$(host_addr "$h")/24" dev eth0; fi
+        if [[ $mode == dual || $mode == global ]]; then ip -n "$ns" addr add "$(host_addr6 "$h")/64" dev eth0; fi
+    fi
     ip -n "$ns" link set eth0 up
     if (($(subnet_count) > 1)); then ip -n "$ns" route add default via "$(subnet_prefix "$subnet").1"; fi
+    if [[ $mode != ipv4 ]]; then
+        wait_for ipv6_ready "$h" || die "$h: eth0 has no usable IPv6 link-local address after ${WAIT_SECONDS}s"
+    fi
     start_daemons "$h" eth0 no
+}
+
+# eth0 of host $1 has a link-local IPv6 address and no address is still tentative.
+ipv6_ready() {
+    local out
+    out=$(ip -n "$(host_ns "$1")" -6 addr show dev eth0 2>/dev/null) || return 1
+    [[ $out == *"scope link"* && $out != *tentative* ]]
 }
 
 # The router between the two subnets: a host with a leg on each bridge, IP forwarding, and an avahi-daemon that
@@ -260,10 +296,19 @@ start_daemons() {
 }
 
 cmd_up() {
-    local n=${1:-} subnets=1
-    if [[ ${2:-} == --subnets ]]; then subnets=${3:-}; fi
+    local n=${1:-} subnets=1 mode=ipv4
+    shift || true
+    while (($#)); do
+        case $1 in
+            --subnets) subnets=${2:-}; shift 2 || shift ;;
+            --ip) mode=${2:-}; shift 2 || shift ;;
+            *) die "usage: netns.sh up N [--subnets 2] [--ip ipv4|dual|link-local|global] (unknown option '$1')" ;;
+        esac
+    done
     [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 200)) || die "usage: netns.sh up N [--subnets 2] (N: 1..200)"
     [[ $subnets == 1 || $subnets == 2 ]] || die "usage: netns.sh up N [--subnets 2] (1 or 2 subnets)"
+    [[ $mode =~ ^(ipv4|dual|link-local|global)$ ]] || die "usage: netns.sh up N [--ip ipv4|dual|link-local|global]"
+    [[ $mode == ipv4 || $subnets == 1 ]] || die "--ip $mode works on one subnet only"
     local reason
     reason=$(cmd_available) || die "$reason"
     [[ ! -e /run/netns/$BR_NS && ! -e $RUN_DIR ]] ||
@@ -278,6 +323,7 @@ cmd_up() {
     ip netns add "$BR_NS"
     ip -n "$BR_NS" link set lo up
     echo "$subnets" >"$RUN_DIR/subnets"
+    echo "$mode" >"$RUN_DIR/ip"
     local b
     for ((b = 0; b < subnets; b++)); do
         ip -n "$BR_NS" link add "br$b" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
@@ -291,7 +337,7 @@ cmd_up() {
     local k
     for ((k = 1; k <= n; k++)); do
         make_host "h$k"
-        log "h$k up: $(host_addr "h$k") (namespace $(host_ns "h$k"), avahi host name $PREFIX-h$k)"
+        log "h$k up: $(cmd_address "h$k" | paste -sd' ') (namespace $(host_ns "h$k"), avahi host name $PREFIX-h$k)"
     done
 }
 
@@ -335,7 +381,16 @@ cmd_address() {
     local h=${1:-}
     [[ -n $h ]] || die "usage: netns.sh address HOST"
     host_num "$h" >/dev/null
-    host_addr "$h"
+    local mode
+    mode=$(ip_mode)
+    if [[ $mode == ipv4 ]]; then host_addr "$h"; return; fi
+    host_exists "$h"
+    if [[ $mode == dual ]]; then host_addr "$h"; fi
+    if [[ $mode == dual || $mode == global ]]; then host_addr6 "$h"; fi
+    local linklocal
+    linklocal=$(ip -n "$(host_ns "$h")" -6 -o addr show dev eth0 scope link | awk '{ sub("/.*", "", $4); print $4; exit }')
+    [[ -n $linklocal ]] || die "$h has no link-local IPv6 address"
+    echo "$linklocal%eth0"
 }
 
 cmd_hosts() {

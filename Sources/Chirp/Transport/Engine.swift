@@ -20,7 +20,7 @@ final class Engine: ConnectionDelegate {
     private struct State {
         var table: Table
         var listenPort: Int?
-        /// The listening sockets: 127.0.0.1 (or 0.0.0.0), and ::1 in loopback-only mode when the host has it.
+        /// The listening sockets: 0.0.0.0 and :: (127.0.0.1 and ::1 in loopback-only mode), each when the host has it.
         var serverChannels: [any Channel] = []
         var discovery: ServiceDiscovery?
         var openChannels: [ObjectIdentifier: any Channel] = [:]
@@ -147,33 +147,65 @@ final class Engine: ConnectionDelegate {
     // MARK: - Lifecycle
 
     /// Opens the listener, then starts advertising and browsing. Completes with the port once listening.
+    ///
+    /// It listens on IPv4 (`0.0.0.0`, or `127.0.0.1` for loopback-only) and on IPv6 (`::`, or `::1`) on the same port,
+    /// the IPv6 socket `IPV6_V6ONLY`. Either family alone is enough: without IPv6 (a host that has it off), IPv4
+    /// only; without IPv4 (a kernel that has none), IPv6 only.
     func start() -> EventLoopFuture<Int> {
-        makeServerBootstrap().bind(host: configuration.listenHost, port: configuration.port).flatMap { primary in
-            guard let port = primary.localAddress?.port else {
-                primary.close(promise: nil)
-                return primary.eventLoop.makeFailedFuture(ChirpError.listenFailed("no local port"))
+        let (primaryHost, secondaryHost) = (configuration.listenHost, configuration.secondaryListenHost)
+        return bind(primaryHost, port: configuration.port).flatMap { primary -> EventLoopFuture<[any Channel]> in
+            guard let port = primary.localAddress?.port, let secondaryHost else {
+                return primary.eventLoop.makeSucceededFuture([primary])
             }
-            guard let secondaryHost = self.configuration.secondaryListenHost else {
-                return primary.eventLoop.makeCompletedFuture { try self.listening(on: [primary], port: port) }
-            }
-            // The same port on the second address (::1 for loopback-only); without it, IPv4 is enough.
-            return self.makeServerBootstrap().bind(host: secondaryHost, port: port)
-                .map { Optional($0) }
+            // The same port on the second address; without it, IPv4 is enough.
+            return self.bind(secondaryHost, port: port)
+                .map { [primary, $0] }
                 .recover { error in
                     self.logger.debug(
-                        "not listening on \(secondaryHost); continuing on \(self.configuration.listenHost) only",
-                        metadata: [
-                            "port": "\(port)", "reason": "\(error)"
-                        ])
-                    return nil
+                        "not listening on \(secondaryHost); continuing on \(primaryHost) only",
+                        metadata: ["port": "\(port)", "reason": "\(error)"])
+                    return [primary]
                 }
-                .flatMapThrowing { secondary in
-                    try self.listening(on: [primary] + (secondary.map { [$0] } ?? []), port: port)
-                }
+        }.flatMapError { error -> EventLoopFuture<[any Channel]> in
+            // No IPv4 at all: IPv6 alone (a port taken, or any other failure, is an error).
+            guard let secondaryHost, Self.isAddressFamilyMissing(error) else {
+                return self.group.next().makeFailedFuture(error)
+            }
+            self.logger.debug(
+                "not listening on \(primaryHost); listening on \(secondaryHost) only", metadata: ["reason": "\(error)"])
+            return self.bind(secondaryHost, port: self.configuration.port).map { [$0] }
+        }.flatMapThrowing { channels in
+            guard let port = channels.first?.localAddress?.port else {
+                for channel in channels { channel.close(promise: nil) }
+                throw ChirpError.listenFailed("no local port")
+            }
+            return try self.listening(on: channels, port: port)
         }.flatMapErrorThrowing { error in
             if let error = error as? ChirpError { throw error }
             throw ChirpError.listenFailed("\(error)", cause: error)
         }
+    }
+
+    /// Binds a listener to the numeric address `host` (never resolved by name: on a host without IPv4 addresses a
+    /// resolver may turn `0.0.0.0` into `::ffff:0.0.0.0`); an IPv6 listener takes IPv6 only (`IPV6_V6ONLY`), beside
+    /// the IPv4 one on the same port.
+    private func bind(_ host: String, port: Int) -> EventLoopFuture<any Channel> {
+        let address: SocketAddress
+        do { address = try SocketAddress(ipAddress: host, port: port) } catch {
+            return group.next().makeFailedFuture(error)
+        }
+        var bootstrap = makeServerBootstrap()
+        if address.protocol == .inet6 {
+            bootstrap = bootstrap.serverChannelOption(
+                ChannelOptions.Types.SocketOption(level: .ipv6, name: .ipv6_v6only), value: 1)
+        }
+        return bootstrap.bind(to: address)
+    }
+
+    /// Whether a bind error says that this host has no address of that family (as opposed to a port in use).
+    static func isAddressFamilyMissing(_ error: any Error) -> Bool {
+        guard let error = error as? IOError else { return false }
+        return [EAFNOSUPPORT, EADDRNOTAVAIL, EPROTONOSUPPORT].contains(error.errnoCode)
     }
 
     /// A listener whose accepted connections get Chirp's pipeline.
@@ -379,7 +411,8 @@ final class Engine: ConnectionDelegate {
     static func advert(of service: DiscoveredService) -> Table.Advert {
         var metadata = service.txt.dictionary
         for key in TXTRecord.ReservedKey.all { metadata[key] = nil }
-        let address = service.addresses.first { !$0.contains(":") } ?? service.addresses.first
+        // Discovery lists them in dialing order (IPv4, global IPv6, scoped link-local IPv6); sorted again for safety.
+        let address = IPAddressText.dialingOrder(service.addresses).first
         return Table.Advert(
             instanceName: service.instanceName,
             peerID: service.txt[TXTRecord.ReservedKey.peerID] ?? "",
@@ -388,27 +421,27 @@ final class Engine: ConnectionDelegate {
             usesSecret: service.txt[TXTRecord.ReservedKey.secure] == "1",
             metadata: metadata,
             host: service.host,
-            addresses: service.addresses.map { $0.contains(":") ? "[\($0)]:\(service.port)" : "\($0):\(service.port)" },
+            addresses: service.addresses.map { IPAddressText.endpoint($0, port: Int(service.port)) },
             dialAddress: address.map { Table.DialAddress(host: $0, port: Int(service.port)) })
     }
 
     // MARK: - Dialing
 
     private func dial(_ id: String, address: Table.DialAddress, peer: Peer) {
+        let endpoint = IPAddressText.endpoint(address.host, port: address.port)
         guard let policy = configuration.acceptPolicy else {
-            logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(address.host):\(address.port)"])
+            logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(endpoint)"])
             _ = connect(host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host)
             return
         }
         // Ask the accept policy before dialing, with what the advertisement says, so that a peer we would refuse
         // never takes the connection for established (it is asked again once the peer introduced itself).
-        let candidate = ConnectionCandidate(peer: peer, address: "\(address.host):\(address.port)", isInbound: false)
+        let candidate = ConnectionCandidate(peer: peer, address: endpoint, isInbound: false)
         let decision = group.next().makePromise(of: Bool.self)
         decision.completeWithTask { await policy(candidate) }
         decision.futureResult.whenSuccess { accepted in
             if accepted {
-                self.logger.debug(
-                    "dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(address.host):\(address.port)"])
+                self.logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(endpoint)"])
                 _ = self.connect(host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host)
             } else {
                 let reason = HandshakeError.notAccepted(name: peer.name).description
@@ -423,7 +456,7 @@ final class Engine: ConnectionDelegate {
     func connect(host: String, port: Int, dialedPeerID: String?, peerHost: String?) -> EventLoopFuture<PeerConnection> {
         let loop = group.next()
         let established = loop.makePromise(of: PeerConnection.self)
-        ClientBootstrap(group: loop)
+        let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(configuration.connectTimeout.timeAmount)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { [self] channel in
@@ -435,7 +468,11 @@ final class Engine: ConnectionDelegate {
                         established: established)
                 }
             }
-            .connect(host: host, port: port)
+        // A link-local address carries its scope (`fe80::1%eth0`), which NIO's numeric parsing does not take.
+        let connecting =
+            SocketAddress.scoped(host, port: port).map { bootstrap.connect(to: $0) }
+            ?? bootstrap.connect(host: host, port: port)
+        connecting
             .whenFailure { error in
                 established.fail(error)
                 guard let dialedPeerID else { return }

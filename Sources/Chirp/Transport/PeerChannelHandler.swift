@@ -278,9 +278,6 @@ final class PeerChannelHandler: ChannelInboundHandler {
         }
     }
 
-    /// `address:port` text for a socket address.
-    static func text(of address: SocketAddress) -> String {
-        guard let ip = address.ipAddress, let port = address.port else { return "\(address)" }
-        return address.protocol == .inet6 ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-    }
+    /// `address:port` text for a socket address (``SocketAddress/endpointText``: `[fe80::1%eth0]:50123` for IPv6).
+    static func text(of address: SocketAddress) -> String { address.endpointText }
 }

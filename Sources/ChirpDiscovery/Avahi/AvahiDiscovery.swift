@@ -87,7 +87,7 @@ struct AvahiDiscovery: Discovery {
             name: name, type: type, domain: domain, interface: Self.avahiInterface(interfaceIndex), daemon: daemon,
             queue: queue, deliver: handler)
         try sink.start(operation: "avahi_service_resolver_new", releases: releases) { client, userdata in
-            sink.makeResolver(client: client, userdata: userdata, addressFamily: AvahiProtocol(AVAHI_PROTO_INET))
+            sink.makeResolver(client: client, userdata: userdata)
         }
         return sink
     }
@@ -336,15 +336,13 @@ final class AvahiTypeBrowse: AvahiBrowse, @unchecked Sendable {
     }
 }
 
-/// A service resolver: host, port, TXT record and address in one answer. It asks for an IPv4 address first (every
-/// Chirp listener takes IPv4), and for any address when that fails.
+/// A service resolver: host, port, TXT record and one address (of either family: on an IPv6-only link an IPv4 resolve
+/// would only time out) in one answer. ``ServiceDiscovery`` asks for an IPv4 address after an IPv6 one.
 final class AvahiResolve: AvahiSink<ResolveEvent>, @unchecked Sendable {
     private let name: String
     private let type: String
     private let domain: String
     private let interface: AvahiIfIndex
-    /// Whether the resolver asks for any address family (after an IPv4 one failed). Under the poll's lock.
-    private var anyFamily = false
 
     init(
         name: String, type: String, domain: String, interface: AvahiIfIndex, daemon: AvahiDaemonClient,
@@ -358,23 +356,21 @@ final class AvahiResolve: AvahiSink<ResolveEvent>, @unchecked Sendable {
     }
 
     /// Creates the resolver (with the poll's lock held).
-    func makeResolver(client: OpaquePointer, userdata: UnsafeMutableRawPointer, addressFamily: AvahiProtocol)
-        -> OpaquePointer?
-    {
+    func makeResolver(client: OpaquePointer, userdata: UnsafeMutableRawPointer) -> OpaquePointer? {
         avahi_service_resolver_new(
-            client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), name, type, domain, addressFamily,
+            client, interface, AvahiProtocol(AVAHI_PROTO_UNSPEC), name, type, domain, AvahiProtocol(AVAHI_PROTO_UNSPEC),
             AvahiLookupFlags(0),
             { _, interface, _, event, _, _, _, host, address, port, txt, _, userdata in
                 guard let userdata else { return }
                 Unmanaged<AvahiResolve>.fromOpaque(userdata).takeUnretainedValue().resolved(
-                    event, interface: interface, host: host, address: address, port: port, txt: txt, userdata: userdata)
+                    event, interface: interface, host: host, address: address, port: port, txt: txt)
             }, userdata)
     }
 
     private func resolved(
         _ event: AvahiResolverEvent, interface: AvahiIfIndex, host: UnsafePointer<CChar>?,
         address: UnsafePointer<AvahiAddress>?,
-        port: UInt16, txt: UnsafeMutablePointer<AvahiStringList>?, userdata: UnsafeMutableRawPointer
+        port: UInt16, txt: UnsafeMutablePointer<AvahiStringList>?
     ) {
         if event == AVAHI_RESOLVER_FOUND {
             let record = TXTRecord(bytes: AvahiDiscovery.wireBytes(of: txt))
@@ -387,16 +383,7 @@ final class AvahiResolve: AvahiSink<ResolveEvent>, @unchecked Sendable {
                     addresses: address.map { [AvahiDiscovery.text(of: $0)] } ?? []))
             return
         }
-        let error = daemon.lastErrorLocked(operation: "avahi_service_resolver")
-        guard !anyFamily, let old = object, let client = avahi_service_resolver_get_client(old) else {
-            send(.failed(error))
-            return
-        }
-        // No IPv4 address: ask for any (freeing a resolver inside its own callback is how Avahi's examples do it).
-        anyFamily = true
-        avahi_service_resolver_free(old)
-        object = makeResolver(client: client, userdata: userdata, addressFamily: AvahiProtocol(AVAHI_PROTO_UNSPEC))
-        if object == nil { send(.failed(error)) }
+        send(.failed(daemon.lastErrorLocked(operation: "avahi_service_resolver")))
     }
 }
 #endif

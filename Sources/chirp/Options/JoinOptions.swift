@@ -47,10 +47,10 @@ struct JoinOptions: ParsableArguments {
         "chirp-\(command)-\(Configuration.defaultPeerName)-\(ProcessInfo.processInfo.processIdentifier)"
     }
 
-    /// Parses `HOST:PORT`, `[IPV6]:PORT`.
+    /// Parses `HOST:PORT`, `[IPV6]:PORT` (a link-local IPv6 address with its interface: `[fe80::1%eth0]:PORT`).
     static func parse(_ text: String) throws -> (host: String, port: Int) {
         let problem = ValidationError(
-            "--connect takes HOST:PORT (e.g. 192.168.1.20:51234 or [fe80::1]:51234), got '\(text)'")
+            "--connect takes HOST:PORT (e.g. 192.168.1.20:51234 or [fe80::1%eth0]:51234), got '\(text)'")
         guard let colon = text.lastIndex(of: ":") else { throw problem }
         var host = String(text[..<colon])
         let portText = text[text.index(after: colon)...]

@@ -12,11 +12,11 @@ struct BrowseRow: Sendable {
     /// Identifies the row across found/lost events.
     var key: String { "\(type)/\(instance.instanceName)" }
 
-    /// The first address with the port: IPv4 preferred, IPv6 in brackets.
+    /// The address a peer dials, with the port: IPv4 preferred, then global IPv6, then link-local IPv6 with its
+    /// scope; IPv6 in brackets, as `ping` takes it (`[fe80::1%eth0]:50123`).
     var address: String {
-        let address = instance.addresses.first { !$0.contains(":") } ?? instance.addresses.first
-        guard let address else { return "-:\(instance.port)" }
-        return address.contains(":") ? "[\(address)]:\(instance.port)" : "\(address):\(instance.port)"
+        guard let address = IPAddressText.dialingOrder(instance.addresses).first else { return "-:\(instance.port)" }
+        return IPAddressText.endpoint(address, port: Int(instance.port))
     }
 
     /// The peer id shortened to the 8 characters `--peer` accepts, or `-` for a service that is not a Chirp peer.

@@ -14,8 +14,9 @@ final class Harness: Sendable {
 
     /// Creates `count` hosts. Throws (after removing what was made) when `up` fails.
     /// Builds `count` hosts; with `subnets: 2`, on two subnets joined by a router whose avahi-daemon reflects mDNS
-    /// (odd hosts on the first, even hosts on the second; `netns.sh up N --subnets 2`).
-    init(hosts count: Int, subnets: Int = 1) throws {
+    /// (odd hosts on the first, even hosts on the second; `netns.sh up N --subnets 2`); `ip` picks their addresses
+    /// (`netns.sh up N --ip MODE`: `ipv4`, `dual`, `link-local` or `global`).
+    init(hosts count: Int, subnets: Int = 1, ip: String = "ipv4") throws {
         let letters = "abcdefghijklmnopqrstuvwxyz0123456789"
         prefix = "cr" + String((0..<4).map { _ in letters.randomElement() ?? "x" })
         hosts = (1...count).map { "h\($0)" }
@@ -29,7 +30,8 @@ final class Harness: Sendable {
             try? handle.close()
         }
         let result = Harness.script(
-            ["up", String(count)] + (subnets > 1 ? ["--subnets", String(subnets)] : []), prefix: prefix)
+            ["up", String(count)] + (subnets > 1 ? ["--subnets", String(subnets)] : [])
+                + (ip != "ipv4" ? ["--ip", ip] : []), prefix: prefix)
         guard result.status == 0 else {
             _ = Harness.script(["down"], prefix: prefix)
             throw HarnessError(message: "netns.sh up \(count) failed (\(result.status)): \(result.output)")
@@ -52,9 +54,15 @@ final class Harness: Sendable {
         return result.output
     }
 
-    /// The IPv4 address of `host`.
+    /// The address of `host` to dial first (`netns.sh address`'s first line: IPv4, else global IPv6, else scoped
+    /// link-local IPv6).
     func address(_ host: String) throws -> String {
-        try run(["address", host]).trimmingCharacters(in: .whitespacesAndNewlines)
+        try addresses(host).first ?? ""
+    }
+
+    /// Every address of `host` on its link, in dialing order (`netns.sh address`).
+    func addresses(_ host: String) throws -> [String] {
+        try run(["address", host]).split(whereSeparator: \.isNewline).map(String.init)
     }
 
     /// Starts `chirp-probe` on `host`.
