@@ -47,6 +47,21 @@ extension LiveTests {
             }
         }
 
+        /// Holds `connection`'s queue (nothing queued on it is written from then on), sends an `AppendItem` titled
+        /// `title` from `alice` to `bob`, and returns the request's task once it waits on that connection.
+        static func requestOnHeld(
+            _ connection: PeerConnection, from alice: Transceiver, _ title: String, to bob: Peer, timeout: Duration
+        ) async throws -> Task<Echo, any Error> {
+            #expect(connection.outbound.hold())
+            let reply = Task {
+                try await alice.request(AppendItem(title: title), to: bob, as: Echo.self, timeout: timeout)
+            }
+            try await withTimeout(.seconds(20), "the request to wait on the held connection") {
+                while await connection.exchangesWaiting() == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            return reply
+        }
+
         /// The connection of `transceiver` to `peer`.
         static func connection(of transceiver: Transceiver, to peer: Peer) throws -> PeerConnection {
             try #require(transceiver.currentEngine?.connection(to: peer.id))
@@ -80,14 +95,8 @@ extension LiveTests {
             let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
             #expect(first.role == (aliceDials ? .dialer : .acceptor))
             // Nothing queued on it is written from now on: the request waits in its queue when the connection drops.
-            #expect(first.outbound.hold())
-            let alice = pair.alice
-            let reply = Task {
-                try await alice.request(AppendItem(title: "milk"), to: bobPeer, as: Echo.self, timeout: .seconds(30))
-            }
-            try await withTimeout(.seconds(20), "the request to wait on the held connection") {
-                while await first.exchangesWaiting() == 0 { try await Task.sleep(for: .milliseconds(5)) }
-            }
+            let reply = try await Self.requestOnHeld(
+                first, from: pair.alice, "milk", to: bobPeer, timeout: .seconds(30))
             first.close(goodbye: nil)
             #expect(try await reply.value.text == "added milk")
             // It ran once, on another connection: the first never reached bob.
@@ -162,14 +171,7 @@ extension LiveTests {
             let (bobPeer, alicePeer) = try await pair.connect()
             let first = try await Self.settledConnection(pair, bob: bobPeer, alice: alicePeer)
             #expect(first.role == (aliceDials ? .dialer : .acceptor))
-            #expect(first.outbound.hold())
-            let alice = pair.alice
-            let reply = Task {
-                try await alice.request(AppendItem(title: "tea"), to: bobPeer, as: Echo.self, timeout: .seconds(60))
-            }
-            try await withTimeout(.seconds(20), "the request to wait on the held connection") {
-                while await first.exchangesWaiting() == 0 { try await Task.sleep(for: .milliseconds(5)) }
-            }
+            let reply = try await Self.requestOnHeld(first, from: pair.alice, "tea", to: bobPeer, timeout: .seconds(60))
             // Bob says goodbye (stopping) and closes: he will not come back, so the request is not sent again.
             await pair.bob.shutdown()
             let error = try await withTimeout(.seconds(20), "the request to fail") {
