@@ -76,6 +76,8 @@ struct ChirpTool: AsyncParsableCommand {
             ListenCommand.self,
             SendCommand.self,
             PingCommand.self,
+            SendFileCommand.self,
+            ReceiveFilesCommand.self,
             LogsCommand.self,
             ConsoleCommand.self
         ]
