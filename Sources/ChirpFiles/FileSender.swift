@@ -122,35 +122,29 @@ struct FileSender {
         }
         defer { try? handle.close() }
         try handle.seek(toOffset: UInt64(offset))
-        var sent = offset
-        var acked = offset
-        transfer.report(acked)
-        let window = Int64(max(configuration.window, 1) * chunkSize)
-        while acked < transfer.size {
-            while sent < transfer.size && sent - acked < window {
+        var window = SendWindow(
+            size: transfer.size, limit: Int64(max(configuration.window, 1) * chunkSize), from: offset)
+        transfer.report(offset)
+        while !window.isComplete {
+            while let (chunkOffset, count) = window.nextChunk(chunkSize: chunkSize) {
                 try Task.checkCancellation()
-                let count = Int(min(Int64(chunkSize), transfer.size - sent))
                 let bytes = try handle.read(upToCount: count) ?? Data()
                 guard bytes.count == count else {
                     throw FileTransferError(.fileError, "\(transfer.path) changed while it was sent")
                 }
                 let chunk = RawMessage(
                     typeName: FileChunk.typeName,
-                    payload: FileChunk.encode(id: transfer.id, offset: sent, bytes: bytes), isBinary: true)
+                    payload: FileChunk.encode(id: transfer.id, offset: chunkOffset, bytes: bytes), isBinary: true)
                 try await transceiver.send(chunk, to: transfer.peer)
-                sent += Int64(count)
-                let inFlight = sent - acked
+                window.didSend(count)
+                let inFlight = window.inFlight
                 transfer.peakInFlight.withLockedValue { $0 = max($0, inFlight) }
             }
             guard let next = await signals.next() else { throw CancellationError() }
             try Task.checkCancellation()
             switch next {
             case .ack(let value):
-                let clamped = min(value, sent)
-                if clamped > acked {
-                    acked = clamped
-                    transfer.report(acked)
-                }
+                if window.acknowledge(value) { transfer.report(window.acknowledged) }
             case .cancelledByPeer(let reason): throw FileTransferError(.cancelledByPeer, reason)
             case .peerLost: throw Stop.connectionLost
             case .peerBack, .resumeDeadline: continue

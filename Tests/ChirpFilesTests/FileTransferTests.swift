@@ -169,7 +169,7 @@ struct FileTransferTests {
         let pair = try await FilePair.start()
         // A sparse file: zeros, read from the page cache, nothing on disk.
         let source = TestSupport.temporaryDirectory() + "/large.bin"
-        FileManager.default.createFile(atPath: source, contents: nil)
+        _ = FileManager.default.createFile(atPath: source, contents: nil)
         let handle = try #require(FileHandle(forWritingAtPath: source))
         try handle.truncate(atOffset: UInt64(size))
         try handle.close()
@@ -207,7 +207,39 @@ struct FileTransferTests {
 }
 
 @Suite(.timeLimit(.minutes(1)))
-struct FileNameTests {
+struct FilePartsTests {
+    @Test("the send window: never more than its limit in flight, old and excessive acknowledgements clamped")
+    func sendWindow() {
+        var window = SendWindow(size: 1000, limit: 300, from: 100)
+        var sent: [Int64] = []
+        while let (offset, count) = window.nextChunk(chunkSize: 128) {
+            sent.append(offset)
+            window.didSend(count)
+        }
+        #expect(sent == [100, 228, 356])
+        #expect(window.inFlight == 300)
+        #expect(window.nextChunk(chunkSize: 128) == nil)
+        let old = window.acknowledge(50)  // from before the resumption
+        #expect(!old)
+        let moved = window.acknowledge(228)
+        #expect(moved)
+        #expect(window.nextChunk(chunkSize: 128)?.offset == 400)
+        let past = window.acknowledge(5000)  // past what was sent: counts up to it
+        #expect(past)
+        #expect(window.acknowledged == 400)
+        while let (_, count) = window.nextChunk(chunkSize: 128) { window.didSend(count) }
+        #expect(window.sent == 700)  // the window again: 300 past the acknowledgement
+        let more = window.acknowledge(700)
+        #expect(more)
+        while let (_, count) = window.nextChunk(chunkSize: 128) { window.didSend(count) }
+        #expect(window.sent == 1000 && !window.isComplete)
+        let all = window.acknowledge(1000)
+        #expect(all)
+        #expect(window.isComplete)
+        #expect(window.nextChunk(chunkSize: 128) == nil)
+    }
+
+
     @Test func sanitised() {
         #expect(ReceivedFileName.sanitised("report.pdf") == "report.pdf")
         #expect(ReceivedFileName.sanitised("../../etc/passwd") == "_.._etc_passwd")

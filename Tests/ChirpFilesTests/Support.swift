@@ -78,7 +78,7 @@ struct FilePair {
 /// A file of `size` pseudo-random bytes (seeded), written a MiB at a time.
 func makeFile(size: Int, seed: UInt64 = 1) throws -> String {
     let path = TestSupport.temporaryDirectory() + "/data.bin"
-    FileManager.default.createFile(atPath: path, contents: nil)
+    _ = FileManager.default.createFile(atPath: path, contents: nil)
     let handle = try #require(FileHandle(forWritingAtPath: path))
     defer { try? handle.close() }
     var random = SeededRandomNumberGenerator(seed: seed)

@@ -17,7 +17,7 @@ struct ProgressDisplay {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(count) bytes" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(count) bytes" : String(format: "%.1f", value) + " " + units[unit]
     }
 
     /// `[#########           ]  45%`.
