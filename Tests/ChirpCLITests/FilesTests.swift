@@ -71,7 +71,7 @@ extension ChirpCLITests {
             sender.signal(SIGINT)
             #expect(try await sender.waitForExit() == 130, "\(sender.transcript)")
             do {
-                _ = try await incoming.result()
+                _ = try await withTimeout(.seconds(60), "the end of the transfer") { try await incoming.result() }
                 Issue.record("the transfer ended well after the sender's Ctrl-C")
             } catch let error as FileTransferError {
                 #expect(error.code == .cancelledByPeer)

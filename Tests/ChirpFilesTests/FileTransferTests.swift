@@ -18,8 +18,8 @@ struct FileTransferTests {
         let receiveProgress = lastProgress(incoming.progress)
         #expect(incoming.name == "data.bin")
         #expect(incoming.size == 8 << 20 + 12345)
-        let savedAs = try await outgoing.result()
-        let path = try await incoming.result()
+        let savedAs = try await finished { try await outgoing.result() }
+        let path = try await finished { try await incoming.result() }
         #expect(savedAs == "data.bin")
         #expect(path == pair.directory + "/data.bin")
         #expect(try sha256(path) == sha256(source))
@@ -35,7 +35,7 @@ struct FileTransferTests {
         try Data("keep me".utf8).write(to: URL(fileURLWithPath: pair.directory + "/data.bin"))
         let source = try makeFile(size: 300_000)
         let outgoing = try pair.aliceFiles.send(file: source, to: pair.bobPeer)
-        #expect(try await outgoing.result() == "data (1).bin")
+        #expect(try await finished { try await outgoing.result() } == "data (1).bin")
         #expect(try String(contentsOfFile: pair.directory + "/data.bin", encoding: .utf8) == "keep me")
         #expect(try sha256(pair.directory + "/data (1).bin") == sha256(source))
         await pair.stop()
@@ -51,7 +51,7 @@ struct FileTransferTests {
         ]
         for (given, expected) in names {
             let outgoing = try pair.aliceFiles.send(file: source, named: given, to: pair.bobPeer)
-            #expect(try await outgoing.result() == expected, "\(given.debugDescription)")
+            #expect(try await finished { try await outgoing.result() } == expected, "\(given.debugDescription)")
         }
         let parent = (pair.directory as NSString).deletingLastPathComponent
         #expect(!FileManager.default.fileExists(atPath: parent + "/x"))
@@ -150,8 +150,8 @@ struct FileTransferTests {
             for await transfer in offers { return transfer }
             throw CancellationError()
         }
-        #expect(try await outgoing.result() == "data.bin")
-        #expect(try await incoming.result() == directory + "/data.bin")
+        #expect(try await finished { try await outgoing.result() } == "data.bin")
+        #expect(try await finished { try await incoming.result() } == directory + "/data.bin")
         let offsets = outgoing.offeredOffsets.withLockedValue { $0 }
         #expect(offsets.count == 2)
         #expect(offsets.first == 0)
@@ -184,8 +184,8 @@ struct FileTransferTests {
             for await _ in incoming.progress { peak = max(peak, residentBytes()) }
             return peak
         }
-        _ = try await outgoing.result()
-        let path = try await incoming.result()
+        _ = try await finished { try await outgoing.result() }
+        let path = try await finished { try await incoming.result() }
         let elapsed = ContinuousClock.now - started
         let growth = await peak.value - before
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

@@ -120,14 +120,19 @@ func written(_ bytes: Int64, by transfer: IncomingFileTransfer) async throws {
     }
 }
 
-/// The error `body` throws as a FileTransferError.
-func transferError(_ body: () async throws -> some Any) async -> FileTransferError? {
+/// The error `body` throws as a FileTransferError (`nil` when it returns, or does not end within a minute).
+func transferError<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async -> FileTransferError? {
     do {
-        _ = try await body()
+        _ = try await finished(body)
         return nil
     } catch {
         return error as? FileTransferError
     }
+}
+
+/// `body`'s value (a transfer's result), failing after a minute instead of hanging the suite.
+func finished<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withTimeout(.seconds(60), "the end of the transfer", body)
 }
 
 /// This process's resident memory, from /proc (Linux), in bytes.
