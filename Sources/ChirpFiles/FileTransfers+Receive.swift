@@ -17,7 +17,8 @@ extension FileTransfers {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
         else { throw FileTransferError(.fileError, "\(directory) is not a directory") }
-        let partials = configuration.temporaryDirectory ?? (directory as NSString).appendingPathComponent(".chirp-partial")
+        let partials =
+            configuration.temporaryDirectory ?? (directory as NSString).appendingPathComponent(".chirp-partial")
         do {
             try FileManager.default.createDirectory(atPath: partials, withIntermediateDirectories: true)
         } catch {
@@ -46,13 +47,16 @@ extension FileTransfers {
     }
 
     func offered(_ offer: FileOffer, by sender: Peer) async -> FileOfferReply {
-        guard let receiving = state.withLockedValue({ $0.receiving }) else { return Self.refusal("not receiving files") }
+        guard let receiving = state.withLockedValue({ $0.receiving }) else {
+            return Self.refusal("not receiving files")
+        }
         guard let id = UUID(uuidString: offer.id) else { return Self.refusal("the id is not a UUID") }
         guard offer.size >= 0, offer.size <= configuration.maximumFileSize else {
             return Self.refusal("\(offer.size) bytes is more than the \(configuration.maximumFileSize) accepted")
         }
         guard (1...FileTransferConfiguration.maximumChunkSize).contains(offer.chunkSize) else {
-            return Self.refusal("chunks of \(offer.chunkSize) bytes (1...\(FileTransferConfiguration.maximumChunkSize))")
+            return Self.refusal(
+                "chunks of \(offer.chunkSize) bytes (1...\(FileTransferConfiguration.maximumChunkSize))")
         }
         let sha256 = offer.sha256.lowercased()
         guard FileDigest.isHex64(sha256) else { return Self.refusal("the SHA-256 is not 64 hexadecimal digits") }
@@ -108,9 +112,11 @@ extension FileTransfers {
                     guard let self else { return }
                     Task {
                         try? await self.transceiver.send(
-                            FileCancel(id: transfer.id.uuidString, reason: "the receiver cancelled"), to: transfer.sender)
+                            FileCancel(id: transfer.id.uuidString, reason: "the receiver cancelled"),
+                            to: transfer.sender)
                         await self.stop(
-                            transfer, deleting: true, .failure(FileTransferError(.cancelled, "the transfer was cancelled")))
+                            transfer, deleting: true,
+                            .failure(FileTransferError(.cancelled, "the transfer was cancelled")))
                     }
                 }
             }
@@ -159,6 +165,11 @@ extension FileTransfers {
 
     /// Ends `transfer` for a reason the sender must hear: it is told, the partial file is deleted.
     private func fail(_ transfer: IncomingFileTransfer, _ reason: String) {
+        // Nothing more reaches the writer (its task ends on its own, or already has).
+        transfer.state.withLockedValue { state in
+            state.writer?.finish()
+            state.writer = nil
+        }
         logger.warning("file transfer failed", metadata: ["id": "\(transfer.id)", "reason": "\(reason)"])
         try? transceiver.send(FileCancel(id: transfer.id.uuidString, reason: reason), to: transfer.sender)
         Task { await self.stop(transfer, deleting: true, .failure(FileTransferError(.cancelledByPeer, reason))) }
@@ -177,16 +188,16 @@ extension FileTransfers {
         // A sender that keeps its window holds at most window × chunk bytes here; one that does not is stopped
         // before it holds more than this.
         let limit = max(configuration.window, 1) * FileTransferConfiguration.maximumChunkSize
-        let accepted = transfer.state.withLockedValue { state -> Bool in
-            guard let writer = state.writer, state.buffered + bytes.count <= limit else { return false }
+        // No writer: the transfer is ending, or between two offers; what was in flight is dropped.
+        let verdict = transfer.state.withLockedValue { state -> Bool? in
+            guard let writer = state.writer, !state.ending else { return nil }
+            guard state.buffered + bytes.count <= limit else { return false }
             state.buffered += bytes.count
             state.peakBuffered = max(state.peakBuffered, state.buffered)
             writer.yield((offset, bytes))
             return true
         }
-        if !accepted && !transfer.outcome.isSet {
-            fail(transfer, "more than \(limit) bytes sent ahead of the acknowledgements")
-        }
+        if verdict == false { fail(transfer, "more than \(limit) bytes sent ahead of the acknowledgements") }
     }
 
     /// Tests: acknowledges what was held back by `holdAcksAfter`, and holds nothing from now on.
@@ -218,7 +229,12 @@ extension FileTransfers {
 
     /// Ends `transfer` with `result`, deleting its partial file when `deleting`.
     func stop(_ transfer: IncomingFileTransfer, deleting: Bool, _ result: Result<String, FileTransferError>) async {
-        guard !transfer.outcome.isSet else { return }
+        // The first reason to end is the one reported (a cancel, and a chunk that arrives as it is carried out).
+        let first = transfer.state.withLockedValue { state in
+            defer { state.ending = true }
+            return !state.ending
+        }
+        guard first else { return }
         await stopWriter(transfer)
         if deleting { unlink(transfer.partialPath) }
         state.withLockedValue { _ = $0.incoming.removeValue(forKey: transfer.id) }
@@ -250,7 +266,8 @@ extension FileTransfers {
         do {
             let saved = try ReceivedFileName.moveIntoPlace(
                 transfer.partialPath, directory: transfer.directory, name: transfer.name)
-            await stop(transfer, deleting: false, .success((transfer.directory as NSString).appendingPathComponent(saved)))
+            await stop(
+                transfer, deleting: false, .success((transfer.directory as NSString).appendingPathComponent(saved)))
             return FileFinishReply(ok: true, name: saved, reason: nil)
         } catch let error as FileTransferError {
             await stop(transfer, deleting: true, .failure(error))

@@ -35,8 +35,9 @@ public final class IncomingFileTransfer: Sendable {
         var writer: AsyncStream<(Int64, Data)>.Continuation?
         var writerTask: Task<Void, Never>?
         var handle: FileHandle?
-        var holdAcksAfter: Int64?
         var peakBuffered: Int = 0
+        /// Set when the transfer starts to end (finished, cancelled, failed): chunks still on their way are dropped.
+        var ending = false
     }
 
     let partialPath: String

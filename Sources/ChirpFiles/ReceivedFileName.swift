@@ -48,7 +48,8 @@ enum ReceivedFileName {
                 try FileManager.default.moveItem(atPath: temporary, toPath: destination)
                 return candidate
             }
-            throw FileTransferError(.fileError, "cannot move the file into \(directory): \(String(cString: strerror(error)))")
+            throw FileTransferError(
+                .fileError, "cannot move the file into \(directory): \(String(cString: strerror(error)))")
         }
         throw FileTransferError(.fileError, "\(name) and its 999 numbered variants all exist in \(directory)")
     }

@@ -27,10 +27,14 @@ extension ChirpCLITests {
             #expect(await receiver.waitForError(containing: "receiving files into"), "\(receiver.transcript)")
             let source = try makeFile(size: 3 << 20)
             let (status, sender) = try await runChirp(
-                ["send-file", source, "--to", "inbox\u{1B}[31m", "--type", type, "--name", "out\u{1B}[2J", "--interface", "lo"],
+                [
+                    "send-file", source, "--to", "inbox\u{1B}[31m", "--type", type, "--name", "out\u{1B}[2J",
+                    "--interface", "lo"
+                ],
                 timeout: .seconds(60))
             #expect(status == 0, "\(sender.transcript)")
-            #expect(sender.lines == ["sent notes.bin (3.0 MiB) to inbox\\u{1B}[31m as notes.bin"], "\(sender.transcript)")
+            #expect(
+                sender.lines == ["sent notes.bin (3.0 MiB) to inbox\\u{1B}[31m as notes.bin"], "\(sender.transcript)")
             // Not a terminal: plain progress lines, up to 100%.
             #expect(sender.standardError.contains("sending notes.bin 100% 3.0 MiB of 3.0 MiB"), "\(sender.transcript)")
             let line = try await receiver.waitForLine(containing: "received notes.bin")

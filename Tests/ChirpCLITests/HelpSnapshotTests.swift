@@ -41,7 +41,9 @@ extension ChirpCLITests {
             #expect(!examples.isEmpty)
             for line in examples {
                 let words = line.split(separator: " ")
-                #expect(["browse", "listen", "send", "ping", "logs", "console", "send-file", "receive-files"].contains(String(words[1])), "\(line)")
+                #expect(
+                    ["browse", "listen", "send", "ping", "logs", "console", "send-file", "receive-files"].contains(
+                        String(words[1])), "\(line)")
             }
         }
     }

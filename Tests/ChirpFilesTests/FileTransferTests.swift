@@ -47,7 +47,7 @@ struct FileTransferTests {
         let source = try makeFile(size: 1000)
         let names = [
             "../x": "_x", "/etc/passwd": "_etc_passwd", "a\u{1B}[2Jb\nc": "a_[2Jb_c", "..": "file",
-            "..\\..\\win.ini": "_.._win.ini",
+            "..\\..\\win.ini": "_.._win.ini"
         ]
         for (given, expected) in names {
             let outgoing = try pair.aliceFiles.send(file: source, named: given, to: pair.bobPeer)
@@ -238,7 +238,6 @@ struct FilePartsTests {
         #expect(window.isComplete)
         #expect(window.nextChunk(chunkSize: 128) == nil)
     }
-
 
     @Test func sanitised() {
         #expect(ReceivedFileName.sanitised("report.pdf") == "report.pdf")

@@ -16,7 +16,8 @@ func makeTransceiver(_ name: String, type: String, id: String = UUID().uuidStrin
 }
 
 /// Waits for `transceiver` to be connected to the peer `id` (any peer when `nil`), on its events.
-func connectedPeer(_ transceiver: Transceiver, id: String? = nil, timeout: Duration = .seconds(30)) async throws -> Peer {
+func connectedPeer(_ transceiver: Transceiver, id: String? = nil, timeout: Duration = .seconds(30)) async throws -> Peer
+{
     let events = transceiver.makeEvents()
     if let peer = transceiver.connectedPeers.first(where: { id == nil || $0.id == id }) { return peer }
     return try await withTimeout(timeout, "a connected peer") {
