@@ -162,6 +162,26 @@ struct FileTransferTests {
         await bob.shutdown()
     }
 
+    @Test("a small request goes through while a large file is on its way")
+    func smallRequestsPassBetweenChunks() async throws {
+        let pair = try await FilePair.start()
+        try pair.bob.respond(to: Question.self) { question, _ in question.text.uppercased() }
+        let source = try makeFile(size: 64 << 20)
+        let outgoing = try pair.aliceFiles.send(file: source, to: pair.bobPeer)
+        let incoming = try await pair.nextIncoming()
+        try await written(1 << 20, by: incoming)
+        let started = ContinuousClock.now
+        let answer = try await pair.alice.request(Question(text: "ping"), to: pair.bobPeer, as: String.self)
+        let elapsed = ContinuousClock.now - started
+        let sofar = incoming.currentProgress
+        #expect(answer == "PING")
+        // The positive control: the file was still on its way when the answer came.
+        #expect(!sofar.isComplete, "the transfer ended before the request: \(sofar)")
+        #expect(elapsed < .seconds(2), "the request took \(elapsed) behind the file")
+        _ = try await finished { try await outgoing.result() }
+        await pair.stop()
+    }
+
     @Test("a large file: what the transfer holds stays within its window, and resident memory grows by little")
     func memoryIsBounded() async throws {
         let megabytes = Int(ProcessInfo.processInfo.environment["CHIRP_FILES_MIB"] ?? "") ?? 256
@@ -262,4 +282,9 @@ struct FilePartsTests {
         #expect(Array(decoded.bytes) == [9, 8, 7])
         #expect(FileChunk.decode(Data(count: 23)) == nil)
     }
+}
+
+struct Question: Codable, Sendable, ChirpMessage {
+    static let chirpTypeName = "test.files.question"
+    var text: String
 }
