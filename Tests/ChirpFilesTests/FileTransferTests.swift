@@ -162,6 +162,9 @@ struct FileTransferTests {
         await bob.shutdown()
     }
 
+    /// A smoke test: on loopback it passes even when the sender ignores its window (the connection drains 64 MiB in
+    /// well under the bound); what the window holds is checked by `memoryIsBounded`, and a request's wait behind a
+    /// file on a slow link belongs to the netns harness.
     @Test("a small request goes through while a large file is on its way")
     func smallRequestsPassBetweenChunks() async throws {
         let pair = try await FilePair.start()
