@@ -14,6 +14,7 @@ let package = Package(
         .executable(name: "listr", targets: ["listr"]),
         .executable(name: "listrctl", targets: ["listrctl"]),
         .library(name: "ChirpLogs", targets: ["ChirpLogs"]),
+        .library(name: "ChirpFiles", targets: ["ChirpFiles"]),
         .library(name: "ChirpLogsURLSession", targets: ["ChirpLogsURLSession"]),
         .executable(name: "logdemo", targets: ["logdemo"])
         // chirp-probe and chirp-load are executable targets, not products: they serve this repository's fault tests
@@ -116,6 +117,25 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ]
         ),
+        // Files larger than memory: send, receive into a directory, progress, cancel, SHA-256, resume (Docs/Files.md).
+        .target(
+            name: "ChirpFiles",
+            dependencies: [
+                "Chirp",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
+            ]
+        ),
+        .testTarget(
+            name: "ChirpFilesTests",
+            dependencies: [
+                "ChirpFiles",
+                "Chirp",
+                "ChirpTestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
+            ]
+        ),
         // URLSession capture for a log source (`logs.capturingHTTP(_:)`): a module of its own because on Linux it
         // brings FoundationNetworking and libcurl, whose loading would slow every process start (Docs/Performance.md).
         .target(
@@ -146,6 +166,7 @@ let package = Package(
             dependencies: [
                 "Chirp",
                 "ChirpLogs",
+                "ChirpFiles",  // chirp send-file, receive-files
                 "ChirpDiscovery",  // chirp browse
                 "ChirpSupport",  // UntrustedText
                 "ChirpCommands",  // SecretOptions, CommandLineTool, command replies
@@ -290,6 +311,7 @@ let package = Package(
             dependencies: [
                 "chirp",  // the unit tests of its pure parts (@testable import chirp); the others run the binary
                 "Chirp",
+                "ChirpFiles",  // a receiver that holds its acknowledgements (the Ctrl-C test of send-file)
                 "ChirpDiscovery",  // a browser finds the test peers
                 "ChirpTestSupport",
                 .product(name: "Logging", package: "swift-log"),

@@ -17,7 +17,7 @@ TEST_STEPS += doc-snippets
 # ``/ChirpSupport/...`` would look there instead of in ChirpSupport's. The archives land
 # in .build/plugins/Swift-DocC/outputs/ (Console/.build/... for ChirpConsole; the combined one as Chirp.doccarchive);
 # `make docs-preview TARGET=Chirp` serves one locally (`PACKAGE=Console TARGET=ChirpConsole` for the console's).
-DOC_TARGETS := Chirp+ChirpSupport+ChirpWire+ChirpDiscovery ChirpCommands ChirpLogs ChirpLogsURLSession \
+DOC_TARGETS := Chirp+ChirpSupport+ChirpWire+ChirpDiscovery ChirpCommands ChirpLogs ChirpLogsURLSession ChirpFiles \
 	Console:ChirpConsole
 .PHONY: docs docs-preview
 

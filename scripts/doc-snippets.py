@@ -154,6 +154,7 @@ def main():
         '.product(name: "ChirpCommands", package: "chirp")',
         '.product(name: "ChirpLogs", package: "chirp")',
         '.product(name: "ChirpLogsURLSession", package: "chirp")',
+        '.product(name: "ChirpFiles", package: "chirp")',
         '.product(name: "ChirpConsole", package: "Console")',  # the Console package of the checkout
         '.product(name: "Logging", package: "swift-log")',
         '.product(name: "ArgumentParser", package: "swift-argument-parser")',

@@ -15,8 +15,9 @@ struct ChirpTool: AsyncParsableCommand {
             macOS), connect over TCP and exchange typed messages. chirp works with
             any of them, whatever language or app is on the other side: it lists
             peers (browse), prints what they send (listen), sends them JSON
-            messages and requests (send), measures round trips (ping) and follows
-            the logs and HTTP calls of apps that stream them (logs).
+            messages and requests (send), measures round trips (ping), sends and
+            receives files (send-file, receive-files) and follows the logs and
+            HTTP calls of apps that stream them (logs).
 
             A TYPE is a DNS-SD service type without underscore or protocol: chat
             means _chat._tcp. It has 1-15 letters, digits and hyphens, at least one
@@ -65,6 +66,9 @@ struct ChirpTool: AsyncParsableCommand {
                 chirp ping chat --peer alice -c 3
               The live logs of every app that streams them, warnings and worse:
                 chirp logs --level warning
+              Files into ~/inbox, and a file sent there from another terminal:
+                chirp receive-files ~/inbox --name lab-pc
+                chirp send-file results.tar.gz --to lab-pc
               A peer that requires a shared secret, the secret in a file:
                 chirp ping chat --peer alice --secret-file ~/.chat-secret
 
@@ -76,6 +80,8 @@ struct ChirpTool: AsyncParsableCommand {
             ListenCommand.self,
             SendCommand.self,
             PingCommand.self,
+            SendFileCommand.self,
+            ReceiveFilesCommand.self,
             LogsCommand.self,
             ConsoleCommand.self
         ]

@@ -10,7 +10,7 @@ extension ChirpCLITests {
 
         @Test(arguments: [
             ["--help"], ["browse", "--help"], ["listen", "--help"], ["send", "--help"], ["ping", "--help"],
-            ["logs", "--help"]
+            ["logs", "--help"], ["send-file", "--help"], ["receive-files", "--help"]
         ])
         func helpMatchesSnapshot(_ arguments: [String]) async throws {
             let (status, process) = try await runChirp(arguments)
@@ -41,7 +41,9 @@ extension ChirpCLITests {
             #expect(!examples.isEmpty)
             for line in examples {
                 let words = line.split(separator: " ")
-                #expect(["browse", "listen", "send", "ping", "logs", "console"].contains(String(words[1])), "\(line)")
+                #expect(
+                    ["browse", "listen", "send", "ping", "logs", "console", "send-file", "receive-files"].contains(
+                        String(words[1])), "\(line)")
             }
         }
     }

@@ -55,6 +55,12 @@ enum Terminal {
         write("\r\u{1B}[K\(UntrustedText.escaped(text))\n", to: STDERR_FILENO, status: false)
     }
 
+    /// A line on standard error, always (progress when it is not a terminal).
+    static func plainError(_ text: String) {
+        clearStatus()
+        write(UntrustedText.escaped(text) + "\n", to: STDERR_FILENO, status: false)
+    }
+
     /// Removes the status line, if one is shown.
     static func clearStatus() {
         guard stderrIsTTY else { return }
