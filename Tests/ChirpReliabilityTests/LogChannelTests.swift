@@ -59,7 +59,8 @@ extension FaultTests {
                 $0.contains("\"tick \(count)\"")
             }
             let ticks = Self.ticks(viewer.lines)
-            #expect(ticks == Array(1...count), "\(ticks.count) records; first out of place: \(firstMismatch(ticks, count))")
+            #expect(
+                ticks == Array(1...count), "\(ticks.count) records; first out of place: \(firstMismatch(ticks, count))")
             #expect(!viewer.lines.contains { $0.contains("\"event\":\"lost\"") }, "the viewer reported records lost")
         }
 
