@@ -22,4 +22,18 @@ netns-test: deps
 			$(SWIFT) test --skip-build --filter '^ChirpReliabilityTests\.' $(TEST_FLAGS); \
 	done
 
+# The long versions (Docs/Reliability.md, "Networks that change"): a host asleep for 60 s, a minute of 20% loss and
+# five minutes of 5% loss, each with traffic; with the default discovery backend. About 8 minutes. Not in `make test`.
+.PHONY: netns-long
+netns-long: deps
+	@if ! reason=$$($(NETNS_SH) available impair); then echo "==> netns-long skipped: $$reason"; exit 0; fi; \
+	set -e; \
+	$(BUILD) --log .build/logs/netns-probe-build.log --product chirp-probe; \
+	$(BUILD) --log .build/logs/netns-build.log --build-tests; \
+	prefixes=$$(mktemp); \
+	trap 'while read -r p; do NETNS_PREFIX=$$p NETNS_QUIET=1 $(NETNS_SH) down || true; done <"$$prefixes"; rm -f "$$prefixes"' EXIT; \
+	trap 'exit 130' INT TERM; \
+	CHIRP_NETNS=1 CHIRP_NETNS_LONG=1 CHIRP_NETNS_PREFIX_LOG="$$prefixes" AVAHI_COMPAT_NOWARN=1 \
+		$(SWIFT) test --skip-build --filter '^ChirpReliabilityTests\..*(LossRecoveryTests|aHostAsleep)' $(TEST_FLAGS)
+
 TEST_STEPS += netns-test

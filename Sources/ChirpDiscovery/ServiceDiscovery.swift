@@ -180,6 +180,30 @@ package final class ServiceDiscovery: @unchecked Sendable {
         }
     }
 
+    /// The address reported for `instanceName` may be stale (its connection ended, or a dial to it failed): the
+    /// instance is resolved again, and reported again (a `found`) with what the daemon says now. A host that got a new
+    /// address, or lost the interface it was reached on, keeps its advertisement: only a new resolve tells.
+    package func resolveAgain(instanceName: String) {
+        queue.async {
+            guard self.running, self.instances[instanceName]?.reported == true else { return }
+            self.logger.debug("resolving again", metadata: ["instance": "\(UntrustedText.escaped(instanceName))"])
+            self.restartResolve(instanceName)
+        }
+    }
+
+    /// Forgets what was resolved for `name` and puts it back in line (at the front of its lane: it was resolved before).
+    private func restartResolve(_ name: String) {
+        guard var instance = instances[name] else { return }
+        instance.stopQueries()
+        instance.reported = false
+        instance.pending = nil
+        instance.parked = false
+        instances[name] = instance
+        resolves.remove(name)
+        resolves.enqueue(name)
+        startResolves()
+    }
+
     // MARK: - Lifecycle (on queue)
 
     private func attemptStart() {
@@ -283,7 +307,19 @@ package final class ServiceDiscovery: @unchecked Sendable {
                 if instance.reported { handler(.lost(instanceName: name)) }
                 startResolves()
             } else {
+                let resolvedThere = instance.interface == interface
+                if resolvedThere, let remaining = instance.interfaces.min() {
+                    // Gone from the interface it was resolved on (that link went down): the address reported was
+                    // reached over it. Resolved again on one that remains.
+                    instance.interface = remaining
+                }
                 instances[name] = instance
+                if resolvedThere && instance.reported {
+                    logger.debug(
+                        "instance gone from the interface it was resolved on; resolving it again",
+                        metadata: ["instance": "\(UntrustedText.escaped(name))", "interface": "\(instance.interface)"])
+                    restartResolve(name)
+                }
             }
         case .failed(let error):
             fail(error)

@@ -26,6 +26,18 @@ package enum IPAddressText {
         isIPv6(address) ? "[\(address)]:\(port)" : "\(address):\(port)"
     }
 
+    /// The address of an endpoint written by ``endpoint(_:port:)`` (`10.0.0.7:50123`, `[fe80::1%eth0]:50123`): the
+    /// text before the port, without brackets. Text without a port comes back as it is.
+    package static func host(ofEndpoint endpoint: String) -> String {
+        if endpoint.hasPrefix("["), let close = endpoint.firstIndex(of: "]") {
+            return String(endpoint[endpoint.index(after: endpoint.startIndex)..<close])
+        }
+        // IPv4 with a port has one colon; a bare IPv6 address has two or more.
+        guard endpoint.utf8.lazy.filter({ $0 == UInt8(ascii: ":") }).count == 1, let colon = endpoint.lastIndex(of: ":")
+        else { return endpoint }
+        return String(endpoint[..<colon])
+    }
+
     /// The order in which a host's addresses are dialed: 0 for IPv4 (every Chirp listener takes it), 1 for a global
     /// (or unique local) IPv6 address, 2 for a link-local one (it works only on the interface of its scope).
     package static func preference(_ address: String) -> Int {

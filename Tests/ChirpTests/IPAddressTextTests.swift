@@ -29,6 +29,16 @@ import Testing
         #expect(IPAddressText.endpoint("fe80::7%eth0", port: 50123) == "[fe80::7%eth0]:50123")
     }
 
+    @Test func theAddressOfAnEndpointIsWhatComesBeforeItsPort() {
+        #expect(IPAddressText.host(ofEndpoint: "10.0.0.7:5") == "10.0.0.7")
+        #expect(IPAddressText.host(ofEndpoint: "[fd00::7]:5") == "fd00::7")
+        #expect(IPAddressText.host(ofEndpoint: "[fe80::7%eth0]:50123") == "fe80::7%eth0")
+        // Without a port: as it is.
+        #expect(IPAddressText.host(ofEndpoint: "10.0.0.7") == "10.0.0.7")
+        #expect(IPAddressText.host(ofEndpoint: "fe80::1") == "fe80::1")
+        #expect(IPAddressText.host(ofEndpoint: "fd00::1:2") == "fd00::1:2")
+    }
+
     @Test func dialingOrderIsIPv4ThenGlobalThenLinkLocal() {
         let order = IPAddressText.dialingOrder(["fe80::2%eth0", "fd00::2", "10.0.0.2", "fe80::3%eth1", "2001:db8::2"])
         #expect(order == ["10.0.0.2", "fd00::2", "2001:db8::2", "fe80::2%eth0", "fe80::3%eth1"])

@@ -57,6 +57,7 @@ import Testing
             case .closeWithGoodbye(let connection): return "goodbye #\(connection)"
             case .instanceConnected(let name): return "resolved-by-connection \(name)"
             case .instanceDisconnected(let name): return "resolve-again \(name)"
+            case .resolveAgain(let name): return "refresh \(name)"
             case .log: return nil
             }
         }
@@ -250,6 +251,80 @@ import Testing
         var session = Session()
         _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
         #expect(session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == ["retire #1"])
+    }
+
+    // MARK: - Peers that move
+
+    /// Z advertised at `address` (port 7000).
+    static func advert(_ id: String, at addresses: [String]) -> Table.Advert {
+        var advert = advert(id)
+        advert.addresses = addresses.map { "\($0):7000" }
+        advert.dialAddress = addresses.first.map { .init(host: $0, port: 7000) }
+        return advert
+    }
+
+    @Test func aConnectionThatEndsHasItsPeerResolvedAgainBeforeTheRedial() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+        session.advance(.seconds(3))
+        #expect(
+            session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)) == [
+                "disconnected Z", "peers [Z]", "refresh Z [Z]", "dial Z in 0 ms"
+            ])
+        // Control: a peer that said it stops is not looked for (nor dialed) until it is advertised again.
+        _ = session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: session.now))
+        #expect(!session.on(.closed(2, peerID: "Z", peerStopping: true, refusal: nil)).contains("refresh Z [Z]"))
+    }
+
+    @Test(arguments: [
+        // the dial's failure, whether the peer is resolved again
+        (Table.DialFailure.failed(reason: "timed out", connectionRefused: false), true),
+        (.failed(reason: "refused", connectionRefused: true), false),  // something answered there: not stale
+        (.refused, false)
+    ])
+    func aDialThatFindsNobodyAtTheAddressResolvesThePeerAgain(failure: Table.DialFailure, resolves: Bool) throws {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
+        #expect(session.on(.dialFailed(peerID: "Z", failure)).contains("refresh Z [Z]") == resolves)
+    }
+
+    @Test func anAdvertThatNoLongerListsTheAddressOfTheConnectionClosesIt() throws {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z", at: ["10.0.0.2"])))
+        // Z dialed us from its advertised address (another port).
+        _ = session.on(
+            .established(
+                .init(
+                    connection: 1, peer: Peer(id: "Z", name: "Z", addresses: ["10.0.0.2:40000"], isConnected: true),
+                    role: .acceptor, dialerID: "Z", openedAt: session.now)))
+        // Controls: the same address again, or another one beside it, leaves the connection alone.
+        #expect(!session.on(.found(Self.advert("Z", at: ["10.0.0.2"]))).contains("close #1"))
+        #expect(!session.on(.found(Self.advert("Z", at: ["10.0.0.2", "10.1.0.2"]))).contains("close #1"))
+        // Z moved: its old address is no longer advertised.
+        #expect(session.on(.found(Self.advert("Z", at: ["10.1.0.2"]))).contains("close #1"))
+        // Its end redials at the new address.
+        session.advance(.seconds(3))
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).last == "dial Z in 0 ms")
+        _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
+        #expect(session.table.entries["Z"]?.dialAddress == .init(host: "10.1.0.2", port: 7000))
+    }
+
+    @Test(arguments: [
+        // remote, advertised before, advertised now, abandoned
+        ("10.0.0.2:40000", ["10.0.0.2:7000"], ["10.0.0.9:7000"], true),
+        ("10.0.0.2:7000", ["10.0.0.2:7000", "10.1.0.2:7000"], ["10.1.0.2:7000"], true),
+        ("10.0.0.2:40000", ["10.0.0.2:7000"], ["10.0.0.2:7001"], false),  // same address, another port
+        ("10.0.0.2:40000", ["10.0.0.2:7000"], [], false),  // no addresses: says nothing
+        ("10.5.0.2:40000", ["10.0.0.2:7000"], ["10.0.0.9:7000"], false),  // never advertised: not judged
+        ("[fe80::1%eth0]:40000", ["[fe80::1%eth0]:7000"], ["[fe80::2%eth0]:7000"], true),
+        ("[fe80::1%eth0]:40000", ["[fe80::1%eth0]:7000"], ["[fe80::1%eth0]:7000", "10.0.0.9:7000"], false)
+    ])
+    func aMoveIsAnAdvertisedAddressOfTheConnectionThatIsNoLongerAdvertised(
+        remote: String, before: [String], now: [String], abandoned: Bool
+    ) {
+        #expect(AddressMove.abandons(remote: remote, advertisedBefore: before, advertisedNow: now) == abandoned)
     }
 
     // MARK: - Stopping peers

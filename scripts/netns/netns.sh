@@ -8,7 +8,7 @@
 #   netns.sh available [impair]   exit 0 if the harness can run here, else ONE line with the reason, exit 1.
 #                                 Installs nftables (apt-get) when it is missing; with `impair`, also fails (one line)
 #                                 when the impairments below cannot run (no nft, or the kernel has no nf_tables)
-#   netns.sh up N [--subnets 2] [--ip ipv4|dual|link-local|global]
+#   netns.sh up N [--subnets 2] [--ip ipv4|dual|link-local|global] [--links 2]
 #                                 build hosts h1..hN (fails if any of them already exists). With --subnets 2: two
 #                                 subnets on two bridges, odd hosts on the first and even hosts on the second,
 #                                 joined by a router host ("router": IP forwarding, and an avahi-daemon with
@@ -18,7 +18,10 @@
 #                                 on both), link-local (IPv6 link-local only: no IPv4 address on eth0, avahi
 #                                 use-ipv4=no) or global (IPv6 fd00:213:X::K/64 + link-local, no IPv4). IPv6 hosts
 #                                 skip duplicate address detection (accept_dad=0, so no address stays "tentative")
-#                                 and avahi starts once eth0's IPv6 addresses are usable
+#                                 and avahi starts once eth0's IPv6 addresses are usable.
+#                                 --links 2 (one subnet, IPv4 only): a second link between the same hosts, eth1 on a
+#                                 bridge of its own (br1) with a subnet of its own (10.215.X.(10+K)/24); each
+#                                 avahi-daemon works on both (allow-interfaces=eth0,eth1)
 #   netns.sh exec HOST CMD [ARG...]
 #                                 run CMD on HOST (its network + mount namespace) with DBUS_SYSTEM_BUS_ADDRESS
 #                                 set to HOST's bus and AVAHI_COMPAT_NOWARN=1. The script exec's itself into
@@ -26,8 +29,15 @@
 #                                 signals sent to it reach CMD; stdio and the exit status pass through.
 #   netns.sh link-down HOST       cut HOST's link (its bridge port goes down; HOST's veth sees no carrier)
 #   netns.sh link-up HOST         restore it
+#   netns.sh ifdown HOST IF       take HOST's interface IF (eth0, eth1) down inside HOST (its addresses stay, its
+#                                 routes go; HOST's avahi-daemon sees the interface go), as a cable pulled or Wi-Fi off
+#   netns.sh ifup HOST IF         bring it up again
+#   netns.sh readdress HOST [IF [ADDRESS]]
+#                                 give HOST's IF (default eth0) a new IPv4 address while everything runs, as DHCP after
+#                                 a reconnect: every IPv4 address of IF is removed, then ADDRESS/24 is added (default:
+#                                 .(100+K) of IF's subnet, or .(10+K) again when that is the current one). Prints it
 #   netns.sh restart-avahi HOST   kill HOST's avahi-daemon, start it again, wait until it answers
-#   netns.sh address HOST         print HOST's addresses on eth0, the one to dial first on the first line: its IPv4
+#   netns.sh address HOST [IF]    print HOST's addresses on eth0 (or IF), the one to dial first on the first line: its IPv4
 #                                 address, then its global IPv6 one, then its link-local one as fe80::...%eth0
 #   netns.sh hosts                print the names of the hosts that exist (one a line)
 #   netns.sh loss HOST IN [OUT]   drop IN% of the packets arriving at HOST and OUT% (default 0) of those it sends, at
@@ -79,6 +89,7 @@ subnet_octet() {
 SUBNET="10.213.$(subnet_octet)"
 SUBNET_B="10.214.$(subnet_octet)"
 SUBNET6="fd00:213:$(subnet_octet)::"
+SUBNET_L2="10.215.$(subnet_octet)"
 
 host_ns()   { echo "$PREFIX-$1"; }
 host_dir()  { echo "$RUN_DIR/$1"; }
@@ -89,6 +100,9 @@ host_subnet()   { echo $(( ($(host_num "$1") - 1) % $(subnet_count) )); }
 host_addr() { echo "$(subnet_prefix "$(host_subnet "$1")").$((10 + $(host_num "$1")))"; }
 host_addr6() { echo "$SUBNET6$(host_num "$1")"; }
 ip_mode()    { cat "$RUN_DIR/ip" 2>/dev/null || echo ipv4; }
+link_count() { cat "$RUN_DIR/links" 2>/dev/null || echo 1; }
+# The subnet of interface $1 (eth0: the host's subnet; eth1: the second link's) for host $2.
+iface_subnet() { if [[ $1 == eth1 ]]; then echo "$SUBNET_L2"; else subnet_prefix "$(host_subnet "$2")"; fi; }
 
 host_exists() {
     local h=$1
@@ -240,7 +254,17 @@ make_host() {
     if [[ $mode != ipv4 ]]; then
         wait_for ipv6_ready "$h" || die "$h: eth0 has no usable IPv6 link-local address after ${WAIT_SECONDS}s"
     fi
-    start_daemons "$h" eth0 no
+    local interfaces=eth0
+    if (($(link_count) > 1)); then
+        # The second link: eth1 on br1, a subnet of its own.
+        ip link add name eth1 netns "$ns" type veth peer name "${h}b" netns "$BR_NS"
+        ip -n "$BR_NS" link set "${h}b" master br1
+        ip -n "$BR_NS" link set "${h}b" up
+        ip -n "$ns" addr add "$SUBNET_L2.$((10 + $(host_num "$h")))/24" dev eth1
+        ip -n "$ns" link set eth1 up
+        interfaces=eth0,eth1
+    fi
+    start_daemons "$h" "$interfaces" no
 }
 
 # eth0 of host $1 has a link-local IPv6 address and no address is still tentative.
@@ -296,19 +320,22 @@ start_daemons() {
 }
 
 cmd_up() {
-    local n=${1:-} subnets=1 mode=ipv4
+    local n=${1:-} subnets=1 mode=ipv4 links=1
     shift || true
     while (($#)); do
         case $1 in
             --subnets) subnets=${2:-}; shift 2 || shift ;;
             --ip) mode=${2:-}; shift 2 || shift ;;
-            *) die "usage: netns.sh up N [--subnets 2] [--ip ipv4|dual|link-local|global] (unknown option '$1')" ;;
+            --links) links=${2:-}; shift 2 || shift ;;
+            *) die "usage: netns.sh up N [--subnets 2] [--ip ipv4|dual|link-local|global] [--links 2] (unknown option '$1')" ;;
         esac
     done
     [[ $n =~ ^[1-9][0-9]*$ ]] && ((n <= 200)) || die "usage: netns.sh up N [--subnets 2] (N: 1..200)"
     [[ $subnets == 1 || $subnets == 2 ]] || die "usage: netns.sh up N [--subnets 2] (1 or 2 subnets)"
     [[ $mode =~ ^(ipv4|dual|link-local|global)$ ]] || die "usage: netns.sh up N [--ip ipv4|dual|link-local|global]"
     [[ $mode == ipv4 || $subnets == 1 ]] || die "--ip $mode works on one subnet only"
+    [[ $links == 1 || $links == 2 ]] || die "usage: netns.sh up N --links 2 (1 or 2 links)"
+    [[ $links == 1 || ($subnets == 1 && $mode == ipv4) ]] || die "--links 2 works on one IPv4 subnet only"
     local reason
     reason=$(cmd_available) || die "$reason"
     [[ ! -e /run/netns/$BR_NS && ! -e $RUN_DIR ]] ||
@@ -324,8 +351,9 @@ cmd_up() {
     ip -n "$BR_NS" link set lo up
     echo "$subnets" >"$RUN_DIR/subnets"
     echo "$mode" >"$RUN_DIR/ip"
+    echo "$links" >"$RUN_DIR/links"
     local b
-    for ((b = 0; b < subnets; b++)); do
+    for ((b = 0; b < subnets || b < links; b++)); do
         ip -n "$BR_NS" link add "br$b" type bridge stp_state 0 forward_delay 0 mcast_snooping 0
         ip -n "$BR_NS" link set "br$b" up
     done
@@ -378,12 +406,18 @@ cmd_restart_avahi() {
 }
 
 cmd_address() {
-    local h=${1:-}
-    [[ -n $h ]] || die "usage: netns.sh address HOST"
+    local h=${1:-} dev=${2:-eth0}
+    [[ -n $h ]] || die "usage: netns.sh address HOST [IF]"
     host_num "$h" >/dev/null
     local mode
     mode=$(ip_mode)
-    if [[ $mode == ipv4 ]]; then host_addr "$h"; return; fi
+    if [[ $mode == ipv4 ]]; then
+        # What the interface has now (readdress changes it), else what `up` gave it.
+        local current=""
+        if [[ -e /run/netns/$(host_ns "$h") ]]; then current=$(current_ipv4 "$h" "$dev"); fi
+        if [[ -n $current ]]; then echo "$current"; elif [[ $dev == eth0 ]]; then host_addr "$h"; else die "$h has no IPv4 address on $dev"; fi
+        return
+    fi
     host_exists "$h"
     if [[ $mode == dual ]]; then host_addr "$h"; fi
     if [[ $mode == dual || $mode == global ]]; then host_addr6 "$h"; fi
@@ -391,6 +425,43 @@ cmd_address() {
     linklocal=$(ip -n "$(host_ns "$h")" -6 -o addr show dev eth0 scope link | awk '{ sub("/.*", "", $4); print $4; exit }')
     [[ -n $linklocal ]] || die "$h has no link-local IPv6 address"
     echo "$linklocal%eth0"
+}
+
+# The IPv4 address on interface $2 of host $1, without its prefix length (empty when none).
+current_ipv4() {
+    ip -n "$(host_ns "$1")" -4 -o addr show dev "$2" 2>/dev/null | awk '{ sub("/.*", "", $4); print $4; exit }'
+}
+
+cmd_ifstate() {
+    local state=$1 h=${2:-} dev=${3:-}
+    [[ -n $h && $dev =~ ^eth[0-9]$ ]] || die "usage: netns.sh if$state HOST IF (eth0, eth1)"
+    host_exists "$h"
+    ip -n "$(host_ns "$h")" link set "$dev" "$state"
+    log "$h: $dev $state"
+}
+
+cmd_readdress() {
+    local h=${1:-} dev=${2:-eth0} address=${3:-}
+    [[ -n $h && $dev =~ ^eth[0-9]$ ]] || die "usage: netns.sh readdress HOST [IF [ADDRESS]]"
+    host_exists "$h"
+    [[ $(ip_mode) == ipv4 ]] || die "readdress works on IPv4 hosts only"
+    local ns old subnet k
+    ns=$(host_ns "$h")
+    old=$(current_ipv4 "$h" "$dev")
+    subnet=$(iface_subnet "$dev" "$h")
+    k=$(host_num "$h")
+    if [[ -z $address ]]; then
+        address="$subnet.$((100 + k))"
+        [[ $old != "$address" ]] || address="$subnet.$((10 + k))"
+    fi
+    [[ $address =~ ^[0-9]+\.[0-9]+\.[0-9]+\.[0-9]+$ ]] || die "bad IPv4 address '$address'"
+    ip -n "$ns" -4 addr flush dev "$dev"
+    ip -n "$ns" addr add "$address/24" dev "$dev"
+    if (($(subnet_count) > 1)) && [[ $dev == eth0 ]]; then
+        ip -n "$ns" route replace default via "$(subnet_prefix "$(host_subnet "$h")").1"
+    fi
+    log "$h: $dev ${old:-(none)} -> $address"
+    echo "$address"
 }
 
 cmd_hosts() {
@@ -561,6 +632,9 @@ case $command in
     exec)          cmd_exec "$@" ;;
     link-down)     cmd_link down "$@" ;;
     link-up)       cmd_link up "$@" ;;
+    ifdown)        cmd_ifstate down "$@" ;;
+    ifup)          cmd_ifstate up "$@" ;;
+    readdress)     cmd_readdress "$@" ;;
     restart-avahi) cmd_restart_avahi "$@" ;;
     address)       cmd_address "$@" ;;
     hosts)         cmd_hosts ;;
@@ -570,5 +644,5 @@ case $command in
     freeze)        cmd_freeze STOP "$@" ;;
     thaw)          cmd_freeze CONT "$@" ;;
     down)          cmd_down ;;
-    *)             die "usage: netns.sh available [impair] | up N | exec HOST CMD [ARGS...] | link-down HOST | link-up HOST | restart-avahi HOST | address HOST | hosts | loss HOST IN [OUT] | dropped HOST | rate HOST RATE|off | freeze HOST | thaw HOST | down" ;;
+    *)             die "usage: netns.sh available [impair] | up N | exec HOST CMD [ARGS...] | link-down HOST | link-up HOST | restart-avahi HOST | ifdown HOST IF | ifup HOST IF | readdress HOST [IF [ADDRESS]] | address HOST [IF] | hosts | loss HOST IN [OUT] | dropped HOST | rate HOST RATE|off | freeze HOST | thaw HOST | down" ;;
 esac

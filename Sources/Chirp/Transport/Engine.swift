@@ -141,6 +141,8 @@ final class Engine: ConnectionDelegate {
             state.withLockedValue { $0.discovery }?.connected(instanceName: instance)
         case .instanceDisconnected(let instance):
             state.withLockedValue { $0.discovery }?.disconnected(instanceName: instance)
+        case .resolveAgain(let instance):
+            state.withLockedValue { $0.discovery }?.resolveAgain(instanceName: instance)
         }
     }
 

@@ -18,8 +18,9 @@ final class HeartbeatHandler: ChannelDuplexHandler, StartsWhenActive, RemovableC
 
     /// Fired as user inbound events.
     enum Event: Sendable {
-        /// Nothing was written for the heartbeat interval: time for a ping.
-        case quiet
+        /// Nothing was written for the heartbeat interval: time for a ping. `peerQuiet`: nothing arrived either for
+        /// two intervals (the peer pings at least once an interval), the moment to check that our end still exists.
+        case quiet(peerQuiet: Bool)
         /// No complete frame arrived for the heartbeat timeout (fired again every timeout while it lasts); the
         /// silence began at `since`, when the last complete frame arrived (or the handler started).
         case silent(since: NIODeadline)
@@ -107,13 +108,13 @@ final class HeartbeatHandler: ChannelDuplexHandler, StartsWhenActive, RemovableC
 
     /// A check is due: fires its event when its clock shows no activity for its period, and schedules the next one.
     private func run(_ check: Check, context: ChannelHandlerContext) {
+        let now = NIODeadline.now()
         let (pending, last, period, event): (Scheduled<Void>?, NIODeadline, TimeAmount, Event) =
             switch check {
             case .read: (readCheck, lastRead, timeout, .silent(since: lastRead))
-            case .write: (writeCheck, lastWrite, interval, .quiet)
+            case .write: (writeCheck, lastWrite, interval, .quiet(peerQuiet: now - lastRead >= interval * 2))
             }
         guard pending != nil, context.channel.isActive else { return }
-        let now = NIODeadline.now()
         let due = last + period
         let next = now < due ? due : now + period
         switch check {

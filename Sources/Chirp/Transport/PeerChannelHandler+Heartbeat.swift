@@ -6,14 +6,22 @@ import NIOCore
 extension PeerChannelHandler {
     func heartbeatEvent(_ heartbeat: HeartbeatHandler.Event, context: ChannelHandlerContext) {
         switch heartbeat {
-        case .quiet:
+        case .quiet(let peerQuiet):
             // Quiet for a heartbeat interval: say we are alive. Never before the handshake.
-            if connection != nil {
-                context.writeAndFlush(
-                    wrapOutboundOut(
-                        FrameWriter.frame(.ping, body: ByteBuffer(), allocator: context.channel.allocator)),
-                    promise: nil)
+            guard let connection else { return }
+            if peerQuiet, let local = context.channel.localAddress, LocalAddress.isGone(local) {
+                // The peer has been quiet too, and this host no longer has the address this connection goes from
+                // (a new address after a reconnect): nothing can arrive here any more. Closed now rather than after
+                // the heartbeat timeout, so the peer is dialed again from where we are now.
+                logger.notice(
+                    "closing connection: this host no longer has its local address",
+                    metadata: ["peer": "\(connection.peer)", "local": "\(local.endpointText)"])
+                context.close(promise: nil)
+                return
             }
+            context.writeAndFlush(
+                wrapOutboundOut(FrameWriter.frame(.ping, body: ByteBuffer(), allocator: context.channel.allocator)),
+                promise: nil)
         case .silent(let since):
             // Before the handshake, the handshake timeout (HandshakeHandler) decides alone: a hello that is still
             // arriving, or that has not started, gets the whole of it (Protocol.md section 4).

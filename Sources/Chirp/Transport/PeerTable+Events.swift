@@ -95,6 +95,9 @@ extension PeerTable {
         case instanceConnected(String)
         /// That connection ended: discovery resolves the instance again if it had skipped it.
         case instanceDisconnected(String)
+        /// What discovery reported for the instance may be stale (a connection to its peer ended, or a dial failed):
+        /// resolve it again, so that the next dial goes where the peer is now (a new address, another interface).
+        case resolveAgain(String)
         /// Log a line (never under a lock).
         case log(Logger.Level, Logger.Message, Logger.Metadata)
     }

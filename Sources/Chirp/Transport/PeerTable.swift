@@ -160,6 +160,7 @@ where Instant.Duration == Duration {
         }
         let wasVisible = entries[id].map(isShown) ?? false
         var entry = entries[id] ?? Entry(peer: Peer(id: id, name: advert.name))
+        let advertisedBefore = entry.peer.addresses
         if entries[id] == nil, let gone = recentlyGone[id], gone.duration(to: now) < settings.tombstoneLifetime {
             entry.refused = true  // hidden until a dial succeeds
         }
@@ -185,6 +186,17 @@ where Instant.Duration == Duration {
         entries[id] = entry
         if !wasVisible && isShown(entry) { actions.append(.emit(.peerAdded(entry.snapshot))) }
         if isShown(entry) { actions.append(peersChanged) }
+        if let slot = entry.slot, let remote = slot.peer.addresses.first,
+            AddressMove.abandons(remote: remote, advertisedBefore: advertisedBefore, advertisedNow: advert.addresses)
+        {
+            // The peer no longer has the address this connection goes to (a new address, a lost interface): the
+            // connection is dead or soon will be. Closed now; its end redials where the peer is advertised now.
+            actions.append(
+                .log(
+                    .info, "the peer moved away from the address of its connection; closing it",
+                    ["peer": "\(slot.peer)", "now-at": "\(advert.addresses.joined(separator: ", "))"]))
+            actions.append(.close(slot.connection))
+        }
         scheduleDial(id, into: &actions)
     }
 
@@ -270,7 +282,17 @@ where Instant.Duration == Duration {
             }
         }
         entries[id] = entry
+        if case .failed(_, connectionRefused: false) = failure {
+            // Timed out or unreachable: the address may be stale (the peer moved). Something that refused the
+            // connection answered there, so that address still exists.
+            resolveAgain(entry, into: &actions)
+        }
         scheduleDial(id, into: &actions)
+    }
+
+    /// Asks discovery to resolve `entry`'s instances again (``Action/resolveAgain(_:)``).
+    private func resolveAgain(_ entry: Entry, into actions: inout [Action]) {
+        for instance in entry.instances.sorted() { actions.append(.resolveAgain(instance)) }
     }
 
     private mutating func established(_ new: Established, now: Instant, into actions: inout [Action]) {
@@ -378,6 +400,8 @@ where Instant.Duration == Duration {
         if entry.isAdvertised {
             entries[id] = entry
             if shown { actions.append(peersChanged) }
+            // Where the peer is now may not be where it was (Docs/Protocol.md section 6, "A peer that moves").
+            if !peerStopping && refusal == nil { resolveAgain(entry, into: &actions) }
             scheduleDial(id, into: &actions)
         } else {
             forget(id, now: now)

@@ -15,8 +15,9 @@ final class Harness: Sendable {
     /// Creates `count` hosts. Throws (after removing what was made) when `up` fails.
     /// Builds `count` hosts; with `subnets: 2`, on two subnets joined by a router whose avahi-daemon reflects mDNS
     /// (odd hosts on the first, even hosts on the second; `netns.sh up N --subnets 2`); `ip` picks their addresses
-    /// (`netns.sh up N --ip MODE`: `ipv4`, `dual`, `link-local` or `global`).
-    init(hosts count: Int, subnets: Int = 1, ip: String = "ipv4") throws {
+    /// (`netns.sh up N --ip MODE`: `ipv4`, `dual`, `link-local` or `global`); `links: 2` joins the hosts by a second
+    /// link too (`eth1`, a subnet of its own: `netns.sh up N --links 2`).
+    init(hosts count: Int, subnets: Int = 1, ip: String = "ipv4", links: Int = 1) throws {
         let letters = "abcdefghijklmnopqrstuvwxyz0123456789"
         prefix = "cr" + String((0..<4).map { _ in letters.randomElement() ?? "x" })
         hosts = (1...count).map { "h\($0)" }
@@ -31,7 +32,7 @@ final class Harness: Sendable {
         }
         let result = Harness.script(
             ["up", String(count)] + (subnets > 1 ? ["--subnets", String(subnets)] : [])
-                + (ip != "ipv4" ? ["--ip", ip] : []), prefix: prefix)
+                + (ip != "ipv4" ? ["--ip", ip] : []) + (links > 1 ? ["--links", String(links)] : []), prefix: prefix)
         guard result.status == 0 else {
             _ = Harness.script(["down"], prefix: prefix)
             throw HarnessError(message: "netns.sh up \(count) failed (\(result.status)): \(result.output)")
@@ -63,6 +64,20 @@ final class Harness: Sendable {
     /// Every address of `host` on its link, in dialing order (`netns.sh address`).
     func addresses(_ host: String) throws -> [String] {
         try run(["address", host]).split(whereSeparator: \.isNewline).map(String.init)
+    }
+
+    /// The IPv4 address `host` has now on `interface` (`netns.sh address HOST IF`).
+    func address(_ host: String, on interface: String) throws -> String {
+        try run(["address", host, interface]).split(whereSeparator: \.isNewline).first.map(String.init) ?? ""
+    }
+
+    /// The TCP connections established on `host` (`ss -Htn state established` there), as (local, remote) `ip:port`
+    /// pairs: every one is a probe's, since nothing else on a harness host speaks TCP.
+    func establishedConnections(on host: String) throws -> [(local: String, remote: String)] {
+        try run(["exec", host, "ss", "-Htn", "state", "established"]).split(whereSeparator: \.isNewline).compactMap {
+            let fields = $0.split(whereSeparator: \.isWhitespace)
+            return fields.count >= 4 ? (String(fields[2]), String(fields[3])) : nil
+        }
     }
 
     /// Starts `chirp-probe` on `host`.
