@@ -145,6 +145,7 @@ struct ConnectionOutbound: Sendable {
     /// what it holds. Ends the scheduled drain either way: the next frame queued schedules another.
     func drain(to sink: some OutboundSink, lingerConfigured: Bool) -> Drained {
         var lastWritten: ByteBuffer?
+        var wroteParts = false
         var bytes = 0
         loop: while true {
             switch nextChunk(isWritable: sink.isWritable) {
@@ -163,13 +164,14 @@ struct ConnectionOutbound: Sendable {
             case .part(let part):
                 bytes += PartFrame.headerSize + part.slice.readableBytes
                 write(part, to: sink)
+                wroteParts = true
             case .done:
                 break loop
             case .held:
                 return Drained()
             }
         }
-        if lastWritten != nil { sink.flush() }
+        if lastWritten != nil || wroteParts { sink.flush() }
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
         let (waiters, frames, lingers) = locked.withLockedValue { locked in
