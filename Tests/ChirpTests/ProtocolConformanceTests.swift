@@ -140,11 +140,32 @@ extension LiveTests {
                 let other = try await server.connectedPeer(name: "other")
                 // A middle part of a stream that was never opened.
                 try await peer.send(RawPeer.part(stream: 3, flags: 0x00, [1, 2, 3]))
-                try await peer.waitForClose()
+                try await peer.waitForClose(timeout: 2)  // before the heartbeat could (2.5 s and more)
                 // The other peer is still served.
                 try await other.send(RawPeer.request(id: 11, type: MessageTypeNameOf.echo, json: #"{"text":"still"}"#))
                 let response = try #require(try await other.waitForFrame(kind: 5).response)
                 #expect(response.id == 11 && response.status == 0)
+            }
+        }
+
+        @Test func section3_aFirstPartThatAnnouncesAFrameOverTheLimitClosesTheConnection() async throws {
+            try await Server.withConnectedPeer { server, peer in
+                // 64 MiB + 1 announced in 5 bytes: the server closes without waiting for (or buffering) the rest.
+                let length = withUnsafeBytes(of: UInt32((64 << 20) + 1).bigEndian, Array.init)
+                try await peer.send(RawPeer.part(stream: 0, flags: 0x01, length + [3]))
+                try await peer.waitForClose(timeout: 2)  // before the heartbeat could (2.5 s and more)
+            }
+        }
+
+        @Test func section3_aFifthOpenStreamClosesTheConnection() async throws {
+            try await Server.withConnectedPeer { server, peer in
+                let head = Array(RawPeer.message(type: "tests.named", json: #"{"value":1}"#).prefix(8))
+                for stream in UInt32(0)..<4 { try await peer.send(RawPeer.part(stream: stream, flags: 0x01, head)) }
+                try await peer.send(RawPeer.frame(kind: 6, [1]))  // a ping: the four streams were taken
+                _ = try await peer.waitForFrame(kind: 7)
+                #expect(!peer.isClosed)
+                try await peer.send(RawPeer.part(stream: 4, flags: 0x01, head))
+                try await peer.waitForClose(timeout: 2)  // before the heartbeat could (2.5 s and more)
             }
         }
 
