@@ -41,8 +41,9 @@ extension Transceiver {
     /// ```
     ///
     /// Several handlers may be registered for one type; they run in the order they were registered. Handlers run on
-    /// the connection's event loop, one message at a time per peer and in the order the peer sent them: keep them
-    /// short, and hand longer work to a task or use ``messages(of:)``. A payload that does not decode as `T`, and a
+    /// the connection's event loop, one message at a time per peer and in the order the peer sent them (a message
+    /// over 128 KiB once it has arrived whole: smaller ones sent after it may come first, see ``send(_:to:)-1sz75``):
+    /// keep them short, and hand longer work to a task or use ``messages(of:)``. A payload that does not decode as `T`, and a
     /// handler that throws, are reported as ``TransceiverEvent/error(_:)`` events and logged.
     ///
     /// With `RawMessage.self`, `handler` gets every message, whatever its type, as it came (after the typed handlers

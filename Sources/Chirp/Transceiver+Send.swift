@@ -14,7 +14,9 @@ extension Transceiver {
     ///
     /// The value is encoded once, whatever the number of peers, with the configured coder (a `Data` value travels
     /// as raw bytes; a ``RawMessage`` under its own type name, its payload as it is). Each peer receives what one
-    /// thread sends it in the order of the calls.
+    /// thread sends it in the order of the calls, with one exception: a message over 128 KiB travels in parts to a
+    /// peer that takes them (Docs/Protocol.md section 3), so that what is sent after it does not wait behind it, and
+    /// arrives once it is whole; a message sent after it that arrives whole first is delivered first.
     ///
     /// A peer that reads slower than we send fills its queue up to ``Configuration/outboundLimit``. A named peer whose
     /// queue is full makes this form throw ``/ChirpSupport/ChirpError/Code/outboundLimitExceeded`` (the message was not

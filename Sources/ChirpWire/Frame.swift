@@ -18,6 +18,9 @@ package enum FrameKind: UInt8, Sendable, CaseIterable {
     case pong = 0x07
     /// The sender is stopping on purpose: do not redial it until it is advertised again.
     case goodbye = 0x08
+    /// A slice of a large message, request or response frame (``PartFrame``), sent only to a peer whose hello
+    /// announced ``Hello/partsFeature``.
+    case part = 0x09
 }
 
 /// One decoded frame: its kind byte and its body (everything after the kind byte).

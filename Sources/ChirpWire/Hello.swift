@@ -18,6 +18,17 @@ package struct Hello: Codable, Sendable, Equatable {
     /// What the sender is: ``toolRole`` for a peer that does not advertise itself; `nil` (the key left out) for an
     /// app. Added in Chirp 1.0 to version 1, whose older peers ignore it (Docs/Protocol.md).
     package var role: String?
+    /// What the sender understands beyond the first text of version 1 (``partsFeature``); empty (the key left out)
+    /// for a peer older than the key, whose peers then send it nothing new.
+    package var features: [String]
+
+    /// The feature of a peer that reassembles ``FrameKind/part`` frames (Docs/Protocol.md section 3).
+    package static let partsFeature = "parts"
+    /// The features this build announces.
+    package static let currentFeatures = [partsFeature]
+
+    /// Whether the sender reassembles part frames: a large frame may be sent to it in parts.
+    package var acceptsParts: Bool { features.contains(Self.partsFeature) }
 
     /// The ``role`` of a peer that only dials (a command-line tool).
     package static let toolRole = "tool"
@@ -31,11 +42,12 @@ package struct Hello: Codable, Sendable, Equatable {
         case service
         case metadata
         case role
+        case features
     }
 
     package init(
         protocolVersion: Int = Hello.currentProtocolVersion, peerID: String, name: String, service: String,
-        metadata: [String: String], role: String? = nil
+        metadata: [String: String], role: String? = nil, features: [String] = []
     ) {
         self.protocolVersion = protocolVersion
         self.peerID = peerID
@@ -43,6 +55,7 @@ package struct Hello: Codable, Sendable, Equatable {
         self.service = service
         self.metadata = metadata
         self.role = role
+        self.features = features
     }
 
     /// Whether the sender is a tool: it says so, or, from a tool older than the ``role`` key, its metadata does.
@@ -60,6 +73,19 @@ package struct Hello: Codable, Sendable, Equatable {
         metadata = try container.decodeIfPresent([String: String].self, forKey: .metadata) ?? [:]
         // A role this version does not know (a later one's) is read as an app's, the default.
         role = try? container.decodeIfPresent(String.self, forKey: .role)
+        // Features are names: one that is not a string, or a list that is not one, counts as none.
+        features = (try? container.decodeIfPresent([String].self, forKey: .features)) ?? []
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(protocolVersion, forKey: .protocolVersion)
+        try container.encode(peerID, forKey: .peerID)
+        try container.encode(name, forKey: .name)
+        try container.encode(service, forKey: .service)
+        try container.encode(metadata, forKey: .metadata)
+        try container.encodeIfPresent(role, forKey: .role)
+        if !features.isEmpty { try container.encode(features, forKey: .features) }
     }
 
     /// The protocol version this build speaks.

@@ -120,6 +120,40 @@ extension FaultTests {
             try await Self.requests(10, from: a, to: b, figure: "rate10")
             Self.noneDropped(a, b)
         }
+
+        /// 10 Mbit/s each way: requests sent right behind a 4 MiB message (about 3.4 s of the link) are answered while
+        /// it is still on its way: it goes out in parts of 128 KiB, and the requests' frames go ahead of its remaining
+        /// parts (Docs/Protocol.md section 3).
+        @Test(.netns) func aRequestBehindALargeMessageOnASlowLinkIsNotHeldUpByIt() async throws {
+            let (harness, _, probes) = try await Harness.connected(hosts: 2, service: "q", [])
+            defer { harness.tearDown() }
+            let (a, b) = (probes[0], probes[1])
+            for host in harness.hosts { try harness.run(["rate", host, "10mbit"]) }
+
+            let (markA, markB) = (a.mark, b.mark)
+            let start = nowMs()
+            a.command("send b 1 \(4 << 20)")
+            let sent = try await a.waitFor(from: markA, "the large message queued") { $0.event == "sent" }
+            #expect(sent.accepted == 1)
+            a.command("request b 5")
+            let report = try await a.waitFor(from: markA, timeout: 120, "5 requests answered") {
+                $0.event == "requested"
+            }
+            let arrived = try await b.waitFor(from: markB, timeout: 120, "the large message at b") {
+                $0.event == "message" && $0.from == "a" && $0.seq == sent.lastSeq
+            }
+            let latencies = (report.latencies ?? []).sorted()
+            #expect(report.ok == 5, "failed: \(report.errors ?? [])")
+            // Positive control: the requests were answered while the message was still in transit.
+            #expect(report.ms < arrived.ms, "the requests were answered only after the large message arrived")
+            #expect((latencies.last ?? .max) < 1500, "a request waited \(latencies.last ?? -1) ms behind the message")
+            measure("rate10.parts.four-mib", arrived.ms - start)
+            if !latencies.isEmpty {
+                measure("rate10.parts.request-median", latencies[latencies.count / 2])
+                measure("rate10.parts.request-max", latencies[latencies.count - 1])
+            }
+            Self.noneDropped(a, b)
+        }
     }
 }
 

@@ -84,14 +84,14 @@ import Testing
         _ = state.startRequest(2, "r2", timeout: .seconds(10), now: Self.start)
         _ = state.startRequest(1, "r1", timeout: .seconds(10), now: Self.start)
         _ = state.startPing(3, "p3", timeout: .seconds(10), now: Self.start)
-        let closing = state.close(handedOver: 0)
+        let closing = state.close(handedOver: HandedOver(bytes: 0))
         #expect(closing.requests.map(\.waiter) == ["r1", "r2"] && closing.pings == ["p3"] && closing.cancelTimer)
         #expect(state.isEmpty && state.timerDeadline == nil)
         #expect(Self.describe(state.startRequest(4, "r4", timeout: .seconds(1), now: Self.start)) == "refused r4")
         #expect(Self.describe(state.startPing(5, "p5", timeout: .seconds(1), now: Self.start)) == "refused p5")
         // Control: with nothing armed, the close has no timer to cancel.
         var idle = State()
-        let idleClosing = idle.close(handedOver: 0)
+        let idleClosing = idle.close(handedOver: HandedOver(bytes: 0))
         #expect(!idleClosing.cancelTimer)
     }
 
@@ -106,7 +106,7 @@ import Testing
         _ = state.startRequest(3, "still queued", timeout: .seconds(10), now: Self.start)
         state.requestQueued(3, through: 251)
         _ = state.startRequest(4, "not queued", timeout: .seconds(10), now: Self.start)
-        let closing = state.close(handedOver: 250)
+        let closing = state.close(handedOver: HandedOver(bytes: 250))
         #expect(closing.requests.map(\.waiter) == ["written", "exactly written", "still queued", "not queued"])
         #expect(closing.requests.map(\.delivery) == [.sent, .sent, .notSent, .notSent])
     }

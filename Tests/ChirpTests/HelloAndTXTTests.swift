@@ -23,6 +23,23 @@ import Testing
         #expect(json == #"{"metadata":{"room":"1"},"name":"alice","peerID":"A","protocol":1,"service":"chat"}"#)
     }
 
+    /// `features` goes on the wire only when there are some (an older peer's hello has none), and a value this
+    /// version cannot read counts as none.
+    @Test func featuresAreLeftOutWhenEmptyAndReadLeniently() throws {
+        var announcing = local
+        announcing.features = Hello.currentFeatures
+        let frame = try announcing.frame(allocator: ByteBufferAllocator())
+        let json = frame.getString(at: 5, length: frame.readableBytes - 5) ?? ""
+        #expect(json.hasPrefix(#"{"features":["parts"],"metadata""#))
+        #expect(try Hello.parse(ByteBuffer(string: json)).acceptsParts)
+        #expect(!local.acceptsParts)
+        let base = #""peerID":"B","name":"b","service":"chat","protocol":1"#
+        #expect(try Hello.parse(ByteBuffer(string: "{\(base)}")).features == [])
+        #expect(try Hello.parse(ByteBuffer(string: #"{"features":"parts","# + base + "}")).features == [])
+        #expect(try Hello.parse(ByteBuffer(string: #"{"features":["parts",7],"# + base + "}")).features == [])
+        #expect(try Hello.parse(ByteBuffer(string: #"{"features":["later","parts"],"# + base + "}")).acceptsParts)
+    }
+
     @Test func refusesMismatches() {
         #expect(local.refusal(of: Hello(peerID: "B", name: "bob", service: "chat", metadata: [:])) == nil)
         #expect(

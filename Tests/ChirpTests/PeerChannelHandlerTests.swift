@@ -42,7 +42,7 @@ import Testing
 
         init(
             router: Router = Router(), burstLinger: TimeAmount = Configuration().burstLinger.timeAmount,
-            outboundLimit: Int = 1 << 20
+            outboundLimit: Int = 1 << 20, remoteFeatures: [String] = []
         ) throws {
             let configuration = Configuration(serviceType: "test")
             let handler = PeerChannelHandler(
@@ -56,7 +56,9 @@ import Testing
             try channel.pipeline.syncOperations.addHandler(gate)
             try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
             channel.pipeline.fireUserInboundEventTriggered(
-                HandshakeCompleted(remote: Hello(peerID: "remote", name: "remote", service: "test", metadata: [:])))
+                HandshakeCompleted(
+                    remote: Hello(
+                        peerID: "remote", name: "remote", service: "test", metadata: [:], features: remoteFeatures)))
             connection = try #require(reports.established.withLockedValue { $0.first })
             channel.embeddedEventLoop.run()  // ends the hold until the events of the handshake were delivered
         }
@@ -65,10 +67,10 @@ import Testing
         func written() throws -> [(kind: UInt8, body: [UInt8])] {
             channel.embeddedEventLoop.run()
             var frames: [(UInt8, [UInt8])] = []
-            while var bytes = try channel.readOutbound(as: ByteBuffer.self) {
-                while let length = bytes.readInteger(as: UInt32.self), let kind = bytes.readInteger(as: UInt8.self) {
-                    frames.append((kind, bytes.readBytes(length: Int(length) - 1) ?? []))
-                }
+            var bytes = ByteBuffer()
+            while var write = try channel.readOutbound(as: ByteBuffer.self) { bytes.writeBuffer(&write) }
+            while let length = bytes.readInteger(as: UInt32.self), let kind = bytes.readInteger(as: UInt8.self) {
+                frames.append((kind, bytes.readBytes(length: Int(length) - 1) ?? []))
             }
             return frames
         }
@@ -340,6 +342,48 @@ import Testing
         #expect(error.cause is MalformedFrameError)
         #expect(handled.withLockedValue { $0 } == 1)
         #expect(session.channel.isActive)
+    }
+
+    /// Part frames (Docs/Protocol.md section 3): a large frame is written in parts to a peer that announced them and
+    /// whole to one that did not; parts that arrive are reassembled, and parts out of step close the connection.
+    @Test func largeFramesLeaveInPartsOnlyForAPeerThatTakesThemAndPartsOutOfStepClose() async throws {
+        var large = ByteBuffer()
+        FrameWriter.write(.message, into: &large) { body in
+            FrameWriter.writeMessageHeader(typeName: "fine", flags: [], into: &body)
+            body.writeRepeatingByte(0x22, count: 300 * 1024)
+        }
+        let newer = try Session(remoteFeatures: ["parts"])
+        #expect(newer.connection.submit(large) == .accepted)
+        let parts = try newer.written()
+        #expect(parts.map(\.kind) == [9, 9, 9])
+        #expect(parts.map { $0.body[4] } == [PartFrame.first, 0, PartFrame.last])
+        #expect(Array(parts.map { $0.body.dropFirst(5) }.joined()) == Array(large.readableBytesView))
+        let older = try Session()
+        #expect(older.connection.submit(large) == .accepted)
+        #expect(try older.written().map(\.kind) == [FrameKind.message.rawValue])
+
+        // Receiving: the parts give the message back; a part of a stream that is not open closes the connection.
+        let router = Router()
+        let handled = NIOLockedValueBox<[Int]>([])
+        try router.addHandler(for: "fine", type: String.self) { message, _, _ in
+            handled.withLockedValue { $0.append(message.payload.readableBytes) }
+        }
+        let session = try Session(router: router)
+        let events = session.hub.makeStream()
+        for part in parts { try session.receive(.part, part.body) }
+        #expect(handled.withLockedValue { $0 } == [300 * 1024])
+        #expect(session.channel.isActive)
+        try session.receive(.part, [0, 0, 0, 1, 0, 0xAB])
+        let reported = try await withTimeout(.seconds(20), "the broken parts to be reported") { () -> ChirpError? in
+            for await event in events {
+                if case .error(let error) = event { return error }
+            }
+            return nil
+        }
+        let error = try #require(reported)
+        #expect(error.code == .protocolViolation)
+        #expect("\(error)".contains("a part of stream 1, which is not open"))
+        #expect(!session.channel.isActive)
     }
 
     /// A reply whose encoding fails half-way, having written a field.

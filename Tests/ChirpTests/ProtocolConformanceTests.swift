@@ -45,14 +45,14 @@ extension LiveTests {
                 }
             }
 
-            /// A raw peer that has completed its handshake with the server.
-            func connectedPeer() async throws -> RawPeer {
+            /// A raw peer that has completed its handshake with the server; `features` go in its hello.
+            func connectedPeer(name: String = "raw", features: [String] = []) async throws -> RawPeer {
                 let peer = try await RawPeer(port: port)
-                try await peer.send(RawPeer.hello(service: type))
+                try await peer.send(RawPeer.hello(service: type, name: name, features: features))
                 let hello = try await peer.waitForFrames(1)[0]
                 #expect(hello.kind == 1)
                 try await withTimeout(.seconds(20), "the server to report the raw peer connected") {
-                    while !transceiver.connectedPeers.contains(where: { $0.name == "raw" }) {
+                    while !transceiver.connectedPeers.contains(where: { $0.name == name }) {
                         try await Task.sleep(for: .milliseconds(5))
                     }
                 }
@@ -87,6 +87,85 @@ extension LiveTests {
                 try await server.named.waitForCount(1)  // the message after it arrived: the unknown frame was skipped
                 #expect(server.named.values == [7])
                 #expect(!peer.isClosed)
+            }
+        }
+
+        @Test func section3_aPeerWhoseHelloDoesNotAnnouncePartsGetsALargeMessageAsOneFrame() async throws {
+            try await Server.withConnectedPeer { server, old in
+                let new = try await server.connectedPeer(name: "new", features: ["parts"])
+                let large = Data((0..<(1 << 20)).map { UInt8(truncatingIfNeeded: $0) })
+                try await server.transceiver.send(large, to: .all)
+                let frame = try await old.waitForFrame(kind: 3)
+                #expect(frame.message?.payload == Array(large))
+                #expect(!old.frames.contains { $0.kind == 9 })
+                // Control: the peer that announced parts gets the same message in parts, which make it up exactly.
+                let whole = try await withTimeout(.seconds(20), "the parts of the message") { () -> [UInt8] in
+                    while true {
+                        let parts = new.frames.filter { $0.kind == 9 }
+                        if let last = parts.last, last.body[4] & 0x02 != 0 {
+                            return parts.flatMap { $0.body.dropFirst(5) }
+                        }
+                        try await Task.sleep(for: .milliseconds(5))
+                    }
+                }
+                let parts = new.frames.filter { $0.kind == 9 }
+                #expect(parts.count == 9)  // 1 MiB and 20 bytes of frame, 128 KiB a part
+                #expect(parts.allSatisfy { $0.body.count <= 5 + 128 * 1024 })
+                #expect(parts.first?.body[4] == 0x01)
+                #expect(!new.frames.contains { $0.kind == 3 && $0.message?.type == "chirp.data" })
+                let reassembled = RawPeer.ReceivedFrame(kind: whole[4], body: Array(whole.dropFirst(5)))
+                #expect(reassembled.message?.payload == Array(large))
+            }
+        }
+
+        @Test func section3_partsAreReassembledAndWhatArrivesBetweenThemIsDeliveredFirst() async throws {
+            try await Server.withConnectedPeer { server, peer in
+                let payload = (0..<(300 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 7) }
+                let frame = RawPeer.frame(kind: 3, RawPeer.messageBody(type: "chirp.data", payload: payload, flags: 1))
+                let cut = 200 * 1024
+                try await peer.send(
+                    RawPeer.part(stream: 5, flags: 0x01, Array(frame[..<cut]))
+                        + RawPeer.message(type: "tests.named", json: #"{"value":1}"#))
+                try await server.named.waitForCount(1)  // the small message did not wait for the large one
+                #expect(server.data.values.isEmpty)
+                try await peer.send(RawPeer.part(stream: 5, flags: 0x02, Array(frame[cut...])))
+                try await server.data.waitForCount(1)
+                #expect(server.data.values == [Data(payload)])
+                #expect(!peer.isClosed)
+            }
+        }
+
+        @Test func section3_aPartOutOfStepClosesTheConnectionAndOnlyIt() async throws {
+            try await Server.withConnectedPeer { server, peer in
+                let other = try await server.connectedPeer(name: "other")
+                // A middle part of a stream that was never opened.
+                try await peer.send(RawPeer.part(stream: 3, flags: 0x00, [1, 2, 3]))
+                try await peer.waitForClose(timeout: 2)  // before the heartbeat could (2.5 s and more)
+                // The other peer is still served.
+                try await other.send(RawPeer.request(id: 11, type: MessageTypeNameOf.echo, json: #"{"text":"still"}"#))
+                let response = try #require(try await other.waitForFrame(kind: 5).response)
+                #expect(response.id == 11 && response.status == 0)
+            }
+        }
+
+        @Test func section3_aFirstPartThatAnnouncesAFrameOverTheLimitClosesTheConnection() async throws {
+            try await Server.withConnectedPeer { server, peer in
+                // 64 MiB + 1 announced in 5 bytes: the server closes without waiting for (or buffering) the rest.
+                let length = withUnsafeBytes(of: UInt32((64 << 20) + 1).bigEndian, Array.init)
+                try await peer.send(RawPeer.part(stream: 0, flags: 0x01, length + [3]))
+                try await peer.waitForClose(timeout: 2)  // before the heartbeat could (2.5 s and more)
+            }
+        }
+
+        @Test func section3_aFifthOpenStreamClosesTheConnection() async throws {
+            try await Server.withConnectedPeer { server, peer in
+                let head = Array(RawPeer.message(type: "tests.named", json: #"{"value":1}"#).prefix(8))
+                for stream in UInt32(0)..<4 { try await peer.send(RawPeer.part(stream: stream, flags: 0x01, head)) }
+                try await peer.send(RawPeer.frame(kind: 6, [1]))  // a ping: the four streams were taken
+                _ = try await peer.waitForFrame(kind: 7)
+                #expect(!peer.isClosed)
+                try await peer.send(RawPeer.part(stream: 4, flags: 0x01, head))
+                try await peer.waitForClose(timeout: 2)  // before the heartbeat could (2.5 s and more)
             }
         }
 

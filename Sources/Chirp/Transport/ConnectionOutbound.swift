@@ -39,8 +39,9 @@ struct ConnectionOutbound: Sendable {
     /// The channel's allocator, kept here: `Channel.allocator` costs a lookup and a retain, and every send needs it.
     let allocator: ByteBufferAllocator
 
-    init(limit: Int, allocator: ByteBufferAllocator) {
-        self.locked = NIOLockedValueBox(Locked(queue: OutboundQueue(limit: limit)))
+    /// `splitsFrames`: the peer reassembles parts (``OutboundQueue/splitsFrames``).
+    init(limit: Int, allocator: ByteBufferAllocator, splitsFrames: Bool = false) {
+        self.locked = NIOLockedValueBox(Locked(queue: OutboundQueue(limit: limit, splitsFrames: splitsFrames)))
         self.allocator = allocator
     }
 
@@ -73,9 +74,9 @@ struct ConnectionOutbound: Sendable {
         }
     }
 
-    /// How many bytes of the connection's stream were handed to the channel (``OutboundQueue/handedOverThrough``).
-    var handedOverThrough: UInt64 {
-        locked.withLockedValue { $0.queue.handedOverThrough }
+    /// How much of what was queued was handed to the channel (``OutboundQueue/handedOver``).
+    var handedOver: HandedOver {
+        locked.withLockedValue { $0.queue.handedOver }
     }
 
     /// Waits until the queue is at most half full, the connection closes, or the task is cancelled; the caller then
@@ -144,6 +145,7 @@ struct ConnectionOutbound: Sendable {
     /// what it holds. Ends the scheduled drain either way: the next frame queued schedules another.
     func drain(to sink: some OutboundSink, lingerConfigured: Bool) -> Drained {
         var lastWritten: ByteBuffer?
+        var wroteParts = false
         var bytes = 0
         loop: while true {
             switch nextChunk(isWritable: sink.isWritable) {
@@ -159,13 +161,17 @@ struct ConnectionOutbound: Sendable {
                     sink.write(chunk, promise: nil)
                 }
                 lastWritten = chunk
+            case .part(let part):
+                bytes += PartFrame.headerSize + part.slice.readableBytes
+                write(part, to: sink)
+                wroteParts = true
             case .done:
                 break loop
             case .held:
                 return Drained()
             }
         }
-        if lastWritten != nil { sink.flush() }
+        if lastWritten != nil || wroteParts { sink.flush() }
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
         let (waiters, frames, lingers) = locked.withLockedValue { locked in
@@ -181,8 +187,27 @@ struct ConnectionOutbound: Sendable {
         return Drained(frames: frames, bytes: bytes, lingers: lingers)
     }
 
+    /// Writes a part frame: its header, then its slice of the frame (no copy). Once the last part is written, the
+    /// frame's memory may serve the next large one (``OutboundQueue/recycleLarge(_:)``).
+    private func write(_ part: PartScheduler.Part, to sink: some OutboundSink) {
+        var header = allocator.buffer(capacity: PartFrame.headerSize)
+        PartFrame.writeHeader(
+            stream: part.stream, flags: part.flags, sliceSize: part.slice.readableBytes, into: &header)
+        sink.write(header, promise: nil)
+        guard let whole = part.completes, whole.capacity > 4 * OutboundQueue.coalescedWriteSize else {
+            sink.write(part.slice, promise: nil)
+            return
+        }
+        let promise = sink.eventLoop.makePromise(of: Void.self)
+        let locked = self.locked
+        promise.futureResult.whenSuccess { locked.withLockedValue { $0.queue.recycleLarge(whole) } }
+        sink.write(part.slice, promise: promise)
+    }
+
     private enum Next {
         case chunk(ByteBuffer)
+        /// A part of a frame sent in parts: nothing else waits.
+        case part(PartScheduler.Part)
         /// Nothing more to write now (or the sink is not writable): the drain ends, and the next one may be scheduled.
         case done
         /// The queue is held: nothing is written, the drain ends.
@@ -197,11 +222,14 @@ struct ConnectionOutbound: Sendable {
                 locked.queue.drainScheduled = false
                 return .held
             }
-            guard isWritable, let chunk = locked.queue.nextChunk() else {
+            guard isWritable else {
                 locked.queue.drainScheduled = false
                 return .done
             }
-            return .chunk(chunk)
+            if let chunk = locked.queue.nextChunk() { return .chunk(chunk) }
+            if let part = locked.queue.nextPart() { return .part(part) }
+            locked.queue.drainScheduled = false
+            return .done
         }
     }
 

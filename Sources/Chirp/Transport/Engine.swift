@@ -66,7 +66,8 @@ final class Engine: ConnectionDelegate {
         self.group = configuration.eventLoopGroup
         self.localHello = Hello(
             peerID: configuration.peerID, name: configuration.peerName, service: serviceType.name,
-            metadata: configuration.metadata, role: configuration.advertises ? nil : Hello.toolRole)
+            metadata: configuration.metadata, role: configuration.advertises ? nil : Hello.toolRole,
+            features: Hello.currentFeatures)
         self.state = NIOLockedValueBox(
             State(
                 table: Table(

@@ -80,8 +80,8 @@ struct ExchangeState<RequestWaiter, PingWaiter> {
         return .waitingArmTimer(deadline)
     }
 
-    /// The frame of request `id` was queued, ending `end` bytes into the connection's byte stream
-    /// (``OutboundQueue/queuedThrough``): at the close, it tells whether the frame was handed to the socket.
+    /// The frame of request `id` was queued, with the mark `end` (``OutboundQueue/endMark(ofFrameSized:)``): at the
+    /// close, it tells whether the frame was handed to the socket (``HandedOver``).
     mutating func requestQueued(_ id: UInt64, through end: UInt64) {
         requests.frameQueued(id, through: end)
     }
@@ -124,14 +124,14 @@ struct ExchangeState<RequestWaiter, PingWaiter> {
         timerDeadline = nil
     }
 
-    /// The connection closed, `handedOver` bytes of its stream handed to the socket
-    /// (``OutboundQueue/handedOverThrough``): every waiter, to fail, each request with whether its frame was among
-    /// those bytes (``RequestDelivery``); nothing can wait from now on.
-    mutating func close(handedOver: UInt64) -> Closing {
+    /// The connection closed, `handedOver` of what it queued handed to the socket (``OutboundQueue/handedOver``):
+    /// every waiter, to fail, each request with whether its frame was handed over (``RequestDelivery``); nothing can
+    /// wait from now on.
+    mutating func close(handedOver: HandedOver) -> Closing {
         let cancelTimer = timerDeadline != nil
         timerDeadline = nil
         let closed = requests.close().map { request in
-            (request.waiter, request.frameEnd <= handedOver ? RequestDelivery.sent : .notSent)
+            (request.waiter, handedOver.includes(request.frameEnd) ? RequestDelivery.sent : .notSent)
         }
         return Closing(requests: closed, pings: pings.close().map(\.waiter), cancelTimer: cancelTimer)
     }

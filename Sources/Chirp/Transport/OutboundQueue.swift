@@ -12,6 +12,10 @@ import NIOCore
 /// Small frames (up to ``coalescedFrameLimit``) are copied one after the other into a batch as they are queued, so a
 /// burst of small messages crosses the pipeline as a few large writes; the batch reuses the memory of the one written
 /// before. Larger frames are queued as they are, shared (a broadcast's frame is the same bytes for every peer).
+///
+/// When the peer reassembles parts (``Hello/acceptsParts``), frames over ``PartFrame/partSize`` go to the
+/// ``PartScheduler`` instead, and leave as part frames only once nothing else waits (``nextPart()``): what is queued
+/// after a large frame goes out before the rest of it.
 struct OutboundQueue {
     /// Frames up to this size are copied into the current batch when queued: copying a hundred bytes costs far less
     /// than a write through the pipeline.
@@ -34,6 +38,10 @@ struct OutboundQueue {
     }
 
     let limit: Int
+    /// The peer reassembles parts: frames over ``PartFrame/partSize`` are sent in parts.
+    let splitsFrames: Bool
+    /// The frames sent in parts.
+    private var parts = PartScheduler()
     /// Chunks ready to write, in order: frames over the coalescing limit as they were built, and full batches.
     private var queue = CircularBuffer<ByteBuffer>(initialCapacity: 16)
     /// Small frames queued after the last chunk of `queue`.
@@ -44,9 +52,10 @@ struct OutboundQueue {
     /// Large frames NIO has written, kept while a burst of them goes on (see ``recycleLarge(_:)``).
     private var largeSpares: [ByteBuffer] = []
     private(set) var queuedBytes = 0
-    /// Where the connection's byte stream stands: the bytes queued since it opened (the end of the last frame queued),
-    /// and how many of them were handed to the channel (``nextChunk()``). A request whose frame ends past
-    /// ``handedOverThrough`` when the connection closes was never handed to the socket: the peer cannot have run it.
+    /// Where the connection's byte stream stands, for the frames sent whole: the bytes queued since it opened (the
+    /// end of the last such frame queued), and how many of them were handed to the channel (``nextChunk()``). A
+    /// request whose frame ends past ``handedOverThrough`` when the connection closes was never handed to the socket:
+    /// the peer cannot have run it. (Frames sent in parts are counted apart: ``handedOver``.)
     private(set) var queuedThrough: UInt64 = 0
     private(set) var handedOverThrough: UInt64 = 0
     /// A drain task is scheduled on the event loop.
@@ -79,8 +88,9 @@ struct OutboundQueue {
         case waiting(CheckedContinuation<Void, Never>)
     }
 
-    init(limit: Int) {
+    init(limit: Int, splitsFrames: Bool = false) {
         self.limit = limit
+        self.splitsFrames = splitsFrames
     }
 
     /// Queues a complete frame, or says why not. A reply is queued on a retired connection too.
@@ -114,13 +124,18 @@ struct OutboundQueue {
 
     private mutating func append(_ frame: ByteBuffer, allocator: ByteBufferAllocator) {
         queuedBytes += frame.readableBytes
-        queuedThrough += UInt64(frame.readableBytes)
         framesQueued += 1
         guard frame.readableBytes <= Self.coalescedFrameLimit else {
+            if splitsFrames && frame.readableBytes > PartFrame.partSize {
+                _ = parts.add(frame)
+                return
+            }
+            queuedThrough += UInt64(frame.readableBytes)
             if let open = batch.take() { queue.append(open) }
             queue.append(frame)
             return
         }
+        queuedThrough += UInt64(frame.readableBytes)
         writeIntoBatch(allocator: allocator) { $0.writeImmutableBuffer(frame) }
     }
 
@@ -149,6 +164,23 @@ struct OutboundQueue {
         handedOverThrough += UInt64(chunk.readableBytes)
         return chunk
     }
+
+    /// The next part of a frame sent in parts, once ``nextChunk()`` has nothing left: small frames go first.
+    mutating func nextPart() -> PartScheduler.Part? {
+        guard let part = parts.nextPart() else { return nil }
+        queuedBytes -= part.slice.readableBytes
+        return part
+    }
+
+    /// The mark of the frame of `size` bytes just queued (``HandedOver``): where it ends among the bytes sent whole,
+    /// or its rank among the frames sent in parts.
+    func endMark(ofFrameSized size: Int) -> UInt64 {
+        guard splitsFrames && size > PartFrame.partSize else { return queuedThrough }
+        return HandedOver.partedMark(parts.added)
+    }
+
+    /// How much of what was queued was handed to the channel.
+    var handedOver: HandedOver { HandedOver(bytes: handedOverThrough, partedFrames: parts.startedThrough) }
 
     /// Keeps a written chunk's memory for the next batch, when it is of a batch's size (a larger one is let go).
     mutating func recycle(_ written: ByteBuffer) {
@@ -247,6 +279,7 @@ struct OutboundQueue {
         isClosed = true
         sendRoute = nil
         queue.removeAll()
+        parts.removeAll()
         batch = nil
         spare = nil
         largeSpares.removeAll()

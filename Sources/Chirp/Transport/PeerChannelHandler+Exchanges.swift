@@ -76,7 +76,7 @@ extension PeerChannelHandler {
     /// The connection closed: fails every request and ping in flight with a ``ConnectionClosedError``, each request's
     /// saying whether its frame had reached the socket, and whether the peer said it was stopping.
     func failExchanges() {
-        let closing = exchanges.close(handedOver: connection?.outbound.handedOverThrough ?? 0)
+        let closing = exchanges.close(handedOver: connection?.outbound.handedOver ?? HandedOver(bytes: 0))
         if closing.cancelTimer { expiryCheck?.cancel() }
         expiryCheck = nil
         let peerStopping = lifecycle.peerIsStopping

@@ -128,6 +128,9 @@ extension PeerChannelHandler {
                 let reason = frame.body.getString(
                     at: frame.body.readerIndex, length: min(frame.body.readableBytes, 1024))
                 perform(lifecycle.receivedRefusal(reason: reason ?? "no reason given"))
+            case .part:
+                guard let whole = try parts.add(frame.body) else { return }
+                handle(whole, on: connection, context: context)
             case .hello:
                 logger.debug("ignoring a repeated handshake frame", metadata: ["peer": "\(connection.peer)"])
             case nil:
@@ -135,6 +138,12 @@ extension PeerChannelHandler {
                     "skipping a frame of unknown kind",
                     metadata: ["peer": "\(connection.peer)", "kind": "\(frame.kind)"])
             }
+        } catch let error as PartError {
+            // The stream of parts is out of step: what follows cannot be trusted to reassemble. Closed, and said why.
+            dispatcher.metrics.framesRefused.increment()
+            dispatcher.report(
+                .protocolViolation(peer: connection.peer, reason: "\(error)", cause: error), logLevel: .warning)
+            context.close(promise: nil)
         } catch {
             // A malformed frame is skipped; the stream stays in sync thanks to the length prefix.
             dispatcher.metrics.framesRefused.increment()

@@ -5,8 +5,22 @@ import NIOCore
 /// counts what it wrote into the metrics, and runs the burst linger's timer when it says so.
 extension PeerChannelHandler {
     /// Writes everything queued while the channel is writable, then flushes once
-    /// (``ConnectionOutbound/drain(to:lingerConfigured:)``).
+    /// (``ConnectionOutbound/drain(to:lingerConfigured:)``). A drain that the flush starts (the channel became
+    /// writable again within it: the kernel took a part at once) runs after this one, not inside it.
     func drain() {
+        if draining {
+            drainAgain = true
+            return
+        }
+        draining = true
+        defer { draining = false }
+        repeat {
+            drainAgain = false
+            drainOnce()
+        } while drainAgain
+    }
+
+    private func drainOnce() {
         guard let connection else { return }
         guard let context else {
             connection.outbound.endDrain()  // nothing can be written: what is queued stays queued

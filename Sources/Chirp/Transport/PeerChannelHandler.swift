@@ -81,6 +81,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
     @exclusivity(unchecked) var heldBytes = 0
     /// The type names this connection received lately, matched on their bytes: no string is made for them again.
     @exclusivity(unchecked) var typeNames = TypeNameCache()
+    /// The frames the peer sends in parts, as they arrive (Docs/Protocol.md section 3).
+    var parts: PartAssembler
+    /// A drain runs (``drain()``): one that the channel's writes would start meanwhile runs after it instead.
+    @exclusivity(unchecked) var draining = false
+    @exclusivity(unchecked) var drainAgain = false
     /// Past this many held bytes the hold ends early: the connection is never starved of reads, since the
     /// heartbeat would close it, at the price of the order across the switch.
     static let maximumHeldBytes = 8 << 20
@@ -89,6 +94,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
         delegate: any ConnectionDelegate, dispatcher: MessageDispatcher, role: ConnectionRole, localID: String,
         dialedPeerID: String?, host: String?,
         outboundLimit: Int, burstLinger: TimeAmount, heartbeatTimeout: Double, logger: Logger,
+        maximumMessageSize: Int = 64 << 20,
         established: EventLoopPromise<PeerConnection>? = nil,
         readGate: ReadGate? = nil
     ) {
@@ -106,6 +112,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
         self.silenceRule = SilenceRule(timeout: .nanoseconds(Int64(heartbeatTimeout * 1e9)))
         self.logger = logger
         self.openedAt = ContinuousClock.now
+        self.parts = PartAssembler(maxFrameSize: maximumMessageSize)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -129,6 +136,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 addresses: addresses, host: host, outboundLimit: outboundLimit, openedAt: openedAt,
                 readGate: readGate.map { LoopBoundGate($0, eventLoop: context.eventLoop) })
             self.connection = connection
+            if completed.remote.acceptsParts { Self.limitUnsentBytes(of: context.channel) }
             // What the peer sends waits until the app was told it connected: `peerConnected` comes first.
             inboundHolds.insert(.untilConnectedEvent)
             delegate.connectionEstablished(connection)
@@ -277,6 +285,22 @@ final class PeerChannelHandler: ChannelInboundHandler {
             }
         }
     }
+
+    /// Keeps the kernel from taking more than ``unsentLimit`` bytes it has not sent yet (Linux `TCP_NOTSENT_LOWAT`):
+    /// what it took would go out before a small frame written after it. With a peer that reassembles parts, the
+    /// channel is fed a part at a time as the kernel takes them, so a small frame waits for about one part, not for
+    /// megabytes of socket buffer. Elsewhere, or when the kernel refuses, nothing changes but that wait.
+    static func limitUnsentBytes(of channel: any Channel) {
+        #if os(Linux)
+        guard let provider = channel as? any SocketOptionProvider else { return }
+        // TCP_NOTSENT_LOWAT (linux/tcp.h): 25.
+        _ = provider.unsafeSetSocketOption(
+            level: NIOBSDSocket.OptionLevel.tcp, name: NIOBSDSocket.Option(rawValue: 25), value: CInt(unsentLimit))
+        #endif
+    }
+
+    /// The most bytes the kernel holds unsent for a connection whose peer reassembles parts.
+    static let unsentLimit = PartFrame.partSize
 
     /// `address:port` text for a socket address (``SocketAddress/endpointText``: `[fe80::1%eth0]:50123` for IPv6).
     static func text(of address: SocketAddress) -> String { address.endpointText }

@@ -60,7 +60,8 @@ final class PeerConnection: InboundConnection {
         self.role = role
         self.remote = remote
         self.dialerID = role == .dialer ? localID : remote.peerID
-        self.outbound = ConnectionOutbound(limit: outboundLimit, allocator: channel.allocator)
+        self.outbound = ConnectionOutbound(
+            limit: outboundLimit, allocator: channel.allocator, splitsFrames: remote.acceptsParts)
         let boundHandler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
         self.handler = boundHandler
         self.drainTask = { boundHandler.value.drain() }
@@ -183,7 +184,7 @@ final class PeerConnection: InboundConnection {
         var frameEnd: UInt64 = .max
         let admission = outbound.admitRegistered(id: id) { queue, allocator in
             let admission = queue.admit(frame, isReply: false, allocator: allocator)
-            frameEnd = queue.queuedThrough
+            frameEnd = queue.endMark(ofFrameSized: frame.readableBytes)
             return admission
         }
         guard admission == .accepted else {

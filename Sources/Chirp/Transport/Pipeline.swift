@@ -36,7 +36,8 @@ extension ChannelPipeline.SynchronousOperations {
                 dialedPeerID: dialedPeerID, host: host,
                 outboundLimit: configuration.outboundLimit, burstLinger: configuration.burstLinger.timeAmount,
                 heartbeatTimeout: Double(configuration.heartbeatTimeout.timeAmount.nanoseconds) / 1e9,
-                logger: configuration.logger, established: established, readGate: gate))
+                logger: configuration.logger, maximumMessageSize: configuration.maximumMessageSize,
+                established: established, readGate: gate))
         try addHandler(gate)
     }
 }

@@ -142,14 +142,24 @@ final class RawPeer: Sendable {
         withUnsafeBytes(of: UInt32(body.count + 1).bigEndian, Array.init) + [kind] + body
     }
 
-    static func hello(service: String, id: String = UUID().uuidString, name: String = "raw", protocol version: Int = 1)
-        -> [UInt8]
-    {
-        frame(
+    /// A hello; `features` adds the key (`["parts"]`: the peer reassembles part frames), left out by default, as an
+    /// older peer's.
+    static func hello(
+        service: String, id: String = UUID().uuidString, name: String = "raw", protocol version: Int = 1,
+        features: [String] = []
+    ) -> [UInt8] {
+        let featureKey =
+            features.isEmpty ? "" : #","features":[\#(features.map { "\"\($0)\"" }.joined(separator: ","))]"#
+        return frame(
             kind: 1,
             Array(
-                #"{"protocol":\#(version),"peerID":"\#(id)","name":"\#(name)","service":"\#(service)","metadata":{}}"#
+                #"{"protocol":\#(version),"peerID":"\#(id)","name":"\#(name)","service":"\#(service)","metadata":{}\#(featureKey)}"#
                     .utf8))
+    }
+
+    /// A part frame of stream `stream` (Docs/Protocol.md section 3).
+    static func part(stream: UInt32, flags: UInt8, _ bytes: [UInt8]) -> [UInt8] {
+        frame(kind: 9, withUnsafeBytes(of: stream.bigEndian, Array.init) + [flags] + bytes)
     }
 
     /// A message body: flags, type name length, type name, payload.
