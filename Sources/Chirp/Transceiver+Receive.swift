@@ -86,6 +86,26 @@ extension Transceiver {
         return HandlerToken(router: router, token: token)
     }
 
+    /// The messages of one wire name as they came, for the libraries of this package that define message kinds of
+    /// their own (ChirpFiles' chunks, raw bytes under `chirp.file.chunk`): a handler of that name only, where
+    /// ``receive(_:handler:)`` with `RawMessage.self` would copy and look at every message of the transceiver, and
+    /// would take the wildcard an app may want for itself. Not public: an app's messages are Swift types.
+    /// - Throws: ``/ChirpSupport/ChirpError/Code/typeNameConflict`` when a Swift type has a handler under that name.
+    @discardableResult
+    package func receiveRaw(
+        typeName: String, handler: @escaping @Sendable (_ message: RawMessage, _ sender: Peer) throws -> Void
+    ) throws -> HandlerToken {
+        let token = try router.addHandler(for: typeName, type: RawMessage.self) { message, delivery, _ in
+            do {
+                try handler(RawMessage(message), delivery.peer)
+            } catch {
+                throw ChirpError.handlerFailed(
+                    type: typeName, peer: delivery.peer, reason: "\(error)", cause: error)
+            }
+        }
+        return HandlerToken(router: router, token: token)
+    }
+
     /// Every message of type `T` from now on, with its sender, as an async sequence.
     ///
     /// ```swift

@@ -130,23 +130,34 @@ extension FileTransfers {
     private func startWriter(for transfer: IncomingFileTransfer, handle: FileHandle, from offset: Int64, sender: Peer) {
         let (chunks, writer) = AsyncStream.makeStream(of: (Int64, Data).self)
         let task = Task { [weak self] in
+            // Chunks that arrived ahead of one sent before them: a chunk whose frame is over 128 KiB travels in parts
+            // and is delivered once whole, so a shorter one sent after it (the file's last) may come first
+            // (Docs/Protocol.md section 3). Held until the bytes before them are written; they count in `buffered`
+            // meanwhile, so the window's bound holds for them too.
+            var early: [Int64: Data] = [:]
             for await (offset, bytes) in chunks {
                 guard let self else { return }
                 let expected = transfer.state.withLockedValue { $0.written }
-                guard offset == expected, expected + Int64(bytes.count) <= transfer.size else {
+                guard offset >= expected, offset + Int64(bytes.count) <= transfer.size, early[offset] == nil else {
                     self.fail(transfer, "a chunk at byte \(offset) of \(bytes.count) bytes; expected byte \(expected)")
                     return
                 }
-                do {
-                    try handle.write(contentsOf: bytes)
-                } catch {
-                    self.fail(transfer, "cannot write the file: \(error.localizedDescription)")
-                    return
+                early[offset] = bytes
+                var next = expected
+                while let ready = early.removeValue(forKey: next), !ready.isEmpty {
+                    do {
+                        try handle.write(contentsOf: ready)
+                    } catch {
+                        self.fail(transfer, "cannot write the file: \(error.localizedDescription)")
+                        return
+                    }
+                    next += Int64(ready.count)
                 }
+                guard next > expected else { continue }
                 let written = transfer.state.withLockedValue { state in
-                    state.written += Int64(bytes.count)
-                    state.buffered -= bytes.count
-                    return state.written
+                    state.buffered -= Int(next - state.written)
+                    state.written = next
+                    return next
                 }
                 transfer.report(written)
                 if let hold = self.state.withLockedValue({ $0.holdAcksAfter }), written >= hold { continue }

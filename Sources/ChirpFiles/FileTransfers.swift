@@ -23,8 +23,8 @@ import NIOConcurrencyHelpers
 /// `window × chunkSize` of it in memory, and the connection's other messages go between the chunks. The messages
 /// are documented in Docs/Files.md for peers in other languages.
 ///
-/// One `FileTransfers` per transceiver: it registers handlers for the `chirp.file.*` messages, and a handler for
-/// every message (the chunks are raw bytes under their own type name), which ignores all but the chunks.
+/// One `FileTransfers` per transceiver: it registers handlers for the `chirp.file.*` messages (the chunks' handler
+/// takes them as the raw bytes they are); the transceiver's other messages never reach it.
 public final class FileTransfers: Sendable {
     /// The service type `chirp send-file` and `chirp receive-files` join by default: `chirp-files`, i.e.
     /// `_chirp-files._tcp`. An app sends and receives files on its own service type.
@@ -68,8 +68,7 @@ public final class FileTransfers: Sendable {
                 box.withLockedValue { $0.value }?.received(cancel, from: sender)
             })
         tokens.append(
-            try transceiver.receive(RawMessage.self) { message, sender in
-                guard message.typeName == FileChunk.typeName else { return }
+            try transceiver.receiveRaw(typeName: FileChunk.typeName) { message, sender in
                 box.withLockedValue { $0.value }?.receivedChunk(message.payload, from: sender)
             })
         self.tokens = tokens

@@ -29,6 +29,22 @@ struct FileTransferTests {
         await pair.stop()
     }
 
+    @Test("an app that takes files still hears of the messages none of its handlers takes")
+    func otherMessagesStayTheApps() async throws {
+        let pair = try await FilePair.start()
+        let events = pair.bob.makeEvents()
+        let stray = RawMessage(typeName: "app.unknown", payload: Data("{}".utf8), isBinary: false)
+        try await pair.alice.send(stray, to: pair.bobPeer)
+        let typeName = try await withTimeout(.seconds(30), "bob's unhandledMessage event") {
+            for await event in events {
+                if case .unhandledMessage(let typeName, _) = event { return typeName }
+            }
+            throw CancellationError()
+        }
+        #expect(typeName == "app.unknown")
+        await pair.stop()
+    }
+
     @Test("a file that exists is not replaced: the new one gets a free name")
     func existingFileIsKept() async throws {
         let pair = try await FilePair.start()
