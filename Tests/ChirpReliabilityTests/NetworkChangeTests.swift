@@ -96,14 +96,13 @@ extension FaultTests {
         /// Two hosts joined by two links; the interface that carries their connection goes down on h2: the pair ends
         /// with one connection, over the other link, and messages flow.
         ///
-        /// Not with the `dns_sd` backend yet: there (2026-11-29, one run) the old connection ended by the heartbeat after
-        /// 2.5 s and neither side dialed the other again within 40 s (to investigate: the per-interface removal and the
-        /// resolve again through Avahi's compatibility library).
+        /// Disabled until the recovery is reliable: it passed in two runs with the avahi backend, then failed in a fresh
+        /// clone of `169702a` (avahi: the heartbeat closed the old connection after 2.5 s, and neither side dialed the
+        /// other again within 40 s), and failed the same way in the one run with the `dns_sd` backend. To investigate:
+        /// what the resolve again gets back while the instance is still cached on the interface that went down.
         @Test(
             .netns,
-            .enabled(
-                if: ProcessInfo.processInfo.environment["CHIRP_DISCOVERY"] != "dns-sd",
-                "one of two interfaces going down does not recover with the dns_sd backend yet"))
+            .disabled("one of two interfaces going down does not recover reliably yet (Docs/Reliability.md)"))
         func oneOfTwoInterfacesGoingDownMovesThePairToTheOther() async throws {
             let harness = try Harness(hosts: 2, links: 2)
             defer { harness.tearDown() }
