@@ -47,10 +47,9 @@ extension FaultTests {
             let mark = viewer.lineCount
             let thawed = nowMs()
             try harness.run(["thaw", "h2"])
-            // The positive control of "across a drop": the viewer saw its source go, and follows it again.
-            try await viewer.waitForLine(from: mark, timeout: .seconds(30), "source-lost after the thaw") {
-                $0.contains("\"event\":\"source-lost\"")
-            }
+            // The positive control of "across a drop": the viewer follows its source again (it printed nothing while
+            // frozen, so a `following` line after the mark is a second one). Whether it also says `source-lost`
+            // first depends on which side saw the old connection end: with dns_sd, one run had only `following`.
             try await viewer.waitForLine(from: mark, timeout: .seconds(30), "following again") {
                 $0.contains("\"event\":\"following\"")
             }
