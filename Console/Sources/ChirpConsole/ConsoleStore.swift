@@ -30,6 +30,10 @@ public actor ConsoleStore {
     nonisolated let highestID = NIOLockedValueBox<Int64>(0)
     /// The last sequence number stored per stream, as far as this process wrote or read it (ingest's cache).
     var lastSequences: [String: UInt64] = [:]
+    /// ``close()`` was called: a second call returns at once.
+    private var isClosing = false
+    /// Both connections are closed: ``withWriter(_:)`` throws.
+    private var isClosed = false
 
     private init(path: String, writer: SQLiteConnection, reader: SQLiteConnection, retention: ConsoleRetention) {
         self.path = path
@@ -63,14 +67,23 @@ public actor ConsoleStore {
         }
     }
 
-    /// Closes both connections (also when the calling task is cancelled: SQLiteNIO's close refuses to run in a
-    /// cancelled task, so it runs in a task of its own).
+    /// Closes both connections, once the transaction under way (an ingest's or retention's) and those already
+    /// waiting for the writer have ended: closing the writer under one would fail it halfway. Every later use of the
+    /// writer throws ``ConsoleStoreError`` ("the store is closed"). Also when the calling task is cancelled: the wait
+    /// and SQLiteNIO's close (which refuses to run in a cancelled task) run in a task of their own.
     public func close() async {
-        let (reader, writer) = (self.reader, self.writer)
+        guard !isClosing else { return }
+        isClosing = true
+        let (reader, writer, gate) = (self.reader, self.writer, self.writerGate)
         await Task.detached {
+            // A task of its own is never cancelled, so its turn comes: `enter()` throws only on cancellation.
+            try? await gate.enter()
             try? await reader.close()
             try? await writer.close()
         }.value
+        isClosed = true
+        // Those queued behind the close go through one by one, and each finds the store closed.
+        writerGate.leave()
     }
 
     /// Runs `body`, which uses ``writer``, once every call that came before has finished with it; the next waits until
@@ -78,11 +91,12 @@ public actor ConsoleStore {
     /// run, and two transactions on one connection would mix (one's BEGIN fails inside the other, one's ROLLBACK
     /// undoes the other's statements). What `body` changes in the actor's state after its COMMIT is done before the
     /// next transaction starts.
-    /// - Throws: `CancellationError` when the task is cancelled while it waits (`body` did not run), or what `body`
-    ///   throws.
+    /// - Throws: `CancellationError` when the task is cancelled while it waits (`body` did not run),
+    ///   ``ConsoleStoreError`` when the store is closed (`body` did not run), or what `body` throws.
     func withWriter<T>(_ body: () async throws -> T) async throws -> T {
         try await writerGate.enter()
         defer { writerGate.leave() }
+        guard !isClosed else { throw ConsoleStoreError("the store \(path) is closed") }
         return try await body()
     }
 

@@ -105,4 +105,39 @@ import Testing
             await store.close()
         }
     }
+
+    /// The console stops while a transaction runs (retention's, or an ingest's): the close waits for it to end, and a
+    /// write after the close fails with a sentence instead of SQLite's error on a closed connection.
+    @Test func closeWaitsForTheTransactionUnderWayAndLaterWritesSayTheStoreIsClosed() async throws {
+        let path = TestSupport.temporaryDirectory() + "/console.sqlite"
+        let store = try await ConsoleStore.open(path: path)
+        let (writer, gate) = await (store.writer, store.writerGate)
+        let (entered, enteredContinuation) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseContinuation) = AsyncStream.makeStream(of: Void.self)
+        // A transaction under way: it holds the writer until released, then uses it.
+        let transaction = Task {
+            try await store.withWriter {
+                enteredContinuation.yield()
+                for await _ in release { break }
+                return try await writer.query("SELECT count(*) AS n FROM records").first?.column("n")?.integer
+            }
+        }
+        for await _ in entered { break }
+        let closing = Task { await store.close() }
+        // The close is queued behind the transaction (the gate's only waiter) rather than closing under it.
+        while gate.waiting == 0 { await Task.yield() }
+        releaseContinuation.yield()
+        #expect(try await transaction.value == 0)
+        await closing.value
+
+        let record = LogRecord(
+            sequence: 1, timestamp: Date(), level: .info, label: "app.main", message: "after the close",
+            metadata: [:], appName: "orders", host: "alpha", processID: 42)
+        do {
+            _ = try await store.insert([record], from: Self.source("stream-a"))
+            Issue.record("an insert after the close succeeded")
+        } catch let error as ConsoleStoreError {
+            #expect(error.description.contains("is closed"), "\(error)")
+        }
+    }
 }
