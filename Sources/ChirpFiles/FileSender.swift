@@ -33,7 +33,8 @@ struct FileSender {
     /// Best effort, queued at once (the task is cancelled: an `await` would throw): a receiver that does not hear it
     /// keeps a partial file the same file can resume from.
     private func tellPeerCancelled() {
-        try? transceiver.send(FileCancel(id: transfer.id.uuidString, reason: "cancelled by the sender"), to: transfer.peer)
+        try? transceiver.send(
+            FileCancel(id: transfer.id.uuidString, reason: "cancelled by the sender"), to: transfer.peer)
     }
 
     private func send() async throws -> String {

@@ -83,7 +83,7 @@ extension ChirpCLITests {
             #expect(try FileManager.default.contentsOfDirectory(atPath: inbox + "/.chirp-partial").isEmpty)
             await bob.shutdown()
         }
-    
+
         /// A transceiver of an app (tools left out, the default) named `name` on `type`, with files.
         func makeApp(_ name: String, type: String) throws -> (Transceiver, FileTransfers) {
             var configuration = Configuration(serviceType: type)
@@ -129,13 +129,15 @@ extension ChirpCLITests {
                 #expect(error.reason == "inbox declined notes.bin")
             }
             #expect(
-                await receiver.waitForError(containing: "declined notes.bin (195.3 KiB) from mallory: not a --from peer"),
+                await receiver.waitForError(
+                    containing: "declined notes.bin (195.3 KiB) from mallory: not a --from peer"),
                 "\(receiver.transcript)")
             // The positive control: alice's file is taken.
             let taken = try aliceFiles.send(file: source, to: try await connectedPeer(alice, named: "inbox"))
             #expect(try await withTimeout(.seconds(60), "alice's file") { try await taken.result() } == "notes.bin")
             try await receiver.waitForLine(containing: "received notes.bin")
-            #expect(try FileManager.default.contentsOfDirectory(atPath: inbox).sorted() == [".chirp-partial", "notes.bin"])
+            #expect(
+                try FileManager.default.contentsOfDirectory(atPath: inbox).sorted() == [".chirp-partial", "notes.bin"])
             receiver.signal(SIGINT)
             #expect(try await receiver.waitForExit() == 0, "\(receiver.transcript)")
             await mallory.shutdown()
@@ -178,7 +180,8 @@ extension ChirpCLITests {
             let next = try await startChirp(arguments)
             #expect(await next.waitForError(containing: "receiving files into"), "\(next.transcript)")
             let again = try files.send(file: source, to: try await connectedPeer(alice, named: "inbox"))
-            #expect(try await withTimeout(.seconds(60), "the second transfer") { try await again.result() } == "notes.bin")
+            #expect(
+                try await withTimeout(.seconds(60), "the second transfer") { try await again.result() } == "notes.bin")
             #expect(again.offeredOffsets.withLockedValue { $0 } == [1 << 20])
             #expect(
                 try Data(contentsOf: URL(fileURLWithPath: inbox + "/notes.bin"))
