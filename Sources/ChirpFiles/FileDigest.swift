@@ -16,7 +16,30 @@ enum FileDigest {
             if piece.isEmpty { break }
             hasher.update(data: piece)
         }
-        return hasher.finalize().map { String(format: "%02x", $0) }.joined()
+        return hex(hasher.finalize())
+    }
+
+    /// Feeds the first `count` bytes of the file at `path` to `hasher`, a piece at a time.
+    static func update(_ hasher: inout SHA256, withFileAt path: String, count: Int64) throws {
+        guard count > 0 else { return }
+        guard let handle = FileHandle(forReadingAtPath: path) else {
+            throw FileTransferError(.fileError, "cannot open \(path)")
+        }
+        defer { try? handle.close() }
+        var left = count
+        while left > 0 {
+            let piece = try handle.read(upToCount: Int(min(left, Int64(pieceSize)))) ?? Data()
+            guard !piece.isEmpty else {
+                throw FileTransferError(.fileError, "\(path) is shorter than \(count) bytes")
+            }
+            hasher.update(data: piece)
+            left -= Int64(piece.count)
+        }
+    }
+
+    /// A digest as lowercase hexadecimal digits.
+    static func hex(_ digest: SHA256.Digest) -> String {
+        digest.map { String(format: "%02x", $0) }.joined()
     }
 
     /// The name of the partial file of a transfer: a digest of what identifies the file (its SHA-256, size and
@@ -29,4 +52,11 @@ enum FileDigest {
     static func isHex64(_ text: String) -> Bool {
         text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
+}
+
+/// A SHA-256 in progress that may cross tasks. `SHA256` is a copy-on-write value (as `Array` is: a copy shares its
+/// state until one of them is updated), which swift-crypto does not mark `Sendable`; it is kept under a lock here and
+/// updated by one task at a time.
+struct RunningSHA256: @unchecked Sendable {
+    var hasher = SHA256()
 }

@@ -27,6 +27,9 @@ struct FileOfferReply: Codable, Sendable, ChirpMessage {
     var offset: Int64
     /// Why the offer was refused (when `accepted` is false).
     var reason: String?
+    /// `true` when the receiving app declined the file (rather than a refusal: too large, a bad offer). Left out
+    /// otherwise; a sender that does not know the field reads a refusal with its `reason`.
+    var declined: Bool?
 }
 
 /// `chirp.file.ack` (message, receiver to sender): every byte before `offset` is on the receiver's disk.
@@ -36,7 +39,8 @@ struct FileAck: Codable, Sendable, ChirpMessage {
     var offset: Int64
 }
 
-/// `chirp.file.cancel` (message, either way): the transfer stops; the receiver deletes its partial file.
+/// `chirp.file.cancel` (message, either way): the transfer stops; the receiver deletes its partial file (unless it
+/// is the one that stopped and kept it: `reason` says so).
 struct FileCancel: Codable, Sendable, ChirpMessage {
     static let chirpTypeName = "chirp.file.cancel"
     var id: String

@@ -33,7 +33,8 @@ struct FileSender {
     /// Best effort, queued at once (the task is cancelled: an `await` would throw): a receiver that does not hear it
     /// keeps a partial file the same file can resume from.
     private func tellPeerCancelled() {
-        try? transceiver.send(FileCancel(id: transfer.id.uuidString, reason: "the sender cancelled"), to: transfer.peer)
+        try? transceiver.send(
+            FileCancel(id: transfer.id.uuidString, reason: "cancelled by the sender"), to: transfer.peer)
     }
 
     private func send() async throws -> String {
@@ -51,7 +52,11 @@ struct FileSender {
                 try await waitForPeer(&signals, generation: deadlineGeneration)
             }
             do {
-                let reply = try await transceiver.request(offer, to: transfer.peer, as: FileOfferReply.self)
+                let reply = try await transceiver.request(
+                    offer, to: transfer.peer, as: FileOfferReply.self, timeout: configuration.offerTimeout)
+                if !reply.accepted && reply.declined == true {
+                    throw FileTransferError(.declined, "\(transfer.peer.name) declined \(transfer.name)")
+                }
                 guard reply.accepted else {
                     throw FileTransferError(.refused, "\(transfer.peer.name) refused the file: \(reply.reason ?? "")")
                 }
@@ -128,6 +133,7 @@ struct FileSender {
         while !window.isComplete {
             while let (chunkOffset, count) = window.nextChunk(chunkSize: chunkSize) {
                 try Task.checkCancellation()
+                if let hold = transfer.holdSendingAt.withLockedValue({ $0 }), chunkOffset >= hold { break }
                 let bytes = try handle.read(upToCount: count) ?? Data()
                 guard bytes.count == count else {
                     throw FileTransferError(.fileError, "\(transfer.path) changed while it was sent")

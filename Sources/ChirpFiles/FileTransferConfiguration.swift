@@ -19,11 +19,21 @@ public struct FileTransferConfiguration: Sendable {
     /// `.chirp-partial` directory inside the directory files are received into (so that a finished file is moved
     /// into place by a rename on the same file system).
     public var temporaryDirectory: String?
+    /// How long a receiver keeps a partial file nothing has written to: when it starts receiving
+    /// (``FileTransfers/receive(into:accepting:)``), the partial files untouched for longer are deleted. Default: 7
+    /// days.
+    public var partialFileRetention: Duration = .seconds(7 * 24 * 3600)
+    /// The most bytes of partial files a receiver keeps: when it starts receiving, the partial files untouched for
+    /// longest are deleted until the others take at most this. Default: 64 GiB.
+    public var maximumPartialBytes: Int64 = 64 << 30
+    /// How long a sender waits for the receiver to answer an offer (its app may ask a person whether to take the
+    /// file). Default: 2 minutes.
+    public var offerTimeout: Duration = .seconds(120)
     /// How long a sender waits for the receiver to come back after the connection dropped before the transfer
     /// fails. Default: 60 seconds.
     public var resumeTimeout: Duration = .seconds(60)
     /// How long a sender waits for the receiver to check the file's SHA-256 and move it into place. Default: 10
-    /// minutes (a slow disk reads 1 GiB in a few seconds).
+    /// minutes (the receiver hashes the bytes as they arrive: what is left is a rename).
     public var finishTimeout: Duration = .seconds(600)
 
     /// The largest ``chunkSize`` a peer may use: 1 MiB. A receiver refuses offers with larger chunks.

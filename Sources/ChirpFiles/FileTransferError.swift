@@ -4,6 +4,8 @@ public struct FileTransferError: Error, Sendable, Equatable, CustomStringConvert
     public enum Code: Sendable, Equatable {
         /// The receiver refused the offer (too large, a bad name, no room, ...): ``reason`` says why.
         case refused
+        /// The receiving app declined the file (its decision in ``FileTransfers/receive(into:accepting:)``).
+        case declined
         /// This side cancelled the transfer.
         case cancelled
         /// The other side cancelled the transfer, or stopped it (``reason`` says why).

@@ -1,19 +1,30 @@
 import Chirp
+import Crypto
 import Foundation
 import Logging
 
 extension FileTransfers {
     /// Starts receiving files into `directory` (which must exist), and returns each transfer as it starts.
     ///
-    /// Offers are accepted when the file is at most ``FileTransferConfiguration/maximumFileSize``. The name a sender
-    /// gives is sanitised (path separators and control characters become `_`, leading dots are dropped), and a file
-    /// that exists is never replaced: the new one is saved as `NAME (1).EXT`, `NAME (2).EXT`, ... A transfer offered
-    /// again after a dropped connection (the same file: its SHA-256, size and name) resumes from what its partial
-    /// file holds, and is not yielded again while this process still has it.
+    /// Each offer of a file of at most ``FileTransferConfiguration/maximumFileSize`` is put to `accepting` (its
+    /// sanitised name, size and sender): `true` takes the file, `false` declines it and the sender's transfer fails
+    /// with ``FileTransferError/Code/declined``. Default: every offer is taken. The decision is asked once per
+    /// transfer (not again when it resumes after a dropped connection); the sender waits for it up to its
+    /// ``FileTransferConfiguration/offerTimeout`` (2 minutes by default).
+    ///
+    /// The name a sender gives is sanitised (path separators and control characters become `_`, leading dots are
+    /// dropped), and a file that exists is never replaced: the new one is saved as `NAME (1).EXT`, `NAME (2).EXT`,
+    /// ... A transfer offered again after a dropped connection (the same file: its SHA-256, size and name) resumes
+    /// from what its partial file holds, and is not yielded again while this process still has it. Partial files
+    /// untouched for longer than ``FileTransferConfiguration/partialFileRetention``, and the oldest beyond
+    /// ``FileTransferConfiguration/maximumPartialBytes``, are deleted first.
     ///
     /// - Throws: ``FileTransferError/Code/fileError`` when `directory` is not a directory or the partial files'
     ///   directory cannot be created; what `Transceiver.respond` throws.
-    public func receive(into directory: String) throws -> AsyncStream<IncomingFileTransfer> {
+    public func receive(
+        into directory: String,
+        accepting decide: @escaping @Sendable (IncomingFileOffer) async -> Bool = { _ in true }
+    ) throws -> AsyncStream<IncomingFileTransfer> {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
         else { throw FileTransferError(.fileError, "\(directory) is not a directory") }
@@ -27,10 +38,16 @@ extension FileTransfers {
         let (stream, offers) = AsyncStream.makeStream(of: IncomingFileTransfer.self)
         let busy = state.withLockedValue { state in
             if state.receiving != nil { return true }
-            state.receiving = (directory, partials, offers)
+            state.receiving = Receiving(directory: directory, partials: partials, offers: offers, decide: decide)
             return false
         }
         if busy { throw FileTransferError(.fileError, "these FileTransfers already receive files") }
+        let retention = PartialFileRetention(
+            retention: configuration.partialFileRetention, maximumBytes: configuration.maximumPartialBytes)
+        let deleted = retention.clean(directory: partials, now: now())
+        if !deleted.isEmpty {
+            logger.info("file transfer: deleted stale partial files", metadata: ["count": "\(deleted.count)"])
+        }
         try transceiver.respond(to: FileOffer.self) { [weak self] offer, sender async -> FileOfferReply in
             guard let self else { return FileOfferReply(accepted: false, offset: 0, reason: "not receiving files") }
             return await self.offered(offer, by: sender)
@@ -67,6 +84,12 @@ extension FileTransfers {
         // so that the offset below is where its last byte went.
         let earlier = state.withLockedValue { state in
             state.incoming[id] ?? state.incoming.values.first { $0.partialPath == partial }
+        }
+        if earlier?.id != id {
+            guard await receiving.decide(IncomingFileOffer(name: name, size: offer.size, sender: sender)) else {
+                logger.debug("file transfer: declined", metadata: ["id": "\(id)", "from": "\(sender.id)"])
+                return FileOfferReply(accepted: false, offset: 0, reason: "declined", declined: true)
+            }
         }
         if let earlier {
             guard earlier.sender.id == sender.id else { return Self.refusal("another peer is sending this file") }
@@ -108,15 +131,23 @@ extension FileTransfers {
         startWriter(for: transfer, handle: handle, from: offset, sender: sender)
         if earlier?.id != id {
             transfer.cancelHandler.withLockedValue {
-                $0 = { [weak self] in
+                $0 = { [weak self] keeping in
                     guard let self else { return }
+                    let reason =
+                        keeping
+                        ? "the receiver stopped and kept the partial file: the same file sent again resumes from it"
+                        : "cancelled by the receiver"
                     Task {
                         try? await self.transceiver.send(
-                            FileCancel(id: transfer.id.uuidString, reason: "the receiver cancelled"),
-                            to: transfer.sender)
+                            FileCancel(id: transfer.id.uuidString, reason: reason), to: transfer.sender)
                         await self.stop(
-                            transfer, deleting: true,
-                            .failure(FileTransferError(.cancelled, "the transfer was cancelled")))
+                            transfer, deleting: !keeping,
+                            .failure(
+                                FileTransferError(
+                                    .cancelled,
+                                    keeping
+                                        ? "stopped: the partial file is kept for a resumption"
+                                        : "the transfer was cancelled")))
                     }
                 }
             }
@@ -129,7 +160,29 @@ extension FileTransfers {
 
     private func startWriter(for transfer: IncomingFileTransfer, handle: FileHandle, from offset: Int64, sender: Peer) {
         let (chunks, writer) = AsyncStream.makeStream(of: (Int64, Data).self)
+        // The SHA-256 of the bytes before `offset`: the one this transfer computed as it wrote them (a resumption in
+        // this process), or read back from the partial file once (a resumption after a restart, another transfer of
+        // the same file). From there each byte is hashed as it is written, in order, and never read again.
+        let carried = transfer.state.withLockedValue { $0.hashed == offset ? $0.hasher : nil }
         let task = Task { [weak self] in
+            var hasher = carried?.hasher ?? SHA256()
+            var hashed: Int64 = carried == nil ? 0 : offset
+            defer {
+                transfer.state.withLockedValue { [hasher, hashed] state in
+                    state.hasher = RunningSHA256(hasher: hasher)
+                    state.hashed = hashed
+                }
+            }
+            if carried == nil {
+                do {
+                    try FileDigest.update(&hasher, withFileAt: transfer.partialPath, count: offset)
+                    hashed = offset
+                    transfer.state.withLockedValue { $0.readBack += offset }
+                } catch {
+                    self?.fail(transfer, "cannot read the partial file back: \(error)")
+                    return
+                }
+            }
             // Chunks that arrived ahead of one sent before them: a chunk whose frame is over 128 KiB travels in parts
             // and is delivered once whole, so a shorter one sent after it (the file's last) may come first
             // (Docs/Protocol.md section 3). Held until the bytes before them are written; they count in `buffered`
@@ -151,7 +204,9 @@ extension FileTransfers {
                         self.fail(transfer, "cannot write the file: \(error.localizedDescription)")
                         return
                     }
+                    hasher.update(data: ready)
                     next += Int64(ready.count)
+                    hashed = next
                 }
                 guard next > expected else { continue }
                 let written = transfer.state.withLockedValue { state in
@@ -261,15 +316,14 @@ extension FileTransfers {
             return FileFinishReply(ok: false, reason: "only \(written) of \(transfer.size) bytes arrived")
         }
         await stopWriter(transfer)
-        let digest: String
-        do {
-            digest = try FileDigest.sha256(ofFileAt: transfer.partialPath)
-        } catch {
-            let reason = "cannot read the partial file back"
+        // Every byte was hashed as it was written (the writer has stopped: its hasher is in the state).
+        let (hasher, hashed) = transfer.state.withLockedValue { ($0.hasher, $0.hashed) }
+        guard hashed == transfer.size else {
+            let reason = "only \(hashed) of \(transfer.size) bytes were hashed"
             await stop(transfer, deleting: true, .failure(FileTransferError(.fileError, reason)))
             return FileFinishReply(ok: false, reason: reason)
         }
-        guard digest == transfer.sha256 else {
+        guard FileDigest.hex(hasher.hasher.finalize()) == transfer.sha256 else {
             let reason = "the file's SHA-256 is not the sender's: the partial file was deleted"
             await stop(transfer, deleting: true, .failure(FileTransferError(.checksumMismatch, reason)))
             return FileFinishReply(ok: false, reason: reason)

@@ -39,9 +39,21 @@ public final class FileTransfers: Sendable {
     struct State {
         var outgoing: [UUID: OutgoingFileTransfer] = [:]
         var incoming: [UUID: IncomingFileTransfer] = [:]
-        var receiving: (directory: String, partials: String, offers: AsyncStream<IncomingFileTransfer>.Continuation)?
+        var receiving: Receiving?
         /// Tests: stop acknowledging a transfer's chunks once this many bytes are written.
         var holdAcksAfter: Int64?
+        /// Tests: a transfer sent stops sending chunks at this offset (until it ends).
+        var holdSendingAt: Int64?
+        /// The time, for the partial files' retention (tests set another).
+        var clock: @Sendable () -> Date = { Date() }
+    }
+
+    /// Where files are received, and the app's decision on each offer.
+    struct Receiving {
+        var directory: String
+        var partials: String
+        var offers: AsyncStream<IncomingFileTransfer>.Continuation
+        var decide: @Sendable (IncomingFileOffer) async -> Bool
     }
     let state = NIOLockedValueBox(State())
     private let tokens: [HandlerToken]
@@ -110,7 +122,11 @@ public final class FileTransfers: Sendable {
         else { throw FileTransferError(.fileError, "\(path) is not a regular file") }
         let transfer = OutgoingFileTransfer(
             path: path, name: name ?? (path as NSString).lastPathComponent, size: size, peer: peer)
-        state.withLockedValue { $0.outgoing[transfer.id] = transfer }
+        let hold = state.withLockedValue { state in
+            state.outgoing[transfer.id] = transfer
+            return state.holdSendingAt
+        }
+        transfer.holdSendingAt.withLockedValue { $0 = hold }
         let sender = FileSender(
             transfer: transfer, transceiver: transceiver, configuration: configuration, logger: logger)
         transfer.task.withLockedValue {
@@ -121,6 +137,9 @@ public final class FileTransfers: Sendable {
         }
         return transfer
     }
+
+    /// The time now, by the clock tests may set.
+    func now() -> Date { state.withLockedValue { $0.clock }() }
 
     // MARK: - Routing what arrives
 
@@ -148,7 +167,7 @@ public final class FileTransfers: Sendable {
     private func received(_ cancel: FileCancel, from sender: Peer) {
         guard let id = UUID(uuidString: cancel.id) else { return }
         let (outgoing, incoming) = state.withLockedValue { ($0.outgoing[id], $0.incoming[id]) }
-        let reason = "\(sender.name) cancelled the transfer"
+        let reason = "\(sender.name): \(cancel.reason)"
         if let outgoing, outgoing.peer.id == sender.id {
             outgoing.signal.yield(.cancelledByPeer(reason))
         } else if let incoming, incoming.sender.id == sender.id {

@@ -2,8 +2,8 @@ import Chirp
 import Foundation
 import NIOConcurrencyHelpers
 
-/// A file arriving from a peer, yielded by ``FileTransfers/receive(into:)``: its progress, its result, and
-/// ``cancel()``.
+/// A file arriving from a peer, yielded by ``FileTransfers/receive(into:accepting:)``: its progress, its result, and
+/// ``cancel(keepingPartialFile:)``.
 ///
 /// ```swift
 /// for await incoming in try files.receive(into: "/srv/inbox") {
@@ -36,6 +36,11 @@ public final class IncomingFileTransfer: Sendable {
         var writerTask: Task<Void, Never>?
         var handle: FileHandle?
         var peakBuffered: Int = 0
+        /// The SHA-256 of the bytes before ``hashed``, updated by the writer as it writes (stored when it stops).
+        var hasher = RunningSHA256()
+        var hashed: Int64 = 0
+        /// Bytes of the partial file read back to hash them (a resumption without the hash of what it holds: tests).
+        var readBack: Int64 = 0
         /// Set when the transfer starts to end (finished, cancelled, failed): chunks still on their way are dropped.
         var ending = false
     }
@@ -45,7 +50,7 @@ public final class IncomingFileTransfer: Sendable {
     let state: NIOLockedValueBox<State>
     let outcome = Outcome<String>()
     let progressContinuation: AsyncStream<FileTransferProgress>.Continuation
-    let cancelHandler: NIOLockedValueBox<(@Sendable () -> Void)?> = NIOLockedValueBox(nil)
+    let cancelHandler: NIOLockedValueBox<(@Sendable (_ keepingPartialFile: Bool) -> Void)?> = NIOLockedValueBox(nil)
 
     init(id: UUID, name: String, size: Int64, sha256: String, sender: Peer, partialPath: String, directory: String) {
         self.id = id
@@ -72,10 +77,15 @@ public final class IncomingFileTransfer: Sendable {
     ///   deleted), or a file that cannot be written.
     public func result() async throws -> String { try await outcome.value() }
 
-    /// Stops the transfer: the sender is told (`chirp.file.cancel`), the partial file is deleted, and ``result()``
-    /// throws ``FileTransferError/Code/cancelled``.
-    public func cancel() {
-        cancelHandler.withLockedValue { $0 }?()
+    /// Stops the transfer: the sender is told (`chirp.file.cancel`), and ``result()`` throws
+    /// ``FileTransferError/Code/cancelled``.
+    ///
+    /// - Parameter keepingPartialFile: `false` (the default) deletes the partial file; `true` keeps it, so that the
+    ///   same file sent again (by this sender or another) resumes from its end: what a receiver that stops for now
+    ///   does (`chirp receive-files` on Ctrl-C). Partial files are kept within
+    ///   ``FileTransferConfiguration/partialFileRetention``.
+    public func cancel(keepingPartialFile: Bool = false) {
+        cancelHandler.withLockedValue { $0 }?(keepingPartialFile)
     }
 
     /// The most chunk bytes received and not written yet at any moment (tests).

@@ -40,6 +40,8 @@ public final class OutgoingFileTransfer: Sendable {
     let latest: NIOLockedValueBox<FileTransferProgress>
     /// The most bytes sent and not acknowledged at any moment: what the transfer held in flight (tests).
     let peakInFlight = NIOLockedValueBox<Int64>(0)
+    /// Tests: no chunk is sent from this offset on (the transfer waits, until it ends).
+    let holdSendingAt = NIOLockedValueBox<Int64?>(nil)
     /// The offsets the receiver gave in its offer replies, in order (tests: a resume's offset).
     let offeredOffsets = NIOLockedValueBox<[Int64]>([])
 

@@ -18,14 +18,17 @@ struct ReceiveFilesCommand: AsyncParsableCommand, Sendable {
             sender's. Names are sanitised (no path, no control characters, no
             leading dot) and a file never replaces another: the new one is saved
             as NAME (1).EXT, NAME (2).EXT, ... A transfer whose connection drops
-            resumes from the partial file when the sender offers it again. Runs
-            until Ctrl-C, which cancels the transfers in progress. See
-            Docs/Files.md.
+            resumes from the partial file when the sender offers it again. With
+            --from, files from other peers are declined. Runs until Ctrl-C, which
+            stops the transfers in progress on both sides and keeps their partial
+            files: the same file sent again resumes. Partial files untouched for 7
+            days (and the oldest beyond 64 GiB) are deleted when it starts. Apps
+            see it as a peer like any other. See Docs/Files.md.
 
             OUTPUT
               One line per file received: received NAME (SIZE) from PEER: PATH
-              (a failed one on standard error). Progress on standard error: a bar
-              on a terminal, otherwise a line at each tenth.
+              (a failed or declined one on standard error). Progress on standard
+              error: a bar on a terminal, otherwise a line at each tenth.
 
             EXIT STATUS
               0 stopped by Ctrl-C; 64 DIR is not a directory; 69 no DNS-SD
@@ -34,6 +37,8 @@ struct ReceiveFilesCommand: AsyncParsableCommand, Sendable {
             EXAMPLES
               Receive into ~/Downloads under the name lab-pc:
                 chirp receive-files ~/Downloads --name lab-pc
+              Only files lab-pc or build-01 send:
+                chirp receive-files ~/inbox --from lab-pc --from build-01
             """)
 
     @Argument(help: ArgumentHelp("The directory files are saved in.", valueName: "dir"))
@@ -44,6 +49,13 @@ struct ReceiveFilesCommand: AsyncParsableCommand, Sendable {
 
     @Option(help: ArgumentHelp("The largest file accepted, in MiB.", valueName: "mib"))
     var maxSize: Int64 = FileTransferConfiguration().maximumFileSize >> 20
+
+    @Option(
+        name: .customLong("from"),
+        help: ArgumentHelp(
+            "Accept files from this peer only (its name or peer id; repeat for several); decline the others.",
+            valueName: "peer"))
+    var senders: [String] = []
 
     @OptionGroup var options: PeerCommandOptions
 
@@ -71,8 +83,17 @@ struct ReceiveFilesCommand: AsyncParsableCommand, Sendable {
         ) { session in
             let files = try FileTransfers(transceiver: session.transceiver, configuration: configuration)
             let offers: AsyncStream<IncomingFileTransfer>
+            let senders = Set(self.senders)
             do {
-                offers = try files.receive(into: directory)
+                offers = try files.receive(into: directory) { offer in
+                    if senders.isEmpty || senders.contains(offer.sender.name) || senders.contains(offer.sender.id) {
+                        return true
+                    }
+                    Terminal.warning(
+                        "declined \(offer.name) (\(ProgressDisplay.bytes(offer.size))) from \(offer.sender.name):"
+                            + " not a --from peer")
+                    return false
+                }
             } catch let error as FileTransferError {
                 throw CLIError.badInput(error.reason)
             }
@@ -90,9 +111,12 @@ struct ReceiveFilesCommand: AsyncParsableCommand, Sendable {
                     }
                 }
             } onCancel: {
-                for incoming in active.withLockedValue({ Array($0.values) }) { incoming.cancel() }
+                for incoming in active.withLockedValue({ Array($0.values) }) {
+                    incoming.cancel(keepingPartialFile: true)
+                }
             }
-            // Ctrl-C: the transfers in progress were cancelled (their senders told) before the transceiver stops.
+            // Ctrl-C: the transfers in progress were stopped (their senders told, their partial files kept for a
+            // resumption) before the transceiver stops.
             for incoming in active.withLockedValue({ Array($0.values) }) { _ = try? await incoming.result() }
             return .success
         }

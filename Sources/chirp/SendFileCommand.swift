@@ -25,8 +25,8 @@ struct SendFileCommand: AsyncParsableCommand, Sendable {
 
             EXIT STATUS
               0 the receiver has the file; 2 no such peer within --timeout;
-              3 the transfer failed: refused, cancelled by the receiver, checksum
-              mismatch, the peer gone; 64 bad input (no such file); 69 no DNS-SD
+              3 the transfer failed: refused or declined, cancelled by the
+              receiver, checksum mismatch, the peer gone; 64 bad input (no such file); 69 no DNS-SD
               daemon; 130 interrupted (the transfer is cancelled). See
               'chirp --help'.
 

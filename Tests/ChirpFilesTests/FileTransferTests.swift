@@ -1,6 +1,7 @@
 import Chirp
 import ChirpTestSupport
 import Foundation
+import NIOConcurrencyHelpers
 import Testing
 
 @testable import ChirpFiles
@@ -25,6 +26,74 @@ struct FileTransferTests {
         #expect(try sha256(path) == sha256(source))
         #expect(await sendProgress.value?.fractionCompleted == 1)
         #expect(await receiveProgress.value?.fractionCompleted == 1)
+        #expect(pair.partials.isEmpty)
+        // Hashed as it was written: nothing was read back.
+        #expect(incoming.state.withLockedValue { ($0.readBack, $0.hashed) } == (0, Int64(8 << 20 + 12345)))
+        await pair.stop()
+    }
+
+    @Test("the receiving app declines an offer: the sender fails with declined, nothing is written; it takes the next")
+    func receiverDeclines() async throws {
+        let asked = NIOLockedValueBox<[IncomingFileOffer]>([])
+        let pair = try await FilePair.start { offer in
+            asked.withLockedValue { $0.append(offer) }
+            return offer.name != "secret.bin"
+        }
+        let source = try makeFile(size: 300_000)
+        let declined = try pair.aliceFiles.send(file: source, named: "secret.bin", to: pair.bobPeer)
+        let error = await transferError { try await declined.result() }
+        #expect(error?.code == .declined)
+        #expect(error?.reason == "bob declined secret.bin")
+        #expect(pair.partials.isEmpty)
+        // The positive control: the next offer is taken, and is the first transfer bob's app sees.
+        let taken = try pair.aliceFiles.send(file: source, named: "public.bin", to: pair.bobPeer)
+        #expect(try await pair.nextIncoming().name == "public.bin")
+        #expect(try await finished { try await taken.result() } == "public.bin")
+        let offers = asked.withLockedValue { $0 }
+        #expect(offers.map(\.name) == ["secret.bin", "public.bin"])
+        #expect(offers.allSatisfy { $0.size == 300_000 && $0.sender.name == "alice" })
+        await pair.stop()
+    }
+
+    @Test("an older sender (no declined field) reads a declined offer as a refusal with its reason")
+    func declineIsACompatibleAddition() throws {
+        let reply = FileOfferReply(accepted: false, offset: 0, reason: "declined", declined: true)
+        let json = try JSONEncoder().encode(reply)
+        struct OlderReply: Decodable {
+            var accepted: Bool
+            var offset: Int64
+            var reason: String?
+        }
+        let older = try JSONDecoder().decode(OlderReply.self, from: json)
+        #expect(!older.accepted && older.reason == "declined")
+        // And an older receiver's reply, without the field, is a refusal here.
+        let fromOlder = try JSONDecoder().decode(
+            FileOfferReply.self, from: Data(#"{"accepted":false,"offset":0,"reason":"too large"}"#.utf8))
+        #expect(fromOlder.declined == nil)
+    }
+
+    @Test("the receiver stops keeping its partial file: the sender is told, and the same file sent again resumes")
+    func receiverStopsKeepingThePartial() async throws {
+        let pair = try await FilePair.start(holdAcksAfter: 1 << 20)
+        let source = try makeFile(size: 4 << 20)
+        let first = try pair.aliceFiles.send(file: source, to: pair.bobPeer)
+        let stopped = try await pair.nextIncoming()
+        try await written(1 << 20, by: stopped)
+        stopped.cancel(keepingPartialFile: true)
+        #expect(await transferError { try await stopped.result() }?.code == .cancelled)
+        let error = await transferError { try await first.result() }
+        #expect(error?.code == .cancelledByPeer)
+        #expect(error?.reason.contains("kept the partial file") == true, "\(String(describing: error))")
+        #expect(pair.partials.count == 1)
+        // Sent again (a new transfer of the same file): it resumes from the partial file, read back once to hash it.
+        await pair.bobFiles.releaseAcks()
+        let again = try pair.aliceFiles.send(file: source, to: pair.bobPeer)
+        let resumed = try await pair.nextIncoming()
+        #expect(try await finished { try await again.result() } == "data.bin")
+        let offset = again.offeredOffsets.withLockedValue { $0.first } ?? 0
+        #expect(offset >= 1 << 20, "resumed at \(offset)")
+        #expect(resumed.state.withLockedValue { $0.readBack } == offset)
+        #expect(try sha256(pair.directory + "/data.bin") == sha256(source))
         #expect(pair.partials.isEmpty)
         await pair.stop()
     }
@@ -172,6 +241,8 @@ struct FileTransferTests {
         #expect(offsets.count == 2)
         #expect(offsets.first == 0)
         #expect((Int64(2 << 20)..<Int64(size)).contains(offsets.last ?? 0), "resumed at \(offsets)")
+        // The restarted bob read back what his partial file held, once, to hash it; the rest as it arrived.
+        #expect(incoming.state.withLockedValue { $0.readBack } == offsets.last)
         #expect(try sha256(directory + "/data.bin") == sha256(source))
         #expect(outgoing.currentProgress.isComplete)
         await alice.shutdown()
@@ -276,6 +347,47 @@ struct FilePartsTests {
         #expect(all)
         #expect(window.isComplete)
         #expect(window.nextChunk(chunkSize: 128) == nil)
+    }
+
+    @Test("partial files: those untouched beyond the retention go, then the oldest beyond the size bound")
+    func retention() {
+        let now = Date(timeIntervalSince1970: 1_000_000_000)
+        let day: TimeInterval = 86_400
+        let retention = PartialFileRetention(retention: .seconds(7 * 86_400), maximumBytes: 100)
+        let files = [
+            PartialFileRetention.File(name: "old.part", size: 1, modified: now - 8 * day),
+            PartialFileRetention.File(name: "week.part", size: 10, modified: now - 7 * day + 1),
+            PartialFileRetention.File(name: "b.part", size: 60, modified: now - 2 * day),
+            PartialFileRetention.File(name: "a.part", size: 40, modified: now - day)
+        ]
+        // 110 bytes within the week: the oldest of them (week.part) goes, then 100 are left.
+        #expect(retention.expired(files, now: now) == ["old.part", "week.part"])
+        #expect(retention.expired(Array(files.suffix(2)), now: now).isEmpty)
+        let tight = PartialFileRetention(retention: .seconds(7 * 86_400), maximumBytes: 50)
+        #expect(tight.expired(files, now: now) == ["old.part", "week.part", "b.part"])
+        #expect(retention.expired(files, now: now + 30 * day).count == 4)
+    }
+
+    @Test("receiving starts by deleting stale partial files (by their dates, on the injected clock), not the others")
+    func stalepartialsAreDeleted() throws {
+        let directory = TestSupport.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let partials = directory + "/.chirp-partial"
+        try FileManager.default.createDirectory(atPath: partials, withIntermediateDirectories: true)
+        let now = Date(timeIntervalSince1970: 2_000_000_000)
+        let ages: [String: TimeInterval] = ["stale.part": 8 * 86_400, "fresh.part": 3600, "notes.txt": 30 * 86_400]
+        for (name, age) in ages {
+            let path = partials + "/" + name
+            #expect(FileManager.default.createFile(atPath: path, contents: Data(count: 10)))
+            try FileManager.default.setAttributes([.modificationDate: now - age], ofItemAtPath: path)
+        }
+        var configuration = Configuration(serviceType: uniqueServiceType())
+        configuration.interface = .loopback
+        let files = try FileTransfers(transceiver: Transceiver(configuration: configuration))
+        files.state.withLockedValue { $0.clock = { now } }
+        _ = try files.receive(into: directory)
+        // Only partial files are candidates; the fresh one is kept (the positive control).
+        #expect(Set(try FileManager.default.contentsOfDirectory(atPath: partials)) == ["fresh.part", "notes.txt"])
     }
 
     @Test func sanitised() {

@@ -39,7 +39,8 @@ struct FilePair {
     let directory: String
 
     static func start(
-        configuration: FileTransferConfiguration = FileTransferConfiguration(), holdAcksAfter: Int64? = nil
+        configuration: FileTransferConfiguration = FileTransferConfiguration(), holdAcksAfter: Int64? = nil,
+        accepting decide: @escaping @Sendable (IncomingFileOffer) async -> Bool = { _ in true }
     ) async throws -> FilePair {
         let type = uniqueServiceType()
         let alice = makeTransceiver("alice", type: type)
@@ -48,7 +49,7 @@ struct FilePair {
         let bobFiles = try FileTransfers(transceiver: bob, configuration: configuration)
         bobFiles.state.withLockedValue { $0.holdAcksAfter = holdAcksAfter }
         let directory = TestSupport.temporaryDirectory()
-        let incoming = try bobFiles.receive(into: directory)
+        let incoming = try bobFiles.receive(into: directory, accepting: decide)
         try await alice.start()
         try await bob.start()
         let bobPeer = try await connectedPeer(alice, id: bob.localPeer.id)

@@ -27,7 +27,10 @@ struct PeerSession: Sendable {
         let (common, join) = (options.common, options.join)
         var configuration = Configuration(serviceType: serviceType.name)
         configuration.peerName = join.peerName(command: command)
-        configuration.metadata[ToolRole.key] = command == "listen" ? ToolRole.listener : ToolRole.cli
+        // `listen` and `receive-files` serve apps: a peer like any other to them (an app need not include tools to
+        // send to one), a tool to the other tools.
+        let servesApps = command == "listen" || command == "receive-files"
+        configuration.metadata[ToolRole.key] = servesApps ? ToolRole.listener : ToolRole.cli
         configuration.includesTools = true  // chirp sees the other tools, and passes over them (ToolRole)
         configuration.interface = common.chirpInterface
         configuration.logger = logger
