@@ -121,6 +121,75 @@ import Testing
         #expect(outbound.takeSpareLarge(minimumCapacity: 1 << 20)?.capacity ?? 0 >= 1 << 20)
     }
 
+    /// A channel whose kernel takes everything flushed at once (a fast link) or nothing (a slow one, full): writable
+    /// while it holds less than NIO's default high-water mark, as a channel is.
+    final class Link: OutboundSink {
+        var takesAll = true
+        var held = 0
+        var isWritable: Bool { held < 64 * 1024 }
+        let loop = EmbeddedEventLoop()
+        var eventLoop: any EventLoop { loop }
+        /// The part frames written, by their stream id and flags (a header's write, then its slice's).
+        var parts: [String] = []
+        var flushes = 0
+        var promises: [EventLoopPromise<Void>] = []
+
+        func write(_ chunk: ByteBuffer, promise: EventLoopPromise<Void>?) {
+            held += chunk.readableBytes
+            if let promise { promises.append(promise) }
+            if chunk.readableBytes == PartFrame.headerSize, chunk.getInteger(at: 4, as: UInt8.self) == 9,
+                let stream = chunk.getInteger(at: 5, as: UInt32.self), let flags = chunk.getInteger(at: 9, as: UInt8.self)
+            {
+                parts.append("\(stream):\(flags)")
+            } else if chunk.readableBytes < 4096 {
+                parts.append("small")
+            }
+        }
+
+        func flush() {
+            flushes += 1
+            if takesAll { held = 0 }
+        }
+
+        deinit {
+            for promise in promises { promise.succeed() }
+        }
+    }
+
+    /// With a peer that reassembles parts, a drain writes as many parts as the link took at once last time, doubled
+    /// (1, 2, 4, then 8: a megabyte per flush on a fast link), round-robin between the large frames, and a small frame
+    /// queued goes first; once the kernel stops taking them (a slow link), one part per drain again.
+    @Test func aDrainWritesMorePartsPerFlushWhileTheLinkTakesThemAtOnce() {
+        let outbound = ConnectionOutbound(limit: 64 << 20, allocator: ByteBufferAllocator(), splitsFrames: true)
+        let link = Link()
+        for _ in 0..<3 { _ = outbound.admit(Self.frame(1 << 20), isReply: false) }
+        for expected in [1, 2, 4, 8] {
+            link.parts = []
+            _ = outbound.drain(to: link, lingerConfigured: false)
+            #expect(link.parts.count == expected)
+        }
+        #expect(link.flushes == 4)
+        // 15 parts so far: stream 0, 1, 2 in turn; the 8 of the last drain too.
+        #expect(link.parts == ["1:0", "2:0", "0:0", "1:0", "2:0", "0:0", "1:0", "2:0"])
+        // A small frame queued goes before the parts.
+        _ = outbound.admit(Self.frame(100), isReply: false)
+        link.parts = []
+        _ = outbound.drain(to: link, lingerConfigured: false)
+        #expect(link.parts.first == "small")
+        #expect(link.parts.count == 9)
+        // The link is slow now: the drain's parts were not taken, so the next drain writes one part only.
+        for _ in 0..<2 { _ = outbound.admit(Self.frame(1 << 20), isReply: false) }
+        link.takesAll = false
+        link.parts = []
+        link.held = 0
+        _ = outbound.drain(to: link, lingerConfigured: false)
+        #expect(link.parts.count == 8)  // the budget this drain began with
+        link.held = 0
+        link.parts = []
+        _ = outbound.drain(to: link, lingerConfigured: false)
+        #expect(link.parts.count == 1)
+    }
+
     @Test func aSenderWaitingForRoomIsWokenByTheDrainThatMadeRoom() async {
         let outbound = ConnectionOutbound(limit: 1000, allocator: ByteBufferAllocator())
         #expect(outbound.admit(Self.frame(900), isReply: false).admission == .accepted)

@@ -145,10 +145,10 @@ struct ConnectionOutbound: Sendable {
     /// what it holds. Ends the scheduled drain either way: the next frame queued schedules another.
     func drain(to sink: some OutboundSink, lingerConfigured: Bool) -> Drained {
         var lastWritten: ByteBuffer?
-        var wroteParts = false
+        var partsWritten = 0
         var bytes = 0
         loop: while true {
-            switch nextChunk(isWritable: sink.isWritable) {
+            switch nextChunk(isWritable: sink.isWritable, partsWritten: partsWritten) {
             case .chunk(let chunk):
                 bytes += chunk.readableBytes
                 if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {
@@ -164,17 +164,19 @@ struct ConnectionOutbound: Sendable {
             case .part(let part):
                 bytes += PartFrame.headerSize + part.slice.readableBytes
                 write(part, to: sink)
-                wroteParts = true
+                partsWritten += 1
             case .done:
                 break loop
             case .held:
                 return Drained()
             }
         }
-        if lastWritten != nil || wroteParts { sink.flush() }
+        if lastWritten != nil || partsWritten > 0 { sink.flush() }
+        let takenAtOnce = partsWritten > 0 && sink.isWritable
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
         let (waiters, frames, lingers) = locked.withLockedValue { locked in
+            locked.queue.partsFlushed(partsWritten, takenAtOnce: takenAtOnce)
             if let lastWritten { locked.queue.recycle(lastWritten) }
             locked.queue.drainedEmpty()
             let frames = locked.queue.takeFramesQueued()
@@ -215,14 +217,20 @@ struct ConnectionOutbound: Sendable {
     }
 
     /// Takes the next chunk to write while `isWritable` and not held; anything else ends the drain (and allows the
-    /// next one).
-    private func nextChunk(isWritable: Bool) -> Next {
+    /// next one). Past the channel's writability, a drain that wrote parts goes on with parts (up to
+    /// ``OutboundQueue/partsPerDrain``) while nothing else waits.
+    private func nextChunk(isWritable: Bool, partsWritten: Int) -> Next {
         locked.withLockedValue { locked in
             if locked.queue.isHeld {
                 locked.queue.drainScheduled = false
                 return .held
             }
             guard isWritable else {
+                if partsWritten > 0, partsWritten < locked.queue.partsPerDrain, !locked.queue.hasChunks,
+                    let part = locked.queue.nextPart()
+                {
+                    return .part(part)
+                }
                 locked.queue.drainScheduled = false
                 return .done
             }
