@@ -143,12 +143,16 @@ struct ConnectionOutbound: Sendable {
     /// for the next one, wakes the senders waiting for room, and says whether the next drain is to wait for the burst
     /// linger (`lingerConfigured`: ``Configuration/burstLinger`` is not zero). A held queue writes nothing and keeps
     /// what it holds. Ends the scheduled drain either way: the next frame queued schedules another.
-    func drain(to sink: some OutboundSink, lingerConfigured: Bool) -> Drained {
+    ///
+    /// `everything`: the connection says goodbye next (it closes, or retired), so whatever is queued is written now,
+    /// writable or not, every part of the frames sent in parts included: NIO holds it, and the goodbye written after it
+    /// follows it, as a frame sent whole would.
+    func drain(to sink: some OutboundSink, lingerConfigured: Bool, everything: Bool = false) -> Drained {
         var lastWritten: ByteBuffer?
         var partsWritten = 0
         var bytes = 0
         loop: while true {
-            switch nextChunk(isWritable: sink.isWritable, partsWritten: partsWritten) {
+            switch nextChunk(isWritable: everything || sink.isWritable, partsWritten: partsWritten) {
             case .chunk(let chunk):
                 bytes += chunk.readableBytes
                 if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {
@@ -172,7 +176,7 @@ struct ConnectionOutbound: Sendable {
             }
         }
         if lastWritten != nil || partsWritten > 0 { sink.flush() }
-        let takenAtOnce = partsWritten > 0 && sink.isWritable
+        let takenAtOnce = partsWritten > 0 && sink.isWritable && !everything
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
         let (waiters, frames, lingers) = locked.withLockedValue { locked in

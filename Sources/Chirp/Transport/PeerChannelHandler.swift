@@ -86,6 +86,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// A drain runs (``drain()``): one that the channel's writes would start meanwhile runs after it instead.
     @exclusivity(unchecked) var draining = false
     @exclusivity(unchecked) var drainAgain = false
+    /// The running drain writes everything queued (``drain(everything:)``).
+    @exclusivity(unchecked) var drainEverything = false
     /// Past this many held bytes the hold ends early: the connection is never starved of reads, since the
     /// heartbeat would close it, at the price of the order across the switch.
     static let maximumHeldBytes = 8 << 20
@@ -234,7 +236,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             return
         }
         connection?.outbound.releaseHold()  // what is queued goes before the goodbye
-        drain()
+        drain(everything: true)  // the frames in parts too, all of them
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.goodbye, text: reason, allocator: channel.allocator)))
             .whenComplete { _ in channel.close(promise: nil) }
@@ -261,7 +263,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             case .openReadGateForGood:
                 connection?.readGate?.openForGood()
             case .drain:
-                drain()
+                drain(everything: true)  // before the goodbye that follows: the frames in parts too, all of them
             case .sendGoodbye(let reason):
                 guard let context else { continue }
                 context.writeAndFlush(
@@ -272,7 +274,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 let channel = context.channel
                 context.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
             case .close:
-                drain()
+                drain(everything: true)
                 context?.close(promise: nil)
             case .finishInbound:
                 guard !inboundFinished else { continue }
