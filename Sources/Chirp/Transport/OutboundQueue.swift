@@ -169,7 +169,7 @@ struct OutboundQueue {
     var hasChunks: Bool { !queue.isEmpty || batch != nil }
 
     /// The most parts one drain writes while the channel says it holds enough (``partsPerDrain``): 1 MiB.
-    static let maximumPartsPerDrain = 8
+    static let maximumPartsPerDrain = ExperimentKnobs.partsPerDrain ?? 8
 
     /// How many parts a drain may write before it flushes, once the channel holds what it wrote (the first part needs a
     /// writable channel; the others are written while nothing else waits). It starts at 1 and doubles, up to

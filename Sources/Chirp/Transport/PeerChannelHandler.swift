@@ -297,7 +297,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
         guard let provider = channel as? any SocketOptionProvider else { return }
         // TCP_NOTSENT_LOWAT (linux/tcp.h): 25.
         _ = provider.unsafeSetSocketOption(
-            level: NIOBSDSocket.OptionLevel.tcp, name: NIOBSDSocket.Option(rawValue: 25), value: CInt(unsentLimit))
+            level: NIOBSDSocket.OptionLevel.tcp, name: NIOBSDSocket.Option(rawValue: 25),
+            value: CInt(ExperimentKnobs.unsentLimit ?? unsentLimit))
         #endif
     }
 
