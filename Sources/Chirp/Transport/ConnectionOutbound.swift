@@ -95,6 +95,11 @@ struct ConnectionOutbound: Sendable {
         }
     }
 
+    /// Whether a new message of `size` bytes would find the queue full now (``OutboundQueue/isFull(for:)``).
+    func isFull(for size: Int) -> Bool {
+        locked.withLockedValue { $0.queue.isFull(for: size) }
+    }
+
     /// Memory of a large frame written lately, cleared, with room for `minimumCapacity` bytes (see
     /// ``OutboundQueue/recycleLarge(_:)``).
     func takeSpareLarge(minimumCapacity: Int) -> ByteBuffer? {
