@@ -154,10 +154,10 @@ struct ConnectionOutbound: Sendable {
     /// follows it, as a frame sent whole would.
     func drain(to sink: some OutboundSink, lingerConfigured: Bool, everything: Bool = false) -> Drained {
         var lastWritten: ByteBuffer?
-        var partsWritten = 0
+        var wroteParts = false
         var bytes = 0
         loop: while true {
-            switch nextChunk(isWritable: everything || sink.isWritable, partsWritten: partsWritten) {
+            switch nextChunk(isWritable: everything || sink.isWritable) {
             case .chunk(let chunk):
                 bytes += chunk.readableBytes
                 if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {
@@ -173,19 +173,17 @@ struct ConnectionOutbound: Sendable {
             case .part(let part):
                 bytes += PartFrame.headerSize + part.slice.readableBytes
                 write(part, to: sink)
-                partsWritten += 1
+                wroteParts = true
             case .done:
                 break loop
             case .held:
                 return Drained()
             }
         }
-        if lastWritten != nil || partsWritten > 0 { sink.flush() }
-        let takenAtOnce = partsWritten > 0 && sink.isWritable && !everything
+        if lastWritten != nil || wroteParts { sink.flush() }
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
         let (waiters, frames, lingers) = locked.withLockedValue { locked in
-            locked.queue.partsFlushed(partsWritten, takenAtOnce: takenAtOnce)
             if let lastWritten { locked.queue.recycle(lastWritten) }
             locked.queue.drainedEmpty()
             let frames = locked.queue.takeFramesQueued()
@@ -226,20 +224,14 @@ struct ConnectionOutbound: Sendable {
     }
 
     /// Takes the next chunk to write while `isWritable` and not held; anything else ends the drain (and allows the
-    /// next one). Past the channel's writability, a drain that wrote parts goes on with parts (up to
-    /// ``OutboundQueue/partsPerDrain``) while nothing else waits.
-    private func nextChunk(isWritable: Bool, partsWritten: Int) -> Next {
+    /// next one).
+    private func nextChunk(isWritable: Bool) -> Next {
         locked.withLockedValue { locked in
             if locked.queue.isHeld {
                 locked.queue.drainScheduled = false
                 return .held
             }
             guard isWritable else {
-                if partsWritten > 0, partsWritten < locked.queue.partsPerDrain, !locked.queue.hasChunks,
-                    let part = locked.queue.nextPart()
-                {
-                    return .part(part)
-                }
                 locked.queue.drainScheduled = false
                 return .done
             }

@@ -5,7 +5,6 @@ import Glibc
 /// EXPERIMENT ONLY (to be removed before merge): A/B knobs for the bulk benchmark, read once from the environment.
 enum ExperimentKnobs {
     static let unsentLimit: Int? = read("CHIRP_X_UNSENT_LIMIT")
-    static let partsPerDrain: Int? = read("CHIRP_X_PARTS_PER_DRAIN")
 
     private static func read(_ name: String) -> Int? {
         #if canImport(Glibc)

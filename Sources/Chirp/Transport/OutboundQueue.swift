@@ -172,27 +172,6 @@ struct OutboundQueue {
         return chunk
     }
 
-    /// Whether a chunk (a frame sent whole, or a batch) waits: it goes before the next part.
-    var hasChunks: Bool { !queue.isEmpty || batch != nil }
-
-    /// The most parts one drain writes while the channel says it holds enough (``partsPerDrain``): 1 MiB.
-    static let maximumPartsPerDrain = ExperimentKnobs.partsPerDrain ?? 8
-
-    /// How many parts a drain may write before it flushes, once the channel holds what it wrote (the first part needs a
-    /// writable channel; the others are written while nothing else waits). It starts at 1 and doubles, up to
-    /// ``maximumPartsPerDrain``, each time the kernel took all that a drain wrote at once (``partsFlushed(_:takenAtOnce:)``);
-    /// it is back at 1 as soon as it did not. On a fast link a megabyte then leaves in one flush, not eight; on a slow
-    /// one (where `TCP_NOTSENT_LOWAT` makes the kernel stop taking bytes) the channel holds about one part, so a small
-    /// frame queued meanwhile waits for about one part.
-    private(set) var partsPerDrain = 1
-
-    /// A drain wrote `parts` parts and flushed; `takenAtOnce`: the channel was writable right after the flush (the
-    /// kernel took everything).
-    mutating func partsFlushed(_ parts: Int, takenAtOnce: Bool) {
-        guard parts > 0 else { return }
-        partsPerDrain = takenAtOnce ? min(2 * partsPerDrain, Self.maximumPartsPerDrain) : 1
-    }
-
     /// The next part of a frame sent in parts, once ``nextChunk()`` has nothing left: small frames go first.
     mutating func nextPart() -> PartScheduler.Part? {
         guard let part = parts.nextPart() else { return nil }
