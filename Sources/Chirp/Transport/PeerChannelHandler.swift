@@ -290,20 +290,22 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// Keeps the kernel from taking more than ``unsentLimit`` bytes it has not sent yet (Linux `TCP_NOTSENT_LOWAT`):
     /// what it took would go out before a small frame written after it. With a peer that reassembles parts, the
-    /// channel is fed a part at a time as the kernel takes them, so a small frame waits for about one part, not for
-    /// megabytes of socket buffer. Elsewhere, or when the kernel refuses, nothing changes but that wait.
+    /// channel is fed a part at a time as the kernel takes them, so a small frame waits for about one part (the rest
+    /// of the one the channel holds, and what the kernel holds), not for megabytes of socket buffer. Elsewhere, or when the kernel refuses, nothing changes but that wait.
     static func limitUnsentBytes(of channel: any Channel) {
         #if os(Linux)
         guard let provider = channel as? any SocketOptionProvider else { return }
         // TCP_NOTSENT_LOWAT (linux/tcp.h): 25.
         _ = provider.unsafeSetSocketOption(
-            level: NIOBSDSocket.OptionLevel.tcp, name: NIOBSDSocket.Option(rawValue: 25),
-            value: CInt(ExperimentKnobs.unsentLimit ?? unsentLimit))
+            level: NIOBSDSocket.OptionLevel.tcp, name: NIOBSDSocket.Option(rawValue: 25), value: CInt(unsentLimit))
         #endif
     }
 
-    /// The most bytes the kernel holds unsent for a connection whose peer reassembles parts.
-    static let unsentLimit = PartFrame.partSize
+    /// The most bytes the kernel holds unsent for a connection whose peer reassembles parts: a quarter of a part. A
+    /// request behind a large message on a 10 Mbit/s link waits about one part's time (0.1 s) beyond the link's own
+    /// round trip with it, against two with 128 KiB; bulk on loopback is the same with both (Docs/Reliability.md,
+    /// bench-results/HISTORY.md, 2026-11-29).
+    static let unsentLimit = 32 * 1024
 
     /// `address:port` text for a socket address (``SocketAddress/endpointText``: `[fe80::1%eth0]:50123` for IPv6).
     static func text(of address: SocketAddress) -> String { address.endpointText }
