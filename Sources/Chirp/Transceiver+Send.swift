@@ -82,7 +82,7 @@ extension Transceiver {
 
     /// Sends `value` to one peer, or throws.
     private func sendNow<T: Encodable>(_ value: T, to peer: Peer) throws {
-        if case .full(let connection) = try submitOnce(value, to: peer).outcome {
+        if case .full(let connection) = try submitOnce(value, to: peer, failsWhenFull: true).outcome {
             throw outboundLimitExceeded(connection)
         }
     }
@@ -97,14 +97,24 @@ extension Transceiver {
     }
 
     /// Queues `value` for `peer` once; says whether the queue was full (and which), with the frame then, for a
-    /// caller that waits for room and queues it again.
-    private func submitOnce<T: Encodable>(_ value: T, to peer: Peer) throws -> (outcome: Submitted, frame: ByteBuffer?)
-    {
+    /// caller that waits for room and queues it again. `failsWhenFull`: the caller does not wait; a large `Data`
+    /// payload is then not copied into a frame when the queue is full already.
+    private func submitOnce<T: Encodable>(
+        _ value: T, to peer: Peer, failsWhenFull: Bool = false
+    ) throws -> (outcome: Submitted, frame: ByteBuffer?) {
         // The connection this thread sent on last, when it was to this peer: no lock to find it. One that closed or
         // lost a tie-break since refuses the frame, and the peer is looked up again.
         let routes = RouteCache.forThisThread
         let remembered = routes.route(owner: ObjectIdentifier(self), peerID: peer.id)
         let connection = try remembered ?? self.connection(to: peer)
+        // A large payload for a sender that will not wait: a full queue is said before the payload is copied into a
+        // frame (with parts, a megabyte-sized send loop meets a full queue often; each refusal cost a copy).
+        if failsWhenFull, T.self == Data.self, let data = value as? Data,
+            data.count > OutboundQueue.coalescedFrameLimit, data.count < configuration.maximumMessageSize,
+            connection.outbound.isFull(for: data.count)
+        {
+            return (.full(connection), nil)
+        }
         if T.self == Data.self, let frame = try largeDataFrame(value, on: connection) {
             let outcome = try submit(frame, on: connection, remembered: remembered != nil, routes: routes, peer: peer)
             return (outcome, frame)

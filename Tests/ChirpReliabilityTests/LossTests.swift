@@ -135,10 +135,15 @@ extension FaultTests {
             a.command("send b 1 \(4 << 20)")
             let sent = try await a.waitFor(from: markA, "the large message queued") { $0.event == "sent" }
             #expect(sent.accepted == 1)
+            // The link's own round trip meanwhile, the floor of any request's: connection attempts from h1 to a closed
+            // port of h2 (SYN out behind the message's packets in h1's rate limit, RST back), beside the requests.
+            let target = try harness.address(harness.hosts[1])
+            let floor = Task.detached { try harness.run(["exec", harness.hosts[0], "python3", "-c", Self.rtt, target]) }
             a.command("request b 5")
             let report = try await a.waitFor(from: markA, timeout: 120, "5 requests answered") {
                 $0.event == "requested"
             }
+            let floors = try await floor.value.split(whereSeparator: \.isWhitespace).compactMap { Double($0) }.sorted()
             let arrived = try await b.waitFor(from: markB, timeout: 120, "the large message at b") {
                 $0.event == "message" && $0.from == "a" && $0.seq == sent.lastSeq
             }
@@ -152,8 +157,31 @@ extension FaultTests {
                 measure("rate10.parts.request-median", latencies[latencies.count / 2])
                 measure("rate10.parts.request-max", latencies[latencies.count - 1])
             }
+            if !floors.isEmpty {
+                measure("rate10.parts.link-rtt-median", Int(floors[floors.count / 2]))
+                measure("rate10.parts.link-rtt-max", Int(floors[floors.count - 1]))
+            }
             Self.noneDropped(a, b)
         }
+
+        /// Times 5 TCP connection attempts to a closed port of the address in `argv[1]`, 0.2 s apart: each is one
+        /// round trip of the link (SYN, RST). Prints the times in ms.
+        static let rtt = """
+            import socket, sys, time
+            times = []
+            for _ in range(5):
+                s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
+                s.settimeout(5)
+                start = time.monotonic()
+                try:
+                    s.connect((sys.argv[1], 9))
+                except OSError:
+                    pass
+                times.append((time.monotonic() - start) * 1000)
+                s.close()
+                time.sleep(0.2)
+            print(" ".join("%.1f" % t for t in times))
+            """
     }
 }
 

@@ -31,6 +31,22 @@ import Testing
         #expect(queue.queuedBytes == 0)
     }
 
+    /// `isFull(for:)` says what `admit` would: full exactly when the frame would be refused for room (a sender that
+    /// does not wait asks it before copying a large payload into a frame).
+    @Test func isFullSaysWhatAdmitWouldSayOfRoom() {
+        var queue = OutboundQueue(limit: 3 << 20, splitsFrames: true)
+        #expect(!queue.isFull(for: 8 << 20))  // an empty queue takes any frame
+        #expect(queue.admit(frame(2 << 20), isReply: false, allocator: allocator) == .accepted)
+        #expect(!queue.isFull(for: 1 << 20))
+        #expect(queue.isFull(for: (1 << 20) + 1))
+        #expect(queue.admit(frame((1 << 20) + 1), isReply: false, allocator: allocator) == .full)
+        _ = queue.nextPart()  // a part leaves: room for it
+        #expect(!queue.isFull(for: (1 << 20) + 1))
+        #expect(queue.admit(frame((1 << 20) + 1), isReply: false, allocator: allocator) == .accepted)
+        queue.retire()
+        #expect(!queue.isFull(for: 8 << 20))  // a retired queue refuses for another reason, said by admit
+    }
+
     @Test func aWrittenLargeFrameIsReusedWhileMoreIsQueuedAndLetGoWhenTheQueueEmpties() throws {
         var queue = OutboundQueue(limit: 64 << 20)
         #expect(queue.admit(frame(1 << 20), isReply: false, allocator: allocator) == .accepted)

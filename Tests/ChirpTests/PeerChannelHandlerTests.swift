@@ -386,6 +386,32 @@ import Testing
         #expect(!session.channel.isActive)
     }
 
+    /// Frames in parts still queued when the connection says goodbye (it lost the tie-break, or the transceiver
+    /// stops) go out before the goodbye, every part, though the channel is not writable: as a frame sent whole does,
+    /// which NIO holds once queued. The peer's table waits for that goodbye to know it has all we sent on it.
+    @Test func partsQueuedWhenTheConnectionSaysGoodbyeAllGoOutBeforeIt() throws {
+        var large = ByteBuffer()
+        FrameWriter.write(.message, into: &large) { body in
+            FrameWriter.writeMessageHeader(typeName: "fine", flags: [], into: &body)
+            body.writeRepeatingByte(0x22, count: 300 * 1024)
+        }
+        for ending in ["retire", "stop"] {
+            let session = try Session(remoteFeatures: ["parts"])
+            session.channel.isWritable = false  // a slow link: the kernel takes nothing now
+            #expect(session.connection.submit(large) == .accepted)
+            #expect(session.connection.submit(large) == .accepted)
+            #expect(try session.written().isEmpty, "control: nothing is written while the channel is not writable")
+            if ending == "retire" {
+                session.connection.retire()
+            } else {
+                session.connection.close(goodbye: "stopping")
+            }
+            let frames = try session.written()
+            #expect(frames.map(\.kind) == [9, 9, 9, 9, 9, 9, Self.goodbye], "\(ending)")
+            #expect(frames.filter { $0.kind == 9 && $0.body[4] & PartFrame.last != 0 }.count == 2, "\(ending)")
+        }
+    }
+
     /// A reply whose encoding fails half-way, having written a field.
     struct Unencodable: Encodable, Sendable {
         enum Key: String, CodingKey { case first }

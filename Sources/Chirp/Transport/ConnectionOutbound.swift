@@ -95,6 +95,11 @@ struct ConnectionOutbound: Sendable {
         }
     }
 
+    /// Whether a new message of `size` bytes would find the queue full now (``OutboundQueue/isFull(for:)``).
+    func isFull(for size: Int) -> Bool {
+        locked.withLockedValue { $0.queue.isFull(for: size) }
+    }
+
     /// Memory of a large frame written lately, cleared, with room for `minimumCapacity` bytes (see
     /// ``OutboundQueue/recycleLarge(_:)``).
     func takeSpareLarge(minimumCapacity: Int) -> ByteBuffer? {
@@ -143,12 +148,16 @@ struct ConnectionOutbound: Sendable {
     /// for the next one, wakes the senders waiting for room, and says whether the next drain is to wait for the burst
     /// linger (`lingerConfigured`: ``Configuration/burstLinger`` is not zero). A held queue writes nothing and keeps
     /// what it holds. Ends the scheduled drain either way: the next frame queued schedules another.
-    func drain(to sink: some OutboundSink, lingerConfigured: Bool) -> Drained {
+    ///
+    /// `everything`: the connection says goodbye next (it closes, or retired), so whatever is queued is written now,
+    /// writable or not, every part of the frames sent in parts included: NIO holds it, and the goodbye written after it
+    /// follows it, as a frame sent whole would.
+    func drain(to sink: some OutboundSink, lingerConfigured: Bool, everything: Bool = false) -> Drained {
         var lastWritten: ByteBuffer?
         var wroteParts = false
         var bytes = 0
         loop: while true {
-            switch nextChunk(isWritable: sink.isWritable) {
+            switch nextChunk(isWritable: everything || sink.isWritable) {
             case .chunk(let chunk):
                 bytes += chunk.readableBytes
                 if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {

@@ -114,6 +114,13 @@ struct OutboundQueue {
         return .accepted
     }
 
+    /// Whether a new message of `size` bytes would find the queue full now (``admit(_:isReply:allocator:)`` would say
+    /// ``Admission/full``): a sender that would not wait asks before it builds a large frame, so that a full queue does
+    /// not cost it a copy of the payload for nothing.
+    func isFull(for size: Int) -> Bool {
+        !isClosed && !isRetired && queuedBytes > 0 && queuedBytes + size > limit
+    }
+
     /// Why a frame of `size` bytes cannot be queued now, or `nil` when it can.
     private func refusal(size: Int, isReply: Bool) -> Admission? {
         if isClosed { return .closed }

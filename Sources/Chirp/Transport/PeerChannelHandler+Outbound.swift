@@ -7,27 +7,32 @@ extension PeerChannelHandler {
     /// Writes everything queued while the channel is writable, then flushes once
     /// (``ConnectionOutbound/drain(to:lingerConfigured:)``). A drain that the flush starts (the channel became
     /// writable again within it: the kernel took a part at once) runs after this one, not inside it.
-    func drain() {
+    ///
+    /// `everything`: writes all that is queued, writable or not, every part of the frames sent in parts included; for
+    /// the moment before a goodbye, which must follow all of it (``ConnectionOutbound/drain(to:lingerConfigured:everything:)``).
+    func drain(everything: Bool = false) {
         if draining {
             drainAgain = true
+            drainEverything = drainEverything || everything
             return
         }
         draining = true
+        drainEverything = everything
         defer { draining = false }
         repeat {
             drainAgain = false
-            drainOnce()
+            drainOnce(everything: drainEverything)
         } while drainAgain
     }
 
-    private func drainOnce() {
+    private func drainOnce(everything: Bool) {
         guard let connection else { return }
         guard let context else {
             connection.outbound.endDrain()  // nothing can be written: what is queued stays queued
             return
         }
         let drained = connection.outbound.drain(
-            to: ChannelSink(context: context), lingerConfigured: burstLinger > .zero)
+            to: ChannelSink(context: context), lingerConfigured: burstLinger > .zero, everything: everything)
         if drained.frames > 0 { dispatcher.metrics.framesOut.increment(by: Int64(drained.frames)) }
         if drained.bytes > 0 { dispatcher.metrics.bytesOut.increment(by: Int64(drained.bytes)) }
         if drained.lingers { lingerThenDrain(context: context, outbound: connection.outbound) }

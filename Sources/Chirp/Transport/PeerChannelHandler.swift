@@ -86,6 +86,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     /// A drain runs (``drain()``): one that the channel's writes would start meanwhile runs after it instead.
     @exclusivity(unchecked) var draining = false
     @exclusivity(unchecked) var drainAgain = false
+    /// The running drain writes everything queued (``drain(everything:)``).
+    @exclusivity(unchecked) var drainEverything = false
     /// Past this many held bytes the hold ends early: the connection is never starved of reads, since the
     /// heartbeat would close it, at the price of the order across the switch.
     static let maximumHeldBytes = 8 << 20
@@ -234,7 +236,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             return
         }
         connection?.outbound.releaseHold()  // what is queued goes before the goodbye
-        drain()
+        drain(everything: true)  // the frames in parts too, all of them
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(FrameWriter.frame(.goodbye, text: reason, allocator: channel.allocator)))
             .whenComplete { _ in channel.close(promise: nil) }
@@ -261,7 +263,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
             case .openReadGateForGood:
                 connection?.readGate?.openForGood()
             case .drain:
-                drain()
+                drain(everything: true)  // before the goodbye that follows: the frames in parts too, all of them
             case .sendGoodbye(let reason):
                 guard let context else { continue }
                 context.writeAndFlush(
@@ -272,7 +274,7 @@ final class PeerChannelHandler: ChannelInboundHandler {
                 let channel = context.channel
                 context.eventLoop.scheduleTask(in: .seconds(5)) { channel.close(promise: nil) }
             case .close:
-                drain()
+                drain(everything: true)
                 context?.close(promise: nil)
             case .finishInbound:
                 guard !inboundFinished else { continue }
@@ -288,8 +290,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     /// Keeps the kernel from taking more than ``unsentLimit`` bytes it has not sent yet (Linux `TCP_NOTSENT_LOWAT`):
     /// what it took would go out before a small frame written after it. With a peer that reassembles parts, the
-    /// channel is fed a part at a time as the kernel takes them, so a small frame waits for about one part, not for
-    /// megabytes of socket buffer. Elsewhere, or when the kernel refuses, nothing changes but that wait.
+    /// channel is fed a part at a time as the kernel takes them, so a small frame waits for about one part (the rest
+    /// of the one the channel holds, and what the kernel holds), not for megabytes of socket buffer. Elsewhere, or when the kernel refuses, nothing changes but that wait.
     static func limitUnsentBytes(of channel: any Channel) {
         #if os(Linux)
         guard let provider = channel as? any SocketOptionProvider else { return }
@@ -299,8 +301,11 @@ final class PeerChannelHandler: ChannelInboundHandler {
         #endif
     }
 
-    /// The most bytes the kernel holds unsent for a connection whose peer reassembles parts.
-    static let unsentLimit = PartFrame.partSize
+    /// The most bytes the kernel holds unsent for a connection whose peer reassembles parts: a quarter of a part. A
+    /// request behind a large message on a 10 Mbit/s link waits about one part's time (0.1 s) beyond the link's own
+    /// round trip with it, against two with 128 KiB; bulk on loopback is the same with both (Docs/Reliability.md,
+    /// bench-results/HISTORY.md, 2026-11-29).
+    static let unsentLimit = 32 * 1024
 
     /// `address:port` text for a socket address (``SocketAddress/endpointText``: `[fe80::1%eth0]:50123` for IPv6).
     static func text(of address: SocketAddress) -> String { address.endpointText }
