@@ -381,14 +381,7 @@ where Instant.Duration == Duration {
         recipientRoutes[id] = nil
         let shown = shows(entry.peer.role)
         let lasted = slot.connectedAt.duration(to: now)
-        if lasted >= settings.shortConnection {
-            entry.failures = 0
-        } else if slot.dialerID == localID {
-            // Only a connection we dialed tells about our dials. One the peer dialed that ends at once says nothing
-            // about them: a host that slept reads, when it wakes, the hello of every attempt its peers made
-            // meanwhile and then their end; counted, they would hold up its own dial for seconds.
-            entry.failures += 1
-        }
+        entry.failures = lasted < settings.shortConnection ? entry.failures + 1 : 0
         if peerStopping {
             entry.stopping = true
             stoppedAt = stoppedAt.filter { $0.value.duration(to: now) < settings.tombstoneLifetime }
