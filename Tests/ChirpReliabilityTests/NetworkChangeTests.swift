@@ -100,14 +100,19 @@ extension FaultTests {
         /// clone of `169702a` (avahi: the heartbeat closed the old connection after 2.5 s, and neither side dialed the
         /// other again within 40 s), and failed the same way in the one run with the `dns_sd` backend. To investigate:
         /// what the resolve again gets back while the instance is still cached on the interface that went down.
-        @Test(
-            .netns,
-            .disabled("one of two interfaces going down does not recover reliably yet (Docs/Reliability.md)"))
-        func oneOfTwoInterfacesGoingDownMovesThePairToTheOther() async throws {
+        @Test(.netns) func oneOfTwoInterfacesGoingDownMovesThePairToTheOther() async throws {
             let harness = try Harness(hosts: 2, links: 2)
             defer { harness.tearDown() }
             let probes = try await harness.connectedProbes(service: uniqueServiceType("i"), Self.heartbeat)
             let (a, b) = (probes[0], probes[1])
+            defer {
+                if let dir = ProcessInfo.processInfo.environment["CHIRP_NETNS_DUMP"] {
+                    for probe in [a, b] {
+                        try? (probe.process.lines.joined(separator: "\n") + "\n---\n" + probe.standardError).write(
+                            toFile: "\(dir)/\(probe.name).log", atomically: true, encoding: .utf8)
+                    }
+                }
+            }
             try await a.send(10, to: b)
 
             let first = (eth0: try harness.address("h2", on: "eth0"), eth1: try harness.address("h2", on: "eth1"))

@@ -51,7 +51,7 @@ final class ProbeProcess: Sendable {
         self.host = host
         self.name = name
         process = try await harness.start(
-            on: host, [binaryPath("chirp-probe"), "--log-level", "info"] + arguments, name: "\(name)@\(host)")
+            on: host, [binaryPath("chirp-probe"), "--log-level", ProcessInfo.processInfo.environment["CHIRP_PROBE_LOG_LEVEL"] ?? "info"] + arguments, name: "\(name)@\(host)")
     }
 
     var events: [ProbeEvent] { process.lines.compactMap(ProbeEvent.parse) }
