@@ -495,13 +495,13 @@ where Instant.Duration == Duration {
             // Where the peer is now may not be where it was (Docs/Protocol.md section 6, "A peer that moves"). The
             // address the connection went to failed: an answer of only that one is taken from another interface, and
             // the next dial waits for the answer.
-            if !peerStopping && refusal == nil {
-                let failed = slot.peer.addresses.prefix(1).map(IPAddressText.host(ofEndpoint:))
-                resolveAgain(entry, avoiding: failed, into: &actions)
-                entry.awaitingAnswer = true
-            }
+            entry.awaitingAnswer = !peerStopping && refusal == nil
             entries[id] = entry
             if shown { actions.append(peersChanged) }
+            if entry.awaitingAnswer {
+                let failed = slot.peer.addresses.prefix(1).map(IPAddressText.host(ofEndpoint:))
+                resolveAgain(entry, avoiding: failed, into: &actions)
+            }
             scheduleDial(id, into: &actions)
         } else {
             forget(id, now: now)
