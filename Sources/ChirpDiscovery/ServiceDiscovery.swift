@@ -549,7 +549,8 @@ package final class ServiceDiscovery: @unchecked Sendable {
             logger.debug(
                 "resolved to an address that failed; resolving on another interface",
                 metadata: [
-                    "instance": "\(UntrustedText.escaped(name))", "answer": "\(service.addresses.joined(separator: ", "))",
+                    "instance": "\(UntrustedText.escaped(name))",
+                    "answer": "\(service.addresses.joined(separator: ", "))",
                     "interface": "\(next)"
                 ])
             instance.interface = next

@@ -345,7 +345,8 @@ import Testing
         #expect(session.on(.dialDue(peerID: "Z", generation: answered)) == ["dial Z at 10.1.0.2:7000"])
         // Control: a peer that said it stops is not looked for (nor dialed) until it is advertised again.
         _ = session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: session.now))
-        #expect(!session.on(.closed(2, peerID: "Z", peerStopping: true, refusal: nil)).contains { $0.hasPrefix("refresh") })
+        #expect(
+            !session.on(.closed(2, peerID: "Z", peerStopping: true, refusal: nil)).contains { $0.hasPrefix("refresh") })
     }
 
     @Test(arguments: [

@@ -45,7 +45,9 @@ enum LocalAddress {
         let wanted = UInt32(IFF_UP) | UInt32(IFF_RUNNING)
         while let entry = cursor {
             defer { cursor = entry.pointee.ifa_next }
-            if UInt32(entry.pointee.ifa_flags) & wanted == wanted { names.insert(String(cString: entry.pointee.ifa_name)) }
+            if UInt32(entry.pointee.ifa_flags) & wanted == wanted {
+                names.insert(String(cString: entry.pointee.ifa_name))
+            }
         }
         return names
     }

@@ -404,7 +404,9 @@ where Instant.Duration == Duration {
     }
 
     /// Makes `new` the connection in use to its peer in place of `existing` (the peer stays connected: no event).
-    private mutating func promote(_ new: Established, in entry: inout Entry, replacing existing: Entry.Slot, now: Instant) {
+    private mutating func promote(
+        _ new: Established, in entry: inout Entry, replacing existing: Entry.Slot, now: Instant
+    ) {
         let id = new.peer.id
         entry.slot = .init(
             connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: existing.connectedAt,
@@ -458,7 +460,9 @@ where Instant.Duration == Duration {
                 promote(challenger, in: &entry, replacing: slot, now: now)
                 entries[id] = entry
                 actions.append(
-                    .log(.info, "the connection in use ended; keeping the peer's new one", ["peer": "\(challenger.peer)"]))
+                    .log(
+                        .info, "the connection in use ended; keeping the peer's new one", ["peer": "\(challenger.peer)"]
+                    ))
                 return
             }
             if let slot = entry.slot, slot.connection == connection {
