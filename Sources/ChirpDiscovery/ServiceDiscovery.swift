@@ -66,6 +66,11 @@ package final class ServiceDiscovery: @unchecked Sendable {
         var parked = false
         /// When the current resolve attempt started, for the log.
         var resolveStarted: DispatchTime?
+        /// Addresses that failed, given with ``ServiceDiscovery/resolveAgain(instanceName:avoiding:)``: an answer made
+        /// of them only is not reported while another interface is left to ask (``InterfaceChoice``).
+        var avoiding: Set<String> = []
+        /// The interfaces resolved on since that request.
+        var tried: Set<UInt32> = []
 
         /// Cancels the resolve and the address queries under way, if any.
         mutating func stopQueries() {
@@ -183,10 +188,22 @@ package final class ServiceDiscovery: @unchecked Sendable {
     /// The address reported for `instanceName` may be stale (its connection ended, or a dial to it failed): the
     /// instance is resolved again, and reported again (a `found`) with what the daemon says now. A host that got a new
     /// address, or lost the interface it was reached on, keeps its advertisement: only a new resolve tells.
-    package func resolveAgain(instanceName: String) {
+    ///
+    /// `avoiding`: the addresses that failed (without port: `10.0.0.2`, `fe80::1%eth0`). An answer made of them only,
+    /// from the daemon's cache of a link that is gone, is not reported while the instance is seen on an interface not
+    /// asked yet: it is resolved there (``InterfaceChoice``).
+    package func resolveAgain(instanceName: String, avoiding: [String] = []) {
         queue.async {
-            guard self.running, self.instances[instanceName]?.reported == true else { return }
-            self.logger.debug("resolving again", metadata: ["instance": "\(UntrustedText.escaped(instanceName))"])
+            guard self.running, var instance = self.instances[instanceName], instance.reported else { return }
+            self.logger.debug(
+                "resolving again",
+                metadata: [
+                    "instance": "\(UntrustedText.escaped(instanceName))",
+                    "avoiding": "\(avoiding.joined(separator: ", "))"
+                ])
+            instance.avoiding = Set(avoiding)
+            instance.tried = []
+            self.instances[instanceName] = instance
             self.restartResolve(instanceName)
         }
     }
@@ -520,9 +537,29 @@ package final class ServiceDiscovery: @unchecked Sendable {
         return true
     }
 
-    /// Reports a resolved instance once and stops its address queries.
+    /// Reports a resolved instance once and stops its address queries; or, when the answer is only addresses that
+    /// failed and another interface is left to ask, resolves it there instead (``InterfaceChoice``).
     private func report(_ name: String) {
         guard var instance = instances[name], !instance.reported, let service = instance.pending else { return }
+        instance.tried.insert(instance.interface)
+        if let next = InterfaceChoice.next(
+            seenOn: instance.interfaces, tried: instance.tried, answered: service.addresses,
+            avoiding: instance.avoiding)
+        {
+            logger.debug(
+                "resolved to an address that failed; resolving on another interface",
+                metadata: [
+                    "instance": "\(UntrustedText.escaped(name))",
+                    "answer": "\(service.addresses.joined(separator: ", "))",
+                    "interface": "\(next)"
+                ])
+            instance.interface = next
+            instances[name] = instance
+            restartResolve(name)
+            return
+        }
+        instance.avoiding = []
+        instance.tried = []
         instance.reported = true
         instance.addressQueries.forEach { $0.cancel() }
         instance.addressQueries = []

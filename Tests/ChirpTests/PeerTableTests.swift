@@ -54,10 +54,12 @@ import Testing
             case .retire(let loser, let holding): return "retire #\(loser)" + (holding.map { " holding #\($0)" } ?? "")
             case .holdOutbound(let winner, let loser): return "hold-out #\(winner) until #\(loser)"
             case .close(let connection): return "close #\(connection)"
+            case .lookAtQuiet(let connection, _): return "look #\(connection)"
             case .closeWithGoodbye(let connection): return "goodbye #\(connection)"
             case .instanceConnected(let name): return "resolved-by-connection \(name)"
             case .instanceDisconnected(let name): return "resolve-again \(name)"
-            case .resolveAgain(let name): return "refresh \(name)"
+            case .resolveAgain(let name, let avoiding):
+                return "refresh \(name)" + (avoiding.isEmpty ? "" : " avoiding \(avoiding.joined(separator: ","))")
             case .log: return nil
             }
         }
@@ -145,8 +147,10 @@ import Testing
         var delays: [String] = []
         for _ in 0..<11 {
             _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
-            delays.append(
-                session.on(.dialFailed(peerID: "Z", .failed(reason: nil, connectionRefused: false))).last ?? "none")
+            // Nobody there: resolved again, and the dial waits for the answer (the same address here).
+            let failed = session.on(.dialFailed(peerID: "Z", .failed(reason: nil, connectionRefused: false)))
+            #expect(failed.contains("refresh Z [Z] avoiding 127.0.0.1"))
+            delays.append(session.on(.found(Self.advert("Z"))).last ?? "none")
         }
         #expect(
             delays == [
@@ -247,6 +251,65 @@ import Testing
         #expect(session.table.connection(to: "Z") == 1)
     }
 
+    /// Z moved (a new address, another interface) and dialed again, while our connection to where it was, which we
+    /// dialed (M < Z: the one the tie-break keeps), has brought nothing since: the new one is kept, the old closed.
+    @Test func aSecondConnectionFromAPeerWhoseConnectionInUseIsQuietReplacesIt() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+        session.advance(.seconds(5))
+        #expect(session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == ["look #1"])
+        #expect(session.table.connection(to: "Z") == 1)
+        #expect(session.on(.looked(1, peerID: "Z", quietFor: .seconds(2))) == ["close #1"])
+        #expect(session.table.connection(to: "Z") == 2)
+        // The old one closing does not disconnect the peer.
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).isEmpty)
+        #expect(session.table.availablePeers.map(\.isConnected) == [true])
+    }
+
+    @Test func aSecondConnectionWhileTheOneInUseIsAliveIsRetiredAsTheTieBreakSays() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+        session.advance(.seconds(5))
+        #expect(session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == ["look #1"])
+        // The peer sent something 0.2 s ago: alive (its heartbeat sends at least once an interval).
+        #expect(session.on(.looked(1, peerID: "Z", quietFor: .milliseconds(200))) == ["retire #2 holding #1"])
+        #expect(session.table.connection(to: "Z") == 1)
+    }
+
+    @Test func theConnectionInUseEndingWhileASecondWaitsHandsOverWithoutADisconnect() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+        session.advance(.seconds(5))
+        #expect(session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == ["look #1"])
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).isEmpty)
+        #expect(session.table.connection(to: "Z") == 2)
+        #expect(session.on(.looked(1, peerID: "Z", quietFor: nil)).isEmpty)
+        #expect(session.table.connection(to: "Z") == 2)
+    }
+
+    @Test func aSecondConnectionThatClosesWhileItWaitsLeavesTheFirst() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+        session.advance(.seconds(5))
+        #expect(session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == ["look #1"])
+        #expect(session.on(.closed(2, peerID: "Z", peerStopping: false, refusal: nil)).isEmpty)
+        #expect(session.on(.looked(1, peerID: "Z", quietFor: .seconds(3))).isEmpty)
+        #expect(session.table.connection(to: "Z") == 1)
+    }
+
+    @Test func aSecondConnectionRightAfterTheFirstIsTheDialRaceAndIsNotLookedAt() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z")))
+        _ = session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
+        session.advance(.milliseconds(300))
+        #expect(
+            session.on(Self.established(2, peer: "Z", dialer: "Z", openedAt: session.now)) == ["retire #2 holding #1"])
+    }
+
     @Test func aReconnectionFromTheSameDialerReplacesTheStaleConnectionWithoutAHold() {
         var session = Session()
         _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
@@ -263,18 +326,27 @@ import Testing
         return advert
     }
 
-    @Test func aConnectionThatEndsHasItsPeerResolvedAgainBeforeTheRedial() {
+    @Test func aConnectionThatEndsHasItsPeerResolvedAgainBeforeTheRedial() throws {
         var session = Session()
         _ = session.on(.found(Self.advert("Z")))
         _ = session.on(Self.established(1, peer: "Z", dialer: "M", openedAt: session.now))
         session.advance(.seconds(3))
         #expect(
             session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)) == [
-                "disconnected Z", "peers [Z]", "refresh Z [Z]", "dial Z in 0 ms"
+                // The address the connection went to failed: an answer of only that one is not taken, and the dial
+                // waits for the answer (up to 1 s).
+                "disconnected Z", "peers [Z]", "refresh Z [Z] avoiding 127.0.0.1", "dial Z in 1000 ms"
             ])
+        let waiting = session.generation("Z")
+        // The answer: Z is elsewhere now. Dialed there at once; the dial that waited does nothing when due.
+        #expect(session.on(.found(Self.advert("Z", at: ["10.1.0.2"]))) == ["peers [Z]", "dial Z in 0 ms"])
+        let answered = try #require(session.generation("Z"))
+        #expect(session.on(.dialDue(peerID: "Z", generation: try #require(waiting))).isEmpty)
+        #expect(session.on(.dialDue(peerID: "Z", generation: answered)) == ["dial Z at 10.1.0.2:7000"])
         // Control: a peer that said it stops is not looked for (nor dialed) until it is advertised again.
         _ = session.on(Self.established(2, peer: "Z", dialer: "M", openedAt: session.now))
-        #expect(!session.on(.closed(2, peerID: "Z", peerStopping: true, refusal: nil)).contains("refresh Z [Z]"))
+        #expect(
+            !session.on(.closed(2, peerID: "Z", peerStopping: true, refusal: nil)).contains { $0.hasPrefix("refresh") })
     }
 
     @Test(arguments: [
@@ -287,7 +359,8 @@ import Testing
         var session = Session()
         _ = session.on(.found(Self.advert("Z")))
         _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
-        #expect(session.on(.dialFailed(peerID: "Z", failure)).contains("refresh Z [Z]") == resolves)
+        // The address dialed is the one to avoid in the answer.
+        #expect(session.on(.dialFailed(peerID: "Z", failure)).contains("refresh Z [Z] avoiding 127.0.0.1") == resolves)
     }
 
     @Test func anAdvertThatNoLongerListsTheAddressOfTheConnectionClosesIt() throws {
@@ -306,7 +379,9 @@ import Testing
         #expect(session.on(.found(Self.advert("Z", at: ["10.1.0.2"]))).contains("close #1"))
         // Its end redials at the new address.
         session.advance(.seconds(3))
-        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).last == "dial Z in 0 ms")
+        // (once the resolve again answers; the dial waits up to 1 s for it)
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).last == "dial Z in 1000 ms")
+        #expect(session.on(.found(Self.advert("Z", at: ["10.1.0.2"]))).last == "dial Z in 0 ms")
         _ = session.on(.dialDue(peerID: "Z", generation: try #require(session.generation("Z"))))
         #expect(session.table.entries["Z"]?.dialAddress == .init(host: "10.1.0.2", port: 7000))
     }
@@ -364,7 +439,9 @@ import Testing
         _ = session.on(.found(Self.advert("Z")))
         _ = session.on(Self.established(1, peer: "Z", dialer: "Z", openedAt: session.now))
         session.advance(lasted)
-        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).last == expected)
+        #expect(session.on(.closed(1, peerID: "Z", peerStopping: false, refusal: nil)).last == "dial Z in 1000 ms")
+        // The answer of the resolve again: the redial's backoff alone.
+        #expect(session.on(.found(Self.advert("Z"))).last == expected)
     }
 
     @Test func aRefusalAfterTheHellosIsReportedAndWaitsLong() {

@@ -35,6 +35,41 @@ import Testing
         #expect(backend.resolves == [1001, 1002], "the removal from 1003 started a resolve")
     }
 
+    /// The link behind the interface it was resolved on went on the peer's side only: the daemon's cache there still
+    /// answers the address that failed. The answer is taken from another interface the instance is seen on.
+    @Test func anAnswerOfOnlyTheAddressThatFailedIsTakenFromAnotherInterface() async throws {
+        let backend = MovingDiscovery(interfaces: [1001: "10.0.0.2", 1002: "10.1.0.2"])
+        let (discovery, services) = try start(backend)
+        defer { discovery.stop() }
+        try await services.waitForCount(1, timeout: 10)
+        discovery.resolveAgain(instanceName: "peer", avoiding: ["10.0.0.2"])
+        try await services.waitForCount(2, timeout: 10)
+        #expect(services.values.last?.addresses == ["10.1.0.2"])
+        #expect(services.values.last?.interfaceIndex == 1002)
+        #expect(backend.resolves == [1001, 1001, 1002])
+        // And back: the one that failed now is avoided in turn.
+        discovery.resolveAgain(instanceName: "peer", avoiding: ["10.1.0.2"])
+        try await services.waitForCount(3, timeout: 10)
+        #expect(services.values.last?.addresses == ["10.0.0.2"])
+        // Control: an answer with another address is taken where it came from.
+        backend.setAddress("10.0.0.9", on: 1001)
+        discovery.resolveAgain(instanceName: "peer", avoiding: ["10.0.0.2"])
+        try await services.waitForCount(4, timeout: 10)
+        #expect(services.values.last?.addresses == ["10.0.0.9"])
+        #expect(backend.resolves == [1001, 1001, 1002, 1002, 1001, 1001])
+    }
+
+    @Test func anAnswerOfOnlyTheAddressThatFailedIsReportedWhenNoOtherInterfaceIsLeft() async throws {
+        let backend = MovingDiscovery(interfaces: [1001: "10.0.0.2"])
+        let (discovery, services) = try start(backend)
+        defer { discovery.stop() }
+        try await services.waitForCount(1, timeout: 10)
+        discovery.resolveAgain(instanceName: "peer", avoiding: ["10.0.0.2"])
+        try await services.waitForCount(2, timeout: 10)
+        #expect(services.values.last?.addresses == ["10.0.0.2"])
+        #expect(backend.resolves == [1001, 1001])
+    }
+
     private func start(_ backend: MovingDiscovery) throws -> (ServiceDiscovery, Collected<DiscoveredService>) {
         let services = Collected<DiscoveredService>()
         let discovery = ServiceDiscovery(

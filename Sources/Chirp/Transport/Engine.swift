@@ -73,7 +73,8 @@ final class Engine: ConnectionDelegate {
                 table: Table(
                     settings: .init(
                         localID: configuration.peerID, protocolVersion: String(Hello.currentProtocolVersion),
-                        usesSecret: configuration.sharedSecret != nil, includesTools: configuration.includesTools))))
+                        usesSecret: configuration.sharedSecret != nil, includesTools: configuration.includesTools,
+                        presumedDeadAfter: configuration.heartbeatInterval * 2))))
     }
 
     var localID: String { configuration.peerID }
@@ -134,6 +135,13 @@ final class Engine: ConnectionDelegate {
         case .retire(let loser, let holding):
             holding?.holdInbound(until: loser)
             loser.retire()
+        case .lookAtQuiet(let connection, let id):
+            // On the connection's event loop, where its heartbeat keeps the time of the last frame.
+            connection.eventLoop.execute {
+                let heartbeat = try? connection.channel.pipeline.syncOperations.handler(type: HeartbeatHandler.self)
+                let quiet = heartbeat.map { Duration.nanoseconds($0.peerQuietFor.nanoseconds) } ?? .zero
+                self.apply(.looked(connection, peerID: id, quietFor: connection.channel.isActive ? quiet : nil))
+            }
         case .close(let connection):
             connection.channel.close(promise: nil)
         case .closeWithGoodbye(let connection):
@@ -142,8 +150,8 @@ final class Engine: ConnectionDelegate {
             state.withLockedValue { $0.discovery }?.connected(instanceName: instance)
         case .instanceDisconnected(let instance):
             state.withLockedValue { $0.discovery }?.disconnected(instanceName: instance)
-        case .resolveAgain(let instance):
-            state.withLockedValue { $0.discovery }?.resolveAgain(instanceName: instance)
+        case .resolveAgain(let instance, let avoiding):
+            state.withLockedValue { $0.discovery }?.resolveAgain(instanceName: instance, avoiding: avoiding)
         }
     }
 

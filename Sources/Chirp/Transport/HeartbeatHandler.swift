@@ -43,6 +43,9 @@ final class HeartbeatHandler: ChannelDuplexHandler, StartsWhenActive, RemovableC
         self.timeout = timeout
     }
 
+    /// How long no complete frame has arrived (read on the event loop).
+    var peerQuietFor: TimeAmount { .now() - lastRead }
+
     func handlerRemoved(context: ChannelHandlerContext) {
         stop()
     }

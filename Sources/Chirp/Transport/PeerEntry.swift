@@ -11,6 +11,8 @@ where Instant.Duration == Duration {
         var peer: Peer
         /// When it was established (for the backoff after a short-lived connection).
         var connectedAt: Instant
+        /// When this connection became the one in use (``connectedAt`` carries over a switch; this does not).
+        var inUseSince: Instant
     }
 
     /// The latest description of the peer (from its TXT record or its hello).
@@ -21,8 +23,14 @@ where Instant.Duration == Duration {
     var dialAddress: PeerTable<Connection, Instant>.DialAddress?
     /// The connection in use, if any.
     var slot: Slot?
+    /// A second connection the tie-break would retire, waiting while the table learns whether the one in use is still
+    /// alive (``PeerTable/Action/lookAtQuiet(_:peerID:)``).
+    var challenger: PeerTable<Connection, Instant>.Established?
     /// A dial is in flight.
     var dialing = false
+    /// Discovery was asked to resolve the peer again after a failure (its connection ended, a dial found nobody): the
+    /// next dial waits for the answer, up to ``PeerTable/Settings/answerWait``, rather than go where it failed.
+    var awaitingAnswer = false
     /// The generation of the dial scheduled last, while it is pending; a due dial of another generation is stale.
     var scheduledDial: UInt64?
     /// Failed attempts in a row, for backoff.

@@ -66,6 +66,9 @@ extension PeerTable {
         case dialFailed(peerID: String, DialFailure)
         /// A connection (dialed or accepted) completed its handshake.
         case established(Established)
+        /// How long the peer has sent nothing on `connection` (``Action/lookAtQuiet(_:peerID:)``); `nil` when the
+        /// connection is closed already.
+        case looked(Connection, peerID: String, quietFor: Duration?)
         /// An established connection closed. `peerStopping`: the peer's `goodbye(stopping)` closed it; `refusal`: the
         /// peer refused it right after the hellos (its accept policy), with the reason it gave.
         case closed(Connection, peerID: String, peerStopping: Bool, refusal: String?)
@@ -87,7 +90,10 @@ extension PeerTable {
         /// Write nothing on the first connection until the peer has finished sending on the second: our messages
         /// moved from the second (which lost the tie-break) to the first, and the peer may not know it yet.
         case holdOutbound(Connection, until: Connection)
-        /// Close a connection without a goodbye (it belongs to a run of the peer that has stopped).
+        /// Say how long the peer has sent nothing on this connection, with ``Event/looked(_:peerID:quietFor:)``: a
+        /// second connection arrived that the tie-break would retire, and this one, in use, may be dead.
+        case lookAtQuiet(Connection, peerID: String)
+        /// Close a connection without a goodbye (it belongs to a run of the peer that has stopped, or it is dead).
         case close(Connection)
         /// Say goodbye (`stopping`) on the connection and close it.
         case closeWithGoodbye(Connection)
@@ -97,7 +103,9 @@ extension PeerTable {
         case instanceDisconnected(String)
         /// What discovery reported for the instance may be stale (a connection to its peer ended, or a dial failed):
         /// resolve it again, so that the next dial goes where the peer is now (a new address, another interface).
-        case resolveAgain(String)
+        /// `avoiding`: the addresses (no port) that failed, where that connection went or that dial was headed; an
+        /// answer made of them only is taken from another interface the instance is seen on, if any.
+        case resolveAgain(String, avoiding: [String])
         /// Log a line (never under a lock).
         case log(Logger.Level, Logger.Message, Logger.Metadata)
     }

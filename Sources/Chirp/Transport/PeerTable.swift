@@ -29,6 +29,13 @@ where Instant.Duration == Duration {
         var tombstoneLifetime: Duration = .seconds(5)
         /// A connection that lasted less than this counts as a failure for the backoff of the next dial.
         var shortConnection: Duration = .seconds(2)
+        /// A connection in use whose peer has sent nothing for this long is presumed dead when a second connection
+        /// from that peer arrives that the tie-break would retire: the new one is kept instead. Twice the heartbeat
+        /// interval (a live peer sends at least once an interval); the engine sets it from the configuration.
+        var presumedDeadAfter: Duration = .seconds(1)
+        /// How long a dial waits for the answer of a resolve again after a failure (``PeerEntry/awaitingAnswer``); the
+        /// answer usually comes within milliseconds (from the daemon's cache).
+        var answerWait: Duration = .seconds(1)
         /// The random factor of each dial backoff (``Backoff/jitter``); tests fix it.
         var dialJitter: @Sendable () -> Double = { Backoff.dial.randomFactor() }
     }
@@ -129,6 +136,8 @@ where Instant.Duration == Duration {
             dialFailed(id, failure, into: &actions)
         case .established(let established):
             self.established(established, now: now, into: &actions)
+        case .looked(let connection, let id, let quietFor):
+            looked(connection, peerID: id, quietFor: quietFor, now: now, into: &actions)
         case .closed(let connection, let id, let peerStopping, let refusal):
             closed(connection, peerID: id, peerStopping: peerStopping, refusal: refusal, now: now, into: &actions)
         case .stop:
@@ -174,6 +183,11 @@ where Instant.Duration == Duration {
         }
         entry.instances.insert(advert.instanceName)
         entry.stopping = false
+        if entry.awaitingAnswer {
+            // The answer a dial waited for: the dial scheduled to wait for it is replaced by one without the wait.
+            entry.awaitingAnswer = false
+            entry.scheduledDial = nil
+        }
         if let securityMismatch, entry.securityMismatch == nil {
             actions.append(.log(.warning, "\(UntrustedText.escaped(securityMismatch))", [:]))
             actions.append(
@@ -222,6 +236,7 @@ where Instant.Duration == Duration {
         // The lower id dials first. The higher id dials at once only while nobody can have discovered it yet;
         // otherwise it gives the lower id a head start, then dials too in case that peer cannot see it.
         var delay = entry.backoff(factor: settings.dialJitter())
+        if entry.awaitingAnswer { delay = max(delay, settings.answerWait) }
         if Self.dialsFirst(id, localID: localID) && isAdvertised && !entry.refused {
             delay = max(delay, settings.dialGrace)
         }
@@ -281,18 +296,20 @@ where Instant.Duration == Duration {
                         ]))
             }
         }
-        entries[id] = entry
         if case .failed(_, connectionRefused: false) = failure {
             // Timed out or unreachable: the address may be stale (the peer moved). Something that refused the
             // connection answered there, so that address still exists.
-            resolveAgain(entry, into: &actions)
+            resolveAgain(entry, avoiding: entry.dialAddress.map { [$0.host] } ?? [], into: &actions)
+            entry.awaitingAnswer = entry.isAdvertised
         }
+        entries[id] = entry
         scheduleDial(id, into: &actions)
     }
 
-    /// Asks discovery to resolve `entry`'s instances again (``Action/resolveAgain(_:)``).
-    private func resolveAgain(_ entry: Entry, into actions: inout [Action]) {
-        for instance in entry.instances.sorted() { actions.append(.resolveAgain(instance)) }
+    /// Asks discovery to resolve `entry`'s instances again (``Action/resolveAgain(_:avoiding:)``), `avoiding` the
+    /// addresses that failed (hosts, no port).
+    private func resolveAgain(_ entry: Entry, avoiding: [String], into actions: inout [Action]) {
+        for instance in entry.instances.sorted() { actions.append(.resolveAgain(instance, avoiding: avoiding)) }
     }
 
     private mutating func established(_ new: Established, now: Instant, into actions: inout [Action]) {
@@ -324,34 +341,24 @@ where Instant.Duration == Duration {
         entry.stopping = false
         if let existing = entry.slot {
             // Two connections with one peer: keep the one both sides keep, retire the other.
-            let loser: Connection
-            if TieBreak.keepsNew(
+            let keepsNew = TieBreak.keepsNew(
                 existingDialer: existing.dialerID, newDialer: new.dialerID, localID: localID, remoteID: id)
+            if !keepsNew && entry.challenger == nil
+                && existing.inUseSince.duration(to: now) >= settings.presumedDeadAfter
             {
-                loser = existing.connection
-                entry.slot = .init(
-                    connection: new.connection, dialerID: new.dialerID, peer: new.peer,
-                    connectedAt: existing.connectedAt)
-                routes[id] = new.connection
-                recipientRoutes[id] = shown ? new.connection : nil
-            } else {
-                loser = new.connection
+                // The peer dialed again while the connection the rule keeps has been in use for a while: it may have
+                // abandoned that one (its address or interface went). The new one waits for a look at the old one.
+                entry.challenger = new
+                entries[id] = entry
+                actions.append(.lookAtQuiet(existing.connection, peerID: id))
+                return
             }
             entries[id] = entry
-            // Both dialed at once: what the peer sent on the loser comes first. (A second connection from the same
-            // dialer replaces a stale one, whose remaining frames are not waited for.)
-            let winner = loser == existing.connection ? new.connection : existing.connection
-            let holding = existing.dialerID != new.dialerID ? winner : nil
-            actions.append(.log(.debug, "two connections to one peer; keeping one", ["peer": "\(new.peer)"]))
-            if let holding, holding == new.connection {
-                // Our messages move to the new connection. The peer holds what arrives on it only once its table
-                // knows both, which may be later than ours: we wait for its goodbye on the loser.
-                actions.append(.holdOutbound(holding, until: loser))
-            }
-            actions.append(.retire(loser, holding: holding))
+            tieBreak(id, existing: existing, new: new, keepsNew: keepsNew, now: now, into: &actions)
             return
         }
-        entry.slot = .init(connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: now)
+        entry.slot = .init(
+            connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: now, inUseSince: now)
         routes[id] = new.connection
         recipientRoutes[id] = shown ? new.connection : nil
         entry.scheduledDial = nil  // a dial still scheduled finds the peer connected, or a newer generation
@@ -370,10 +377,101 @@ where Instant.Duration == Duration {
             .log(.info, "connected", ["peer": "\(new.peer)", "role": "\(new.role)", "peer-role": "\(new.peer.role)"]))
     }
 
+    /// Keeps one of two connections with peer `id` (the rule of ``TieBreak``) and retires the other.
+    private mutating func tieBreak(
+        _ id: String, existing: Entry.Slot, new: Established, keepsNew: Bool, now: Instant, into actions: inout [Action]
+    ) {
+        guard var entry = entries[id] else { return }
+        let loser: Connection
+        if keepsNew {
+            loser = existing.connection
+            promote(new, in: &entry, replacing: existing, now: now)
+        } else {
+            loser = new.connection
+        }
+        entries[id] = entry
+        // Both dialed at once: what the peer sent on the loser comes first. (A second connection from the same
+        // dialer replaces a stale one, whose remaining frames are not waited for.)
+        let winner = loser == existing.connection ? new.connection : existing.connection
+        let holding = existing.dialerID != new.dialerID ? winner : nil
+        actions.append(.log(.debug, "two connections to one peer; keeping one", ["peer": "\(new.peer)"]))
+        if let holding, holding == new.connection {
+            // Our messages move to the new connection. The peer holds what arrives on it only once its table
+            // knows both, which may be later than ours: we wait for its goodbye on the loser.
+            actions.append(.holdOutbound(holding, until: loser))
+        }
+        actions.append(.retire(loser, holding: holding))
+    }
+
+    /// Makes `new` the connection in use to its peer in place of `existing` (the peer stays connected: no event).
+    private mutating func promote(
+        _ new: Established, in entry: inout Entry, replacing existing: Entry.Slot, now: Instant
+    ) {
+        let id = new.peer.id
+        entry.slot = .init(
+            connection: new.connection, dialerID: new.dialerID, peer: new.peer, connectedAt: existing.connectedAt,
+            inUseSince: now)
+        routes[id] = new.connection
+        recipientRoutes[id] = shows(new.peer.role) ? new.connection : nil
+    }
+
+    /// The look at the connection in use that a second connection waited for (``Action/lookAtQuiet(_:peerID:)``):
+    /// a peer quiet for ``Settings/presumedDeadAfter`` abandoned it, and the new one is kept; otherwise the tie-break
+    /// applies as usual.
+    private mutating func looked(
+        _ connection: Connection, peerID id: String, quietFor: Duration?, now: Instant, into actions: inout [Action]
+    ) {
+        guard var entry = entries[id], let challenger = entry.challenger, let existing = entry.slot,
+            existing.connection == connection
+        else { return }
+        entry.challenger = nil
+        entries[id] = entry
+        guard isRunning else { return }
+        let quiet = quietFor ?? .seconds(Int64.max / 2)
+        guard quiet >= settings.presumedDeadAfter else {
+            tieBreak(id, existing: existing, new: challenger, keepsNew: false, now: now, into: &actions)
+            return
+        }
+        // Nothing from the peer on the old connection for two heartbeat intervals, and a new one from it: it left
+        // the old one (its address or interface went). Closed without a goodbye (the peer cannot hear it there).
+        promote(challenger, in: &entry, replacing: existing, now: now)
+        entries[id] = entry
+        actions.append(
+            .log(
+                .info, "the connection in use was quiet and the peer dialed again; keeping the new one",
+                ["peer": "\(challenger.peer)", "quiet": "\(quiet)"]))
+        actions.append(.close(existing.connection))
+    }
+
     private mutating func closed(
         _ connection: Connection, peerID id: String, peerStopping: Bool, refusal: String?, now: Instant,
         into actions: inout [Action]
     ) {
+        if var entry = entries[id], let challenger = entry.challenger {
+            if challenger.connection == connection {
+                // The second connection closed while it waited: nothing to decide.
+                entry.challenger = nil
+                entries[id] = entry
+                return
+            }
+            if let slot = entry.slot, slot.connection == connection, !peerStopping, refusal == nil {
+                // The connection in use ended while a second one waited for a look at it: the second takes over.
+                entry.challenger = nil
+                promote(challenger, in: &entry, replacing: slot, now: now)
+                entries[id] = entry
+                actions.append(
+                    .log(
+                        .info, "the connection in use ended; keeping the peer's new one", ["peer": "\(challenger.peer)"]
+                    ))
+                return
+            }
+            if let slot = entry.slot, slot.connection == connection {
+                // It ended for good (the peer stops, or refused): so does the one that waited.
+                entry.challenger = nil
+                entries[id] = entry
+                actions.append(.close(challenger.connection))
+            }
+        }
         guard var entry = entries[id], let slot = entry.slot, slot.connection == connection else { return }
         if entry.instances.isEmpty { actions.append(.instanceDisconnected(Self.instanceName(of: slot.peer))) }
         entry.slot = nil
@@ -398,10 +496,16 @@ where Instant.Duration == Duration {
         }
         if shown { actions.append(.emit(.peerDisconnected(peer))) }
         if entry.isAdvertised {
+            // Where the peer is now may not be where it was (Docs/Protocol.md section 6, "A peer that moves"). The
+            // address the connection went to failed: an answer of only that one is taken from another interface, and
+            // the next dial waits for the answer.
+            entry.awaitingAnswer = !peerStopping && refusal == nil
             entries[id] = entry
             if shown { actions.append(peersChanged) }
-            // Where the peer is now may not be where it was (Docs/Protocol.md section 6, "A peer that moves").
-            if !peerStopping && refusal == nil { resolveAgain(entry, into: &actions) }
+            if entry.awaitingAnswer {
+                let failed = slot.peer.addresses.prefix(1).map(IPAddressText.host(ofEndpoint:))
+                resolveAgain(entry, avoiding: failed, into: &actions)
+            }
             scheduleDial(id, into: &actions)
         } else {
             forget(id, now: now)
@@ -423,6 +527,7 @@ where Instant.Duration == Duration {
         recipientRoutes = [:]
         instanceOwners = [:]
         for entry in stopping {
+            if let challenger = entry.challenger { actions.append(.closeWithGoodbye(challenger.connection)) }
             guard let slot = entry.slot else { continue }
             actions.append(.closeWithGoodbye(slot.connection))
             guard shows(entry.peer.role) else { continue }

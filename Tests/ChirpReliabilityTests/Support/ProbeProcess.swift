@@ -50,8 +50,13 @@ final class ProbeProcess: Sendable {
     init(harness: Harness, host: String, name: String, arguments: [String]) async throws {
         self.host = host
         self.name = name
+        // CHIRP_PROBE_LOG_LEVEL=debug shows discovery and the peer table in `standardError` (to investigate a failure).
         process = try await harness.start(
-            on: host, [binaryPath("chirp-probe"), "--log-level", "info"] + arguments, name: "\(name)@\(host)")
+            on: host,
+            [
+                binaryPath("chirp-probe"), "--log-level",
+                ProcessInfo.processInfo.environment["CHIRP_PROBE_LOG_LEVEL"] ?? "info"
+            ] + arguments, name: "\(name)@\(host)")
     }
 
     var events: [ProbeEvent] { process.lines.compactMap(ProbeEvent.parse) }
