@@ -118,7 +118,7 @@ struct OutboundQueue {
     /// ``Admission/full``): a sender that would not wait asks before it builds a large frame, so that a full queue does
     /// not cost it a copy of the payload for nothing.
     func isFull(for size: Int) -> Bool {
-        !isClosed && !isRetired && queuedBytes > 0 && queuedBytes + size > limit
+        refusal(size: size, isReply: false) == .full
     }
 
     /// Why a frame of `size` bytes cannot be queued now, or `nil` when it can.
