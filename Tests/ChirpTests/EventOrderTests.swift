@@ -48,5 +48,45 @@ extension LiveTests {
                 await bob.shutdown()
             }
         }
+
+        /// A peer that sends and leaves before the app was told it connected: the app still sees it connect, then its
+        /// message, then it go. Bob sends, says goodbye and closes while alice's events are held up (as above); her
+        /// connection closes with his message unread by her handlers, and it waits for her events all the same.
+        @Test func aPeerThatSendsAndLeavesBeforeItsConnectedEventIsSeenConnectedThenItsMessageThenGone() async throws {
+            let type = uniqueServiceType()
+            let alice = Transceiver(configuration: testConfiguration("alice", serviceType: type))
+            let bob = Transceiver(configuration: testConfiguration("bob", serviceType: type))
+            let seen = Collected<String>()
+            try alice.receive(Greeting.self) { _, sender in seen.append("message from \(sender.name)") }
+            alice.availablePeersDidChange = { peers in
+                let isConnected = peers.contains { $0.name == "bob" && $0.isConnected }
+                let wasConnected = seen.values.last(where: { $0.hasPrefix("bob ") }) == "bob connected"
+                if isConnected != wasConnected { seen.append(isConnected ? "bob connected" : "bob gone") }
+            }
+
+            try await alice.start()
+            let bobHasLeft = DispatchSemaphore(value: 0)
+            alice.hub.afterPendingEvents { _ = bobHasLeft.wait(timeout: .now() + 20) }
+            try await withTeardown {
+                try await bob.start()
+                let alicePeer = try #require(try await bob.waitForConnectedPeers(1).first)
+                try await bob.send(Greeting(text: "bye"), to: alicePeer)
+                await bob.shutdown()  // his goodbye goes after the message, then he closes
+                let engine = try #require(alice.currentEngine)
+                try await withTimeout(.seconds(20), "alice's connections with bob closed") {
+                    while engine.openChannelCount > 0 { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                bobHasLeft.signal()
+
+                try await withTimeout(.seconds(20), "bob's connection, message and end (seen: \(seen.values))") {
+                    while !seen.values.contains("bob gone") { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(seen.values == ["bob connected", "message from bob", "bob gone"])
+            } teardown: {
+                bobHasLeft.signal()
+                await alice.shutdown()
+                await bob.shutdown()
+            }
+        }
     }
 }

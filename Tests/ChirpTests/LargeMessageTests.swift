@@ -6,7 +6,12 @@ import Testing
 
 extension LiveTests {
     /// A large message between two transceivers goes out in parts (Docs/Protocol.md section 3): a small request sent
-    /// behind it is answered while it is still on its way, not after it.
+    /// behind it reaches the peer's handler, and is answered, while the message is still on its way, not after it.
+    ///
+    /// The order in which bob's handlers run is the check: the request's frame overtakes the message's remaining
+    /// parts whatever the machine's load. Comparing the request's round trip with the transfer's time would depend on
+    /// the load too (on loopback the 32 MiB take 70-200 ms, and a reply crosses a busy event loop); the round trip on a
+    /// slow link, against the link's own, is `LossTests.aRequestBehindALargeMessageOnASlowLinkIsNotHeldUpByIt`.
     @Suite struct LargeMessageTests {
         @Test func aSmallRequestSentBehindALargeMessageIsAnsweredBeforeTheMessageArrives() async throws {
             let pair = Pair()
@@ -32,9 +37,8 @@ extension LiveTests {
                 #expect(reply.text == "small")
                 try await arrived.waitForCount(1, timeout: 60)
                 let transfer = try #require(arrived.values.first) - start
-                // The request reached bob, and its answer alice, while the large message was in transit.
+                // The request reached bob while the large message was in transit.
                 #expect(order.withLockedValue { $0 } == ["request", "data"])
-                #expect(roundTrip < transfer)
                 FileHandle.standardError.write(
                     Data(
                         "measure large-message: 32 MiB in \(transfer); a request behind it answered in \(roundTrip)\n"

@@ -334,6 +334,9 @@ final class Engine: ConnectionDelegate {
         return EventLoopFuture.whenAllComplete(futures, on: loop).map { _ in () }
     }
 
+    /// How many channels are open (listeners not included): the connections in their handshake, in use, retired.
+    var openChannelCount: Int { state.withLockedValue { $0.openChannels.count } }
+
     /// Registers a channel so `stop()` can close it; `false` once stopped.
     private func track(_ channel: any Channel) -> Bool {
         let id = ObjectIdentifier(channel)

@@ -79,7 +79,13 @@ extension PeerChannelHandler {
 
     /// Ends the holds `reasons`; once none is left, delivers what was held, in order, after what arrived before it.
     func releaseHold(_ reasons: InboundHolds) {
-        guard !inboundHolds.isDisjoint(with: reasons), let context else { return }
+        guard !inboundHolds.isDisjoint(with: reasons) else { return }
+        if closedBeforeConnectedEvent, reasons.contains(.untilConnectedEvent), let connection {
+            closedBeforeConnectedEvent = false
+            finishClosed(connection, context: context)
+            return
+        }
+        guard let context else { return }
         inboundHolds.subtract(reasons)
         guard inboundHolds.isEmpty else { return }
         moveHeldToInbox()
@@ -97,7 +103,9 @@ extension PeerChannelHandler {
         heldBytes = 0
     }
 
-    private func handle(_ frame: Frame, on connection: PeerConnection, context: ChannelHandlerContext) {
+    /// Handles one frame. `context` is `nil` once the channel is gone (``finishClosed(_:context:)``): nothing is
+    /// written then.
+    private func handle(_ frame: Frame, on connection: PeerConnection, context: ChannelHandlerContext?) {
         do {
             switch frame.knownKind {
             case .message:
@@ -108,6 +116,7 @@ extension PeerChannelHandler {
                 let response = try FrameParser.response(frame.body, names: &typeNames)
                 answered(exchanges.responseArrived(response.requestID)) { $0.succeed(response) }
             case .ping:
+                guard let context else { return }  // closed: nobody to answer
                 // Built in the memory of the last pong, which the socket has taken by now as a rule (when it has
                 // not, `clear()` copies on write: the bytes NIO still holds stay as they are).
                 var pong = sparePong.take() ?? context.channel.allocator.buffer(capacity: 16)
@@ -143,7 +152,7 @@ extension PeerChannelHandler {
             dispatcher.metrics.framesRefused.increment()
             dispatcher.report(
                 .protocolViolation(peer: connection.peer, reason: "\(error)", cause: error), logLevel: .warning)
-            context.close(promise: nil)
+            context?.close(promise: nil)
         } catch {
             // A malformed frame is skipped; the stream stays in sync thanks to the length prefix.
             dispatcher.metrics.framesRefused.increment()
@@ -153,7 +162,7 @@ extension PeerChannelHandler {
     }
 
     /// The channel closed: what arrived before is delivered, in order, even if a hold has not ended.
-    func deliverEverythingLeft(on connection: PeerConnection, context: ChannelHandlerContext) {
+    func deliverEverythingLeft(on connection: PeerConnection, context: ChannelHandlerContext?) {
         inboundHolds = []
         moveHeldToInbox()
         while let frame = inbox.popFirst() { handle(frame, on: connection, context: context) }

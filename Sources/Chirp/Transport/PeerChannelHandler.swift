@@ -68,6 +68,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     let established: EventLoopPromise<PeerConnection>?
     /// Frames held while the connection waits for another one with the same peer (``PeerConnection/holdInbound(until:)``).
     @exclusivity(unchecked) var held = CircularBuffer<Frame>()
+    /// The channel closed while what the peer sent still waited for the connected event (``channelInactive(context:)``).
+    @exclusivity(unchecked) var closedBeforeConnectedEvent = false
     /// Frames read and not handled yet: what one read brought in, while the handlers of earlier frames run
     /// (``deliverInbox(context:)``).
     @exclusivity(unchecked) var inbox = CircularBuffer<Frame>()
@@ -196,16 +198,30 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
-            deliverEverythingLeft(on: connection, context: context)
-            perform(lifecycle.channelClosed())
-            delegate.connectionClosed(connection, peerStopping: lifecycle.peerIsStopping, refusal: lifecycle.refusal)
-            self.connection = nil
+            if inboundHolds.contains(.untilConnectedEvent) {
+                // The app has not been told yet that the peer connected (its event queue is behind): what the peer
+                // sent, and then the end of the connection, wait for that (``releaseHold(_:)``). A connection that
+                // lost the tie-break closes this early when the peer sent on it first.
+                closedBeforeConnectedEvent = true
+            } else {
+                finishClosed(connection, context: context)
+            }
         } else {
             established?.fail(handshakeError ?? ConnectionClosedError())
             delegate.handshakeFailed(
                 role: role, remote: remoteDescription, dialedPeerID: dialedPeerID, error: handshakeError)
         }
         context.fireChannelInactive()
+    }
+
+    /// The end of a closed connection: what arrived is delivered, in order, even if a hold other than
+    /// ``InboundHolds/untilConnectedEvent`` has not ended; then the lifecycle and the engine learn it closed. `context`
+    /// is `nil` when this waited for the connected event past the handler's removal.
+    func finishClosed(_ connection: PeerConnection, context: ChannelHandlerContext?) {
+        deliverEverythingLeft(on: connection, context: context)
+        perform(lifecycle.channelClosed())
+        delegate.connectionClosed(connection, peerStopping: lifecycle.peerIsStopping, refusal: lifecycle.refusal)
+        self.connection = nil
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
