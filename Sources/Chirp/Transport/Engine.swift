@@ -225,6 +225,7 @@ final class Engine: ConnectionDelegate {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .resendingThinStreamsSteadily()
             .childChannelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard self.track(channel) else { throw ChirpError.notRunning }
@@ -473,6 +474,7 @@ final class Engine: ConnectionDelegate {
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(configuration.connectTimeout.timeAmount)
             .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .resendingThinStreamsSteadily()
             .channelInitializer { [self] channel in
                 channel.eventLoop.makeCompletedFuture {
                     guard self.track(channel) else { throw ChirpError.notRunning }
