@@ -80,8 +80,10 @@ extension PeerChannelHandler {
     /// Ends the holds `reasons`; once none is left, delivers what was held, in order, after what arrived before it.
     func releaseHold(_ reasons: InboundHolds) {
         guard !inboundHolds.isDisjoint(with: reasons) else { return }
-        if closedBeforeConnectedEvent, reasons.contains(.untilConnectedEvent), let connection {
-            closedBeforeConnectedEvent = false
+        if closedWhileHolding {
+            inboundHolds.subtract(reasons)
+            guard inboundHolds.isEmpty, let connection else { return }
+            closedWhileHolding = false
             finishClosed(connection, context: context)
             return
         }
@@ -161,7 +163,7 @@ extension PeerChannelHandler {
         }
     }
 
-    /// The channel closed: what arrived before is delivered, in order, even if a hold has not ended.
+    /// The channel closed and nothing holds what the peer sent any more: what arrived is delivered, in order.
     func deliverEverythingLeft(on connection: PeerConnection, context: ChannelHandlerContext?) {
         inboundHolds = []
         moveHeldToInbox()

@@ -68,8 +68,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
     let established: EventLoopPromise<PeerConnection>?
     /// Frames held while the connection waits for another one with the same peer (``PeerConnection/holdInbound(until:)``).
     @exclusivity(unchecked) var held = CircularBuffer<Frame>()
-    /// The channel closed while what the peer sent still waited for the connected event (``channelInactive(context:)``).
-    @exclusivity(unchecked) var closedBeforeConnectedEvent = false
+    /// The channel closed while what the peer sent was held (``channelInactive(context:)``): the end waits too.
+    @exclusivity(unchecked) var closedWhileHolding = false
     /// Frames read and not handled yet: what one read brought in, while the handlers of earlier frames run
     /// (``deliverInbox(context:)``).
     @exclusivity(unchecked) var inbox = CircularBuffer<Frame>()
@@ -198,11 +198,12 @@ final class PeerChannelHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         if let connection {
-            if inboundHolds.contains(.untilConnectedEvent) {
-                // The app has not been told yet that the peer connected (its event queue is behind): what the peer
-                // sent, and then the end of the connection, wait for that (``releaseHold(_:)``). A connection that
-                // lost the tie-break closes this early when the peer sent on it first.
-                closedBeforeConnectedEvent = true
+            if !inboundHolds.isEmpty {
+                // What the peer sent waits for something that must come first: the app being told the peer connected
+                // (its event queue is behind; a connection that lost the tie-break closes this early when the peer
+                // sent on it first), or the peer's other connection delivering everything. So does the end of this
+                // connection (``releaseHold(_:)``): the app sees the peer connect, its messages, then it go.
+                closedWhileHolding = true
             } else {
                 finishClosed(connection, context: context)
             }
@@ -214,9 +215,9 @@ final class PeerChannelHandler: ChannelInboundHandler {
         context.fireChannelInactive()
     }
 
-    /// The end of a closed connection: what arrived is delivered, in order, even if a hold other than
-    /// ``InboundHolds/untilConnectedEvent`` has not ended; then the lifecycle and the engine learn it closed. `context`
-    /// is `nil` when this waited for the connected event past the handler's removal.
+    /// The end of a closed connection, once nothing holds what the peer sent: what arrived is delivered, in order;
+    /// then the lifecycle and the engine learn it closed. `context` is `nil` when this waited past the handler's
+    /// removal.
     func finishClosed(_ connection: PeerConnection, context: ChannelHandlerContext?) {
         deliverEverythingLeft(on: connection, context: context)
         perform(lifecycle.channelClosed())
