@@ -28,7 +28,7 @@ final class Engine: ConnectionDelegate {
         var pendingInbound: Set<ObjectIdentifier> = []
         var warnedPendingLimit = false
         /// Dials the table scheduled, cancelled at stop.
-        var dialTimers: [String: Scheduled<Void>] = [:]
+        var dialTimers = DialTimers<Scheduled<Void>>()
     }
 
     let configuration: Configuration
@@ -124,8 +124,7 @@ final class Engine: ConnectionDelegate {
             }
             let stale = state.withLockedValue { state -> Scheduled<Void>? in
                 guard state.table.isRunning else { return timer }
-                defer { state.dialTimers[id] = timer }
-                return state.dialTimers[id]
+                return state.dialTimers.keep(timer, generation: generation, for: id)
             }
             stale?.cancel()
         case .dial(let id, let address, let peer):
@@ -306,10 +305,9 @@ final class Engine: ConnectionDelegate {
             defer {
                 state.serverChannels = []
                 state.discovery = nil
-                state.dialTimers = [:]
             }
             return (
-                state.serverChannels, state.discovery, Array(state.openChannels.values), Array(state.dialTimers.values),
+                state.serverChannels, state.discovery, Array(state.openChannels.values), state.dialTimers.removeAll(),
                 connections
             )
         }

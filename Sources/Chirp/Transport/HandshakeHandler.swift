@@ -25,7 +25,8 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
 
     private enum State {
         case waiting
-        /// The remote hello is fine; the accept policy is deciding. Frames that arrive meanwhile are held.
+        /// The remote hello is fine; the accept policy is deciding, or the read that brought it is not over yet. Frames
+        /// that arrive meanwhile are held.
         case deciding(remote: Hello, held: [Frame], heldBytes: Int)
         case done
     }
@@ -54,6 +55,12 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         deadline?.cancel()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if case .deciding = state { state = .done }  // a hello the peer sent and then gave up on: never completed
+        deadline?.cancel()
+        context.fireChannelInactive()
     }
 
     func start(context: ChannelHandlerContext) {
@@ -121,7 +128,7 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
                 if let acceptPolicy {
                     decide(context: context, remote: remote, policy: acceptPolicy)
                 } else {
-                    complete(context: context, remote: remote, held: [])
+                    completeAfterThisRead(context: context, remote: remote)
                 }
             } catch let error as HandshakeError {
                 refuse(context: context, error: error)
@@ -142,6 +149,25 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
         }
     }
 
+    /// Completes the handshake on the event loop's next turn, unless the channel closed meanwhile; frames that arrive
+    /// behind the hello are held until then.
+    ///
+    /// A hello read together with the connection's end is a dial the peer gave up on: a host frozen for a minute
+    /// finds, once it runs again, the hello of every attempt its peers made meanwhile in its socket queue, each with
+    /// the close that their handshake timeout sent. NIO reads all of a socket's queued bytes and its end in one go,
+    /// so by the next turn such a channel is closed, and it is dropped without ever being established: no
+    /// `peerConnected` then `peerDisconnected`, no part in the tie-break with the connection that replaces it, and
+    /// nothing counted against the next dial.
+    private func completeAfterThisRead(context: ChannelHandlerContext, remote: Hello) {
+        state = .deciding(remote: remote, held: [], heldBytes: 0)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute {
+            let (handler, context) = loopBound.value
+            guard case .deciding(_, let held, _) = handler.state, context.channel.isActive else { return }
+            handler.complete(context: context, remote: remote, held: held)
+        }
+    }
+
     /// Asks the accept policy (off the event loop), then completes or refuses the handshake.
     private func decide(
         context: ChannelHandlerContext, remote: Hello, policy: @escaping @Sendable (ConnectionCandidate) async -> Bool
@@ -158,7 +184,8 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         promise.futureResult.whenSuccess { accepted in
             let (handler, context) = loopBound.value
-            guard case .deciding(_, let held, _) = handler.state else { return }  // closed meanwhile
+            // Closed meanwhile (by us, or by the peer that gave up): never established.
+            guard case .deciding(_, let held, _) = handler.state, context.channel.isActive else { return }
             if accepted {
                 handler.complete(context: context, remote: remote, held: held)
             } else {
