@@ -167,6 +167,7 @@ import Testing
         var writes: [Int] = []
         var promises: [EventLoopPromise<Void>] = []
         var isWritable: Bool { pending <= 64 * 1024 }
+        var now = NIODeadline.uptimeNanoseconds(0)
         func write(_ chunk: ByteBuffer, promise: EventLoopPromise<Void>?) {
             pending += chunk.readableBytes
             writes.append(chunk.readableBytes)
@@ -193,6 +194,48 @@ import Testing
         #expect(drained.bytes == header + 307_205 - 256 * 1024)
         #expect(sink.promises.count == 1)  // the frame's memory may serve the next one once its last part is written
         #expect(outbound.drain(to: sink, lingerConfigured: false).bytes == 0)
+    }
+
+    @Test func aDrainWritesMorePartsOnlyWhereTheLinkTookThemFastOverTenMilliseconds() {
+        let start = NIODeadline.uptimeNanoseconds(0)
+        // Fast: a part every 100 µs for 10 ms (10 parts per millisecond): the most, 8 parts per drain.
+        var fast = PartBudget(partSize: 1000)
+        #expect(fast.bytes == 1000)
+        for step in 0...100 { fast.drained(1000, at: start + .microseconds(100 * Int64(step))) }
+        #expect(fast.bytes == 8000)
+        // Then the link slows: one part in the next 20 ms, and the budget is one part again.
+        fast.drained(1000, at: start + .milliseconds(30))
+        #expect(fast.bytes == 1000)
+        // Three parts per millisecond: three.
+        var medium = PartBudget(partSize: 1000)
+        for step in 0...10 { medium.drained(3000, at: start + .milliseconds(Int64(step))) }
+        #expect(medium.bytes == 3000)
+        // A slow link whose kernel takes four parts at once (its congestion window), then one per 100 ms: one part.
+        var slow = PartBudget()
+        for step in 0..<4 {
+            slow.drained(PartFrame.headerSize + PartFrame.partSize, at: start + .microseconds(20 * Int64(step)))
+        }
+        slow.drained(PartFrame.headerSize + PartFrame.partSize, at: start + .milliseconds(10))
+        #expect(slow.bytes == PartFrame.partSize)
+        slow.drained(PartFrame.headerSize + PartFrame.partSize, at: start + .milliseconds(110))
+        #expect(slow.bytes == PartFrame.partSize)
+    }
+
+    @Test func onAFastLinkADrainWritesSeveralPartsPastTheWritability() {
+        let outbound = ConnectionOutbound(limit: 64 << 20, allocator: ByteBufferAllocator(), splitsFrames: true)
+        let sink = WatermarkSink()
+        let header = PartFrame.headerSize
+        for _ in 0..<4 { _ = outbound.admit(Self.frame(bodySize: 1 << 20), isReply: false) }  // 36 parts
+        // A drain every 500 µs, one part each (the channel is full after it), for 10 ms: two parts per millisecond.
+        for step in 0...20 {
+            sink.now = .uptimeNanoseconds(0) + .microseconds(500 * Int64(step))
+            _ = outbound.drain(to: sink, lingerConfigured: false)
+        }
+        #expect(sink.writes == Array(repeating: [header, 128 * 1024], count: 21).flatMap { $0 })
+        sink.writes = []
+        sink.now = sink.now + .microseconds(500)
+        _ = outbound.drain(to: sink, lingerConfigured: false)
+        #expect(sink.writes == [header, 128 * 1024, header, 128 * 1024])  // two parts, the second past the writability
     }
 
     // MARK: - The receiver: PartAssembler
@@ -229,6 +272,27 @@ import Testing
         #expect(assembler.openStreams == 0 && assembler.declaredBytes == 0)
         // A stream id may serve again once its stream closed.
         #expect(try Self.feed(a, stream: 7, size: 64, to: &assembler)?.body.readableBytes == 300)
+    }
+
+    @Test func theNextFrameIsReassembledInTheMemoryOfTheLastOnceItWasLetGo() throws {
+        func address(_ frame: Frame) -> UInt? {
+            frame.body.withUnsafeReadableBytes { $0.baseAddress.map { UInt(bitPattern: $0) } }
+        }
+        var assembler = PartAssembler(maxFrameSize: 1 << 20)
+        let a = Self.frame(bodySize: 300_000, fill: 1)
+        let b = Self.frame(bodySize: 200_000, fill: 2)
+        var first = try #require(try Self.feed(a, stream: 1, size: 65_536, to: &assembler))
+        let firstAddress = address(first)
+        first = try #require(Frame(kindAndBody: ByteBuffer(bytes: [FrameKind.ping.rawValue])))  // let go
+        let second = try #require(try Self.feed(b, stream: 2, size: 65_536, to: &assembler))
+        #expect(address(second) == firstAddress)
+        #expect(second.body == ByteBuffer(repeating: 2, count: 200_000))
+        // Control: a frame still held keeps its bytes, and the next one gets memory of its own.
+        let third = try #require(try Self.feed(a, stream: 3, size: 65_536, to: &assembler))
+        #expect(address(third) != address(second))
+        #expect(second.body == ByteBuffer(repeating: 2, count: 200_000))
+        #expect(third.body == ByteBuffer(repeating: 1, count: 300_000))
+        _ = first
     }
 
     /// Each way to break section 3's rules on parts, and the problem the receiver names before it closes.

@@ -10,6 +10,12 @@ protocol OutboundSink {
     var eventLoop: any EventLoop { get }
     func write(_ chunk: ByteBuffer, promise: EventLoopPromise<Void>?)
     func flush()
+    /// The time, for the ``PartBudget`` (a test's sink sets it).
+    var now: NIODeadline { get }
+}
+
+extension OutboundSink {
+    var now: NIODeadline { .now() }
 }
 
 /// What one connection sends, and the one owner of it: its ``OutboundQueue`` and the drain that writes it; and the
@@ -33,6 +39,8 @@ struct ConnectionOutbound: Sendable {
         var queue: OutboundQueue
         /// The exchanges' bookkeeping that any thread touches.
         var tickets = ExchangeTickets()
+        /// The bytes of parts a drain may write past the channel's writability (the drain's own state).
+        var partBudget = PartBudget()
     }
 
     private let locked: NIOLockedValueBox<Locked>
@@ -156,8 +164,12 @@ struct ConnectionOutbound: Sendable {
         var lastWritten: ByteBuffer?
         var wroteParts = false
         var bytes = 0
+        var partBytes = 0
+        var firstPartAt: NIODeadline?
         loop: while true {
-            switch nextChunk(isWritable: everything || sink.isWritable) {
+            switch nextChunk(
+                isWritable: everything || sink.isWritable, partsWritten: lastWritten == nil ? partBytes : 0)
+            {
             case .chunk(let chunk):
                 bytes += chunk.readableBytes
                 if chunk.capacity > 4 * OutboundQueue.coalescedWriteSize {
@@ -172,6 +184,8 @@ struct ConnectionOutbound: Sendable {
                 lastWritten = chunk
             case .part(let part):
                 bytes += PartFrame.headerSize + part.slice.readableBytes
+                if firstPartAt == nil { firstPartAt = sink.now }
+                partBytes += PartFrame.headerSize + part.slice.readableBytes
                 write(part, to: sink)
                 wroteParts = true
             case .done:
@@ -185,6 +199,7 @@ struct ConnectionOutbound: Sendable {
         // batch reuses their memory.
         let (waiters, frames, lingers) = locked.withLockedValue { locked in
             if let lastWritten { locked.queue.recycle(lastWritten) }
+            if let firstPartAt { locked.partBudget.drained(partBytes, at: firstPartAt) }
             locked.queue.drainedEmpty()
             let frames = locked.queue.takeFramesQueued()
             return (
@@ -224,14 +239,15 @@ struct ConnectionOutbound: Sendable {
     }
 
     /// Takes the next chunk to write while `isWritable` and not held; anything else ends the drain (and allows the
-    /// next one).
-    private func nextChunk(isWritable: Bool) -> Next {
+    /// next one). `partsWritten`: the bytes of parts this drain wrote when it wrote nothing else; while they are fewer
+    /// than the ``PartBudget``, the next part is written even though the channel is not writable.
+    private func nextChunk(isWritable: Bool, partsWritten: Int) -> Next {
         locked.withLockedValue { locked in
             if locked.queue.isHeld {
                 locked.queue.drainScheduled = false
                 return .held
             }
-            guard isWritable else {
+            guard isWritable || (partsWritten > 0 && partsWritten < locked.partBudget.bytes) else {
                 locked.queue.drainScheduled = false
                 return .done
             }
