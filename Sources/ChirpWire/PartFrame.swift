@@ -20,8 +20,8 @@ package enum PartFrame {
     /// receiver closes a connection whose first part comes when they hold this many or more.
     package static let openStreamsBudget = 64 << 20
     /// A receiver keeps the memory of the last frame it reassembled, up to this size, for the next one
-    /// (``PartAssembler``).
-    package static let spareLimit = 4 << 20
+    /// (``PartAssembler``): 1 MiB messages and their headers, and no more per idle connection.
+    package static let spareLimit = 2 << 20
 
     /// Writes the header of a part of stream `stream` whose slice is `sliceSize` bytes.
     package static func writeHeader(stream: UInt32, flags: UInt8, sliceSize: Int, into buffer: inout ByteBuffer) {
