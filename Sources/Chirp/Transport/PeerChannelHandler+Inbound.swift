@@ -79,19 +79,16 @@ extension PeerChannelHandler {
 
     /// Ends the holds `reasons`; once none is left, delivers what was held, in order, after what arrived before it.
     func releaseHold(_ reasons: InboundHolds) {
-        guard !inboundHolds.isDisjoint(with: reasons) else { return }
-        if closedWhileHolding {
-            inboundHolds.subtract(reasons)
-            guard inboundHolds.isEmpty, let connection else { return }
-            closedWhileHolding = false
-            finishClosed(connection, context: context)
-            return
-        }
-        guard let context else { return }
+        guard !inboundHolds.isDisjoint(with: reasons), closedWhileHolding || context != nil else { return }
         inboundHolds.subtract(reasons)
         guard inboundHolds.isEmpty else { return }
-        moveHeldToInbox()
-        if !delivering { deliverInbox(context: context) }
+        if closedWhileHolding {
+            closedWhileHolding = false
+            if let connection { finishClosed(connection, context: context) }
+        } else if let context {
+            moveHeldToInbox()
+            if !delivering { deliverInbox(context: context) }
+        }
     }
 
     /// Runs `callback` once the peer can send nothing more on this connection.
