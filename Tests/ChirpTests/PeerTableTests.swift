@@ -386,6 +386,19 @@ import Testing
         #expect(session.table.entries["Z"]?.dialAddress == .init(host: "10.1.0.2", port: 7000))
     }
 
+    @Test func aReportOfOnlyIPv6AddressesLeavesAnIPv4ConnectionAlone() {
+        var session = Session()
+        _ = session.on(.found(Self.advert("Z", at: ["10.0.0.2"])))
+        _ = session.on(
+            .established(
+                .init(
+                    connection: 1, peer: Peer(id: "Z", name: "Z", addresses: ["10.0.0.2:40000"], isConnected: true),
+                    role: .acceptor, dialerID: "Z", openedAt: session.now)))
+        // Z's link-local address came up after it was resolved; the new answer's IPv4 part was late.
+        #expect(!session.on(.found(Self.advert("Z", at: ["fe80::9%eth0"]))).contains("close #1"))
+        #expect(session.table.connection(to: "Z") == 1)
+    }
+
     @Test(arguments: [
         // remote, advertised before, advertised now, abandoned
         ("10.0.0.2:40000", ["10.0.0.2:7000"], ["10.0.0.9:7000"], true),
@@ -394,7 +407,13 @@ import Testing
         ("10.0.0.2:40000", ["10.0.0.2:7000"], [], false),  // no addresses: says nothing
         ("10.5.0.2:40000", ["10.0.0.2:7000"], ["10.0.0.9:7000"], false),  // never advertised: not judged
         ("[fe80::1%eth0]:40000", ["[fe80::1%eth0]:7000"], ["[fe80::2%eth0]:7000"], true),
-        ("[fe80::1%eth0]:40000", ["[fe80::1%eth0]:7000"], ["[fe80::1%eth0]:7000", "10.0.0.9:7000"], false)
+        ("[fe80::1%eth0]:40000", ["[fe80::1%eth0]:7000"], ["[fe80::1%eth0]:7000", "10.0.0.9:7000"], false),
+        // An answer with no address of the connection's kind says nothing about it (a resolve answers one family).
+        ("10.0.0.2:40000", ["10.0.0.2:7000"], ["[fe80::9%eth0]:7000"], false),
+        ("10.0.0.2:40000", ["10.0.0.2:7000", "[fe80::9%eth0]:7000"], ["[fe80::9%eth0]:7000"], false),
+        ("[fe80::1%eth0]:40000", ["[fe80::1%eth0]:7000"], ["10.0.0.9:7000"], false),
+        ("[2001:db8::1]:40000", ["[2001:db8::1]:7000"], ["[fe80::1%eth0]:7000"], false),
+        ("[2001:db8::1]:40000", ["[2001:db8::1]:7000"], ["[2001:db8::2]:7000", "[fe80::1%eth0]:7000"], true)
     ])
     func aMoveIsAnAdvertisedAddressOfTheConnectionThatIsNoLongerAdvertised(
         remote: String, before: [String], now: [String], abandoned: Bool
