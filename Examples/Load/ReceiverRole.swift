@@ -50,7 +50,7 @@ struct ReceiverRole {
         configuration.interface = options.interface
         configuration.metadata = ["load-role": "receiver"]
         configuration.logger = Logger(label: "chirp-load")
-        configuration.logger.logLevel = try options.logLevel(default: .warning)
+        configuration.logger.logLevel = try options.logLevel(default: .notice)  // why a connection closed, when it did
         let transceiver = Transceiver(configuration: configuration)
 
         let streams = NIOLockedValueBox<[String: Stream]>([:])

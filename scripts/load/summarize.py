@@ -95,6 +95,17 @@ def broadcast(out, peers, hosts, sender_status):
     print("LOAD-SUMMARY " + json.dumps(summary, sort_keys=True))
     for f in failures:
         print("FAIL: " + f)
+    # What the library logged in the receivers that failed (notice and above: why a connection closed, when it did).
+    failed = sorted({f.split(":")[0] for f in failures if f.startswith("recv-")})
+    for name in failed:
+        try:
+            logged = [l.rstrip() for l in open(f"{out}/{name}.err", errors="replace")
+                      if "[Chirp" in l and len(l.split()) > 1 and l.split()[1] in ("notice", "warning", "error", "critical")]
+        except OSError:
+            logged = []
+        print(f"{name}'s log ({len(logged)} line(s) from the library{', the last 20' if len(logged) > 20 else ''}):")
+        for l in logged[-20:]:
+            print("    " + l)
     print("broadcast: " + ("PASS" if not failures else "FAIL"))
     return 0 if not failures else 1
 

@@ -207,7 +207,7 @@ where Instant.Duration == Duration {
             // connection is dead or soon will be. Closed now; its end redials where the peer is advertised now.
             actions.append(
                 .log(
-                    .info, "the peer moved away from the address of its connection; closing it",
+                    .notice, "the peer moved away from the address of its connection; closing it",
                     ["peer": "\(slot.peer)", "now-at": "\(advert.addresses.joined(separator: ", "))"]))
             actions.append(.close(slot.connection))
         }
@@ -438,7 +438,7 @@ where Instant.Duration == Duration {
         entries[id] = entry
         actions.append(
             .log(
-                .info, "the connection in use was quiet and the peer dialed again; keeping the new one",
+                .notice, "the connection in use was quiet and the peer dialed again; keeping the new one",
                 ["peer": "\(challenger.peer)", "quiet": "\(quiet)"]))
         actions.append(.close(existing.connection))
     }
