@@ -1,0 +1,42 @@
+import ChirpSupport
+
+/// One trusted device: a line of a trust file, `FINGERPRINT LABEL [perms=PERMISSION,...]` (``TrustStore``).
+public struct TrustEntry: Sendable, Hashable {
+    /// The device's identity.
+    public let fingerprint: Fingerprint
+    /// What a person calls the device ("laptop", the peer name it was paired under). Untrusted text: it may have
+    /// come from the device itself, so show it through ``shownLabel``.
+    public let label: String
+    /// What the device may do.
+    public let permissions: Set<Permission>
+
+    /// An entry for `fingerprint`, labelled `label` (its control characters escaped as `\n`, `\u{1B}`, its runs of
+    /// spaces made one, so that it stays on its line; "unnamed" when nothing is left), holding `permissions`.
+    public init(fingerprint: Fingerprint, label: String, permissions: Set<Permission> = Permission.defaults) {
+        self.fingerprint = fingerprint
+        let words = UntrustedText.escaped(label).split(separator: " ", omittingEmptySubsequences: true)
+        self.label = words.isEmpty ? "unnamed" : words.joined(separator: " ")
+        self.permissions = permissions
+    }
+
+    /// An entry as read from a file: the label is kept as it is written there.
+    init(fingerprint: Fingerprint, fileLabel: String, permissions: Set<Permission>) {
+        self.fingerprint = fingerprint
+        self.label = fileLabel
+        self.permissions = permissions
+    }
+
+    /// The label with its control characters escaped, to print or log.
+    public var shownLabel: String { UntrustedText.escaped(label) }
+
+    /// The entry as a trust file line: `perms=` is written when the permissions are not the defaults, and when the
+    /// label's last word starts with `perms=` (so that it reads back as the label).
+    public var line: String {
+        var line = "\(fingerprint) \(label)"
+        let lastWord = label.split(separator: " ").last ?? ""
+        if permissions != Permission.defaults || lastWord.hasPrefix(TrustStore.permissionsKey) {
+            line += " \(TrustStore.permissionsKey)\(Permission.list(permissions))"
+        }
+        return line
+    }
+}
