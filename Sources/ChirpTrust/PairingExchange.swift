@@ -76,7 +76,9 @@ package struct PairingExchange: Sendable {
     /// - Throws: ``PairingError`` when this side is the responder, or the exchange has started already.
     package mutating func start() throws(PairingError) -> PairingMessage {
         if case .finished = state { throw PairingError(.finished) }
-        guard case .initial = state, role == .initiator else { throw fail(.outOfOrder(expected: expected, got: "start()")) }
+        guard case .initial = state, role == .initiator else {
+            throw fail(.outOfOrder(expected: expected, got: "start()"))
+        }
         state = .committed
         return .commit(Array(SHA256.hash(data: nonce)))
     }

@@ -64,10 +64,13 @@ package struct TrustRefusal: Sendable, Equatable, CustomStringConvertible {
     /// single quotes (a quote inside written `'\''`), its control characters escaped first.
     static func shellWord(_ text: String) -> String {
         let shown = UntrustedText.escaped(text)
-        let plain = !shown.isEmpty && shown.unicodeScalars.allSatisfy { scalar in
-            scalar.isASCII && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
-                || ("0"..."9").contains(scalar) || "._-+@:".unicodeScalars.contains(scalar))
-        }
+        let plain =
+            !shown.isEmpty
+            && shown.unicodeScalars.allSatisfy { scalar in
+                scalar.isASCII
+                    && (("a"..."z").contains(scalar) || ("A"..."Z").contains(scalar)
+                        || ("0"..."9").contains(scalar) || "._-+@:".unicodeScalars.contains(scalar))
+            }
         if plain { return shown }
         return "'" + shown.split(separator: "'", omittingEmptySubsequences: false).joined(separator: "'\\''") + "'"
     }

@@ -66,10 +66,13 @@ import Testing
         // Python: int.from_bytes(sha256(sha256(b"initiator") + sha256(b"responder") + b"\x01"*32 + b"\x02"*32)
         // .digest(), "big") % 10**6
         let code = PairingCode(
-            initiator: Fingerprint(spki: Array("initiator".utf8)), responder: Fingerprint(spki: Array("responder".utf8)),
+            initiator: Fingerprint(spki: Array("initiator".utf8)),
+            responder: Fingerprint(spki: Array("responder".utf8)),
             initiatorNonce: [UInt8](repeating: 1, count: 32), responderNonce: [UInt8](repeating: 2, count: 32))
         #expect(code.description == "646522")
-        #expect(PairingCode(initiator: Self.app, responder: Self.app, initiatorNonce: [], responderNonce: []).description.count == 6)
+        #expect(
+            PairingCode(initiator: Self.app, responder: Self.app, initiatorNonce: [], responderNonce: []).description
+                .count == 6)
     }
 
     @Test func aRevealThatIsNotTheCommittedNonceIsRefused() throws {

@@ -27,7 +27,10 @@ import Testing
 
     @Test func trustedPeersAcceptsListedDevicesWithTheirPermissions() throws {
         var decision = try Self.trusted()
-        #expect(decision.handle(.presented(Self.laptop, name: "laptop", direction: .inbound)) == [.accept(Permission.defaults)])
+        #expect(
+            decision.handle(.presented(Self.laptop, name: "laptop", direction: .inbound)) == [
+                .accept(Permission.defaults)
+            ])
         #expect(
             decision.handle(.presented(Self.tablet, name: "any name", direction: .outbound(advertised: Self.tablet)))
                 == [.accept([.read])])
@@ -41,7 +44,9 @@ import Testing
             return
         }
         #expect(refusal.kind == .notTrusted)
-        #expect(refusal.message.hasPrefix("device \(Self.impostor.short) (\"laptop\") is not in the trust file \(Self.path)"))
+        #expect(
+            refusal.message.hasPrefix(
+                "device \(Self.impostor.short) (\"laptop\") is not in the trust file \(Self.path)"))
         #expect(refusal.message.hasSuffix("run `chirp trust add \(Self.impostor) laptop`"))
     }
 
@@ -72,7 +77,9 @@ import Testing
                 continue
             }
             #expect(refusal.kind == .fingerprintMismatch(advertised: Self.laptop))
-            #expect(refusal.message.contains("advertised the identity \(Self.laptop.short) but its certificate is \(Self.impostor.short)"))
+            #expect(
+                refusal.message.contains(
+                    "advertised the identity \(Self.laptop.short) but its certificate is \(Self.impostor.short)"))
         }
         #expect(TrustDecision.dialerCheck(presented: Self.laptop, advertised: Self.laptop, name: "laptop") == nil)
         #expect(TrustDecision.dialerCheck(presented: Self.laptop, advertised: nil, name: "laptop") == nil)
@@ -108,7 +115,10 @@ import Testing
             decision.handle(.presented(Self.laptop, name: "laptop", direction: .inbound)) == [
                 .pin(Self.laptop, name: "laptop"), .accept(Permission.defaults)
             ])
-        #expect(decision.handle(.presented(Self.laptop, name: "laptop", direction: .inbound)) == [.accept(Permission.defaults)])
+        #expect(
+            decision.handle(.presented(Self.laptop, name: "laptop", direction: .inbound)) == [
+                .accept(Permission.defaults)
+            ])
         for _ in 0..<100 {
             let actions = decision.handle(.presented(Self.impostor, name: "laptop", direction: .inbound))
             guard case .refuse(let refusal) = actions.first, actions.count == 1 else {

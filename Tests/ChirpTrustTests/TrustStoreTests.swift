@@ -78,8 +78,10 @@ import Testing
         #expect(store.text == Self.file + "\(phone) phone perms=read,admin\n")
         #expect(store.remove(Self.tablet)?.label == "kitchen tablet")
         #expect(store.remove(Self.tablet) == nil)
-        let expected = Self.file.split(separator: "\n", omittingEmptySubsequences: false)
-            .filter { !$0.hasPrefix(Self.tablet.description) }.joined(separator: "\n") + "\(phone) phone perms=read,admin\n"
+        let expected =
+            Self.file.split(separator: "\n", omittingEmptySubsequences: false)
+            .filter { !$0.hasPrefix(Self.tablet.description) }.joined(separator: "\n")
+            + "\(phone) phone perms=read,admin\n"
         #expect(store.text == expected)
         // What is written reads back the same.
         #expect(try TrustStore(parsing: store.text) == store)
@@ -96,7 +98,8 @@ import Testing
 
     @Test func labelsFromAPeerStayOnTheirLineAndReadBack() throws {
         var store = TrustStore()
-        let hostile = TrustEntry(fingerprint: Self.laptop, label: "evil\n\(Self.tablet) forged\u{1B}]0;x\u{07}  perms=admin")
+        let hostile = TrustEntry(
+            fingerprint: Self.laptop, label: "evil\n\(Self.tablet) forged\u{1B}]0;x\u{07}  perms=admin")
         try store.add(hostile)
         #expect(store.text.split(separator: "\n").count == 1)
         let read = try TrustStore(parsing: store.text)
