@@ -106,7 +106,7 @@ import Testing
         #expect(read.entries == [hostile])
         #expect(read.entry(for: Self.tablet) == nil)
         #expect(read.entries.first?.permissions == Permission.defaults)
-        #expect(TrustEntry(fingerprint: Self.laptop, label: " \t ").label == "unnamed")
+        #expect(TrustEntry(fingerprint: Self.laptop, label: "   ").label == "unnamed")
     }
 
     @Test func aLabelReadFromTheFileIsShownEscaped() throws {
