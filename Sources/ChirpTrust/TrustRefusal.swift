@@ -31,10 +31,12 @@ package struct TrustRefusal: Sendable, Equatable, CustomStringConvertible {
 
     /// A device not in the trust file at `path`.
     static func notTrusted(_ fingerprint: Fingerprint, name: String, path: String) -> TrustRefusal {
-        TrustRefusal(
+        // A name that starts with a dash follows `--`, so that it is not read as an option.
+        let label = (UntrustedText.escaped(name).hasPrefix("-") ? "-- " : "") + shellWord(name)
+        return TrustRefusal(
             kind: .notTrusted, fingerprint: fingerprint, name: name,
             message:
-                "device \(fingerprint.short) (\"\(UntrustedText.escaped(name))\") is not in the trust file \(path); if it is yours, check its fingerprint (`chirp id` on it) and run `chirp trust add \(fingerprint) \(shellWord(name))`"
+                "device \(fingerprint.short) (\"\(UntrustedText.escaped(name))\") is not in the trust file \(path); if it is yours, check its fingerprint (`chirp id` on it) and run `chirp trust add \(fingerprint) \(label)`"
         )
     }
 

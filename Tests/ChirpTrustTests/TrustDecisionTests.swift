@@ -61,6 +61,16 @@ import Testing
         #expect(refusal.message.hasSuffix("add \(Self.impostor) 'x'\\''; rm -rf ~\\n\\u{1B}[2J'`"))
     }
 
+    @Test func aNameThatLooksLikeAnOptionFollowsTwoDashes() throws {
+        var decision = try Self.trusted()
+        let actions = decision.handle(.presented(Self.impostor, name: "-rf", direction: .inbound))
+        guard case .refuse(let refusal) = actions.first else {
+            Issue.record("\(actions)")
+            return
+        }
+        #expect(refusal.message.hasSuffix("add \(Self.impostor) -- -rf`"))
+    }
+
     @Test func theDialerRefusesACertificateThatIsNotTheAdvertisedOne() throws {
         let modes: [TrustDecision.Mode] = [
             .open, .trustedPeers(try Self.store(), path: Self.path),
