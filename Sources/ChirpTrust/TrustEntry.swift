@@ -10,11 +10,17 @@ public struct TrustEntry: Sendable, Hashable {
     /// What the device may do.
     public let permissions: Set<Permission>
 
-    /// An entry for `fingerprint`, labelled `label` (its control characters escaped as `\n`, `\u{1B}`, its runs of
-    /// spaces made one, so that it stays on its line; "unnamed" when nothing is left), holding `permissions`.
+    /// An entry for `fingerprint`, labelled `label`, holding `permissions`.
+    ///
+    /// The label is made to read back as it is from a trust file line: its control characters escaped as `\n`,
+    /// `\u{1B}` (so that it stays on its line), its runs of spaces made one, a word starting with `perms=` written
+    /// `perms:` (only the last word of a line may say `perms=`); "unnamed" when nothing is left.
     public init(fingerprint: Fingerprint, label: String, permissions: Set<Permission> = Permission.defaults) {
         self.fingerprint = fingerprint
-        let words = UntrustedText.escaped(label).split(separator: " ", omittingEmptySubsequences: true)
+        let words = UntrustedText.escaped(label).split(separator: " ", omittingEmptySubsequences: true).map { word in
+            word.hasPrefix(TrustStore.permissionsKey)
+                ? "perms:" + word.dropFirst(TrustStore.permissionsKey.count) : word
+        }
         self.label = words.isEmpty ? "unnamed" : words.joined(separator: " ")
         self.permissions = permissions
     }
@@ -29,12 +35,10 @@ public struct TrustEntry: Sendable, Hashable {
     /// The label with its control characters escaped, to print or log.
     public var shownLabel: String { UntrustedText.escaped(label) }
 
-    /// The entry as a trust file line: `perms=` is written when the permissions are not the defaults, and when the
-    /// label's last word starts with `perms=` (so that it reads back as the label).
+    /// The entry as a trust file line: `perms=` is written when the permissions are not the defaults.
     public var line: String {
         var line = "\(fingerprint) \(label)"
-        let lastWord = label.split(separator: " ").last ?? ""
-        if permissions != Permission.defaults || lastWord.hasPrefix(TrustStore.permissionsKey) {
+        if permissions != Permission.defaults {
             line += " \(TrustStore.permissionsKey)\(Permission.list(permissions))"
         }
         return line

@@ -11,7 +11,8 @@ import ChirpSupport
 ///
 /// - One trusted device per line: its fingerprint (``Fingerprint``'s readable form, one word: dashes optional,
 ///   spaces not), a label (one or more words, required), and optionally `perms=` as the last word: a comma-separated
-///   list of ``Permission``s (`read`, `write`, `logs`, `admin`), or `none`. Without it, ``Permission/defaults``.
+///   list of ``Permission``s (`read`, `write`, `logs`, `admin`), or `none`. Without it, ``Permission/defaults``;
+///   a `perms=` word anywhere else is an error (a device would silently get the defaults).
 /// - Words are separated by spaces or tabs; a line whose first non-blank character is `#` is a comment; blank lines
 ///   are kept. Lines may end with `\r\n`; they are written back with `\n`.
 /// - Parsing is all or nothing: the first malformed line (a fingerprint with a typo, no label, an unknown
@@ -163,6 +164,12 @@ public struct TrustStore: Sendable, Equatable {
         if let last = words.last, last.hasPrefix(permissionsKey) {
             permissions = try Self.permissions(parsing: last.dropFirst(permissionsKey.count))
             words.removeLast()
+        }
+        if let misplaced = words.first(where: { $0.hasPrefix(permissionsKey) }) {
+            throw LineError(
+                problem:
+                    "'\(UntrustedText.escaped(misplaced))' is not the last word of the line: move perms= to the end (a comment after it needs a line of its own, starting with #)"
+            )
         }
         guard !words.isEmpty else {
             throw LineError(

@@ -48,6 +48,7 @@ import Testing
         ("\(Self.laptop) laptop perms=read,rwite", 2, "unknown permission 'rwite'"),
         ("\(Self.laptop) laptop perms=read,,write", 2, "unknown permission ''"),
         ("\(Self.laptop) laptop perms=", 2, "perms= lists nothing"),
+        ("\(Self.laptop) viewer perms=logs # the NAS", 2, "'perms=logs' is not the last word of the line"),
         ("laptop \(Self.laptop)", 2, "is not a device's fingerprint"),
         ("\(Self.tablet) t\n\(Self.laptop) a\n\(Self.laptop) b", 4, "is listed already on line 3 (\"a\")")
     ])
@@ -102,6 +103,7 @@ import Testing
             fingerprint: Self.laptop, label: "evil\n\(Self.tablet) forged\u{1B}]0;x\u{07}  perms=admin")
         try store.add(hostile)
         #expect(store.text.split(separator: "\n").count == 1)
+        #expect(store.text.hasSuffix("perms:admin\n"))
         let read = try TrustStore(parsing: store.text)
         #expect(read.entries == [hostile])
         #expect(read.entry(for: Self.tablet) == nil)
