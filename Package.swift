@@ -75,6 +75,19 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio")
             ]
         ),
+        // Who is trusted, as values: device fingerprints, the trust file, the trust decision, the pairing exchange.
+        // Pure (no channels, no files, no clock): Chirp's identity modes are built on it (Docs/Architecture.md).
+        .target(
+            name: "ChirpTrust",
+            dependencies: [
+                "ChirpSupport",
+                .product(name: "Crypto", package: "swift-crypto")
+            ]
+        ),
+        .testTarget(
+            name: "ChirpTrustTests",
+            dependencies: ["ChirpTrust"]
+        ),
         // Transport, routing, security and the public face; re-exports what its users need of the layers below.
         .target(
             name: "Chirp",
