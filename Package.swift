@@ -76,7 +76,8 @@ let package = Package(
             ]
         ),
         // Who is trusted, as values: device fingerprints, the trust file, the trust decision, the pairing exchange.
-        // Pure (no channels, no files, no clock): Chirp's identity modes are built on it (Docs/Architecture.md).
+        // Pure (no channels, no files, no clock): the building block of per-device identities, not used by Chirp yet
+        // (Docs/Architecture.md).
         .target(
             name: "ChirpTrust",
             dependencies: [
