@@ -72,7 +72,7 @@ import Testing
     @Test func aDialerWithoutACertificateIsRefused() async throws {
         try await withIdentities { alice, bob, _ in
             let acceptor = try IdentityTLSContexts(identity: alice)
-            var anonymous = try IdentityTLSContexts.configuration(identity: bob, server: false)
+            var anonymous = IdentityTLSContexts.configuration(identity: bob, server: false)
             anonymous.certificateChain = []
             anonymous.privateKey = nil
             let seenByAlice = Seen()
@@ -94,7 +94,7 @@ import Testing
     @Test func aTLS12OnlyDialerIsRefused() async throws {
         try await withIdentities { alice, bob, _ in
             let acceptor = try IdentityTLSContexts(identity: alice)
-            var old = try IdentityTLSContexts.configuration(identity: bob, server: false)
+            var old = IdentityTLSContexts.configuration(identity: bob, server: false)
             old.minimumTLSVersion = .tlsv12
             old.maximumTLSVersion = .tlsv12
             let seenByAlice = Seen()

@@ -35,8 +35,10 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     public let fingerprint: Fingerprint
     /// The certificate, DER.
     let certificateDER: [UInt8]
-    /// The private key.
-    let privateKey: P256.Signing.PrivateKey
+    /// The certificate, for TLS.
+    let certificate: NIOSSLCertificate
+    /// The private key, for TLS.
+    let privateKey: NIOSSLPrivateKey
 
     /// The file that holds the private key.
     static let keyFileName = "key.pem"
@@ -58,9 +60,14 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     ///   (`chmod 700`); a key file other users may read or write (`chmod 600`); a key or a certificate that does not
     ///   parse; a certificate that is not the key's; a certificate without its key. No file is overwritten.
     public static func loadOrCreate(name: String, directory: String? = nil) throws -> DeviceIdentity {
-        do {
-            let environment = ProcessInfo.processInfo.environment
-            return try load(name: name, directory: directory ?? defaultDirectory(name: name, environment: environment))
+        do throws(DeviceIdentityError) {
+            let path: String
+            if let directory {
+                path = directory
+            } else {
+                path = try defaultDirectory(name: name, environment: ProcessInfo.processInfo.environment)
+            }
+            return try load(name: name, directory: path)
         } catch {
             throw ChirpError.invalidConfiguration(error.description, cause: error)
         }
@@ -72,7 +79,7 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
     /// - Throws: ``/ChirpSupport/ChirpError/Code/invalidConfiguration`` when the name cannot name a directory, or
     ///   neither variable is set.
     public static func defaultDirectory(name: String) throws -> String {
-        do {
+        do throws(DeviceIdentityError) {
             return try defaultDirectory(name: name, environment: ProcessInfo.processInfo.environment)
         } catch {
             throw ChirpError.invalidConfiguration(error.description, cause: error)
@@ -123,17 +130,18 @@ public struct DeviceIdentity: Sendable, CustomStringConvertible {
             throw DeviceIdentityError(.keyAndCertificateDoNotMatch, path: certificatePath)
         }
         let der: [UInt8]
+        let tlsCertificate: NIOSSLCertificate
+        let tlsKey: NIOSSLPrivateKey
         do {
             der = try certificate.serializeAsPEM().derBytes
-            // What the TLS contexts will do with them, so that a file TLS refuses is reported here, with its path.
-            _ = try NIOSSLCertificate(bytes: der, format: .der)
-            _ = try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)
+            tlsCertificate = try NIOSSLCertificate(bytes: der, format: .der)
+            tlsKey = try NIOSSLPrivateKey(bytes: Array(key.pemRepresentation.utf8), format: .pem)
         } catch {
             throw DeviceIdentityError(.unusableForTLS("\(error)"), path: directory)
         }
         return DeviceIdentity(
             name: name, directory: directory, fingerprint: Fingerprint(spki: key.publicKey.derRepresentation),
-            certificateDER: der, privateKey: key)
+            certificateDER: der, certificate: tlsCertificate, privateKey: tlsKey)
     }
 
     /// The key in the file at `path`, after checking who may read it.

@@ -25,10 +25,9 @@ struct IdentityTLSContexts: Sendable {
 
     /// The TLS configuration of the acceptor (`server`) or the dialer: TLS 1.3 only, this identity's certificate and
     /// key, the peer's certificate required, no trust roots (the verification callback decides).
-    static func configuration(identity: DeviceIdentity, server: Bool) throws -> TLSConfiguration {
-        let certificate = try NIOSSLCertificate(bytes: identity.certificateDER, format: .der)
-        let key = try NIOSSLPrivateKey(bytes: Array(identity.privateKey.pemRepresentation.utf8), format: .pem)
-        let chain: [NIOSSLCertificateSource] = [.certificate(certificate)]
+    static func configuration(identity: DeviceIdentity, server: Bool) -> TLSConfiguration {
+        let chain: [NIOSSLCertificateSource] = [.certificate(identity.certificate)]
+        let key = identity.privateKey
         var configuration: TLSConfiguration
         if server {
             configuration = .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
