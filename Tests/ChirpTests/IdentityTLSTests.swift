@@ -187,7 +187,7 @@ import Testing
         }
     }
 
-    /// The end of a test connection: the dialer writes ``line`` once the handshake is done, the acceptor echoes what
+    /// The end of a test connection: the dialer writes ``line`` (sent once the handshake is done), the acceptor echoes what
     /// it reads; the first read completes `read`, so does the first error or the close (with a failure).
     private final class End: ChannelInboundHandler {
         typealias InboundIn = ByteBuffer
@@ -200,11 +200,12 @@ import Testing
             self.echoes = echoes
         }
 
-        func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-            if !echoes, case TLSUserEvent.handshakeCompleted = event {
+        /// The dialer writes at once: the TLS handler holds the line until the handshake is done.
+        func channelActive(context: ChannelHandlerContext) {
+            if !echoes {
                 context.writeAndFlush(wrapOutboundOut(ByteBuffer(string: IdentityTLSTests.line)), promise: nil)
             }
-            context.fireUserInboundEventTriggered(event)
+            context.fireChannelActive()
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
