@@ -302,7 +302,7 @@ import Darwin
         } catch let error as ChirpError {
             #expect(error.code == .invalidConfiguration)
             let cause = try #require(error.cause as? DeviceIdentityError)
-            #expect(error.message == cause.description)
+            #expect(error.message == "invalid configuration: \(cause.description)")
             return cause
         }
         throw DeviceIdentityTestError.noError
