@@ -37,6 +37,12 @@ package struct DeviceIdentityError: Error, Sendable, Equatable, CustomStringConv
         case certificateWithoutKey
         /// TLS (BoringSSL) does not take the key or the certificate (its reason).
         case unusableForTLS(String)
+        /// The trust or pins file belongs to another user (this uid).
+        case trustFileNotOwned(owner: UInt32)
+        /// Other users may write to the trust or pins file (its permission bits).
+        case trustFileTooOpen(mode: UInt32)
+        /// The trust or pins file does not parse (the parser's sentence, which names the line).
+        case unparsableTrustFile(String)
     }
 
     /// What is wrong.
@@ -95,6 +101,14 @@ package struct DeviceIdentityError: Error, Sendable, Equatable, CustomStringConv
                 "the device identity directory \(shown) holds a certificate but no \(DeviceIdentity.keyFileName): restore the key, or move the directory away to make a new identity"
         case .unusableForTLS(let reason):
             return "TLS cannot use the device identity in \(shown): \(reason)"
+        case .trustFileNotOwned(let owner):
+            return
+                "the trust file \(shown) belongs to user \(owner), not to you (user \(Self.currentUser)); it was not read: whoever may write it decides who connects; run `chown $(id -un) \(shown)` as root"
+        case .trustFileTooOpen(let mode):
+            return
+                "other users can write to the trust file \(shown) (mode \(Self.octal(mode))); it was not read: whoever may write it decides who connects; run `chmod 600 \(shown)`"
+        case .unparsableTrustFile(let sentence):
+            return sentence
         }
     }
 

@@ -86,6 +86,32 @@ enum IdentityFiles {
     /// temporary file beside it, flushed, then linked to `path`, which fails when `path` exists. Returns false when
     /// `path` already exists (another process made it first): nothing is replaced.
     static func createNew(_ path: String, content: String, mode: mode_t) throws(DeviceIdentityError) -> Bool {
+        let temporary = try writeTemporary(beside: path, content: content, mode: mode)
+        defer { unlink(temporary) }
+        guard link(temporary, path) == 0 else {
+            let code = errno
+            if code == EEXIST { return false }
+            throw DeviceIdentityError(.cannotCreate(reason(code)), path: path)
+        }
+        return true
+    }
+
+    /// Writes `content` to `path` with permission bits `mode`, whole or not at all: a temporary file beside it,
+    /// flushed, then renamed over it, so a reader sees the old file or the new one, never a part.
+    static func replace(_ path: String, content: String, mode: mode_t) throws(DeviceIdentityError) {
+        let temporary = try writeTemporary(beside: path, content: content, mode: mode)
+        guard rename(temporary, path) == 0 else {
+            let code = errno
+            unlink(temporary)
+            throw DeviceIdentityError(.cannotCreate(reason(code)), path: path)
+        }
+    }
+
+    /// A new file beside `path` (`PATH.new-XXXXXX`) holding `content`, mode `mode`, flushed to disk; its path. The
+    /// caller links or renames it, and removes it.
+    private static func writeTemporary(
+        beside path: String, content: String, mode: mode_t
+    ) throws(DeviceIdentityError) -> String {
         var template = Array((path + ".new-XXXXXX").utf8CString)
         let descriptor = template.withUnsafeMutableBufferPointer { buffer -> Int32 in
             guard let base = buffer.baseAddress else { return -1 }
@@ -93,8 +119,7 @@ enum IdentityFiles {
         }
         guard descriptor >= 0 else { throw DeviceIdentityError(.cannotCreate(reason(errno)), path: path) }
         let temporary = String(decoding: template.dropLast().map { UInt8(truncatingIfNeeded: $0) }, as: UTF8.self)
-        defer { unlink(temporary) }
-        do {
+        do throws(DeviceIdentityError) {
             defer { close(descriptor) }
             guard fchmod(descriptor, mode) == 0 else {
                 throw DeviceIdentityError(.cannotCreate(reason(errno)), path: path)
@@ -110,13 +135,11 @@ enum IdentityFiles {
                 remaining = remaining.dropFirst(written)
             }
             guard fsync(descriptor) == 0 else { throw DeviceIdentityError(.cannotCreate(reason(errno)), path: path) }
+        } catch {
+            unlink(temporary)
+            throw error
         }
-        guard link(temporary, path) == 0 else {
-            let code = errno
-            if code == EEXIST { return false }
-            throw DeviceIdentityError(.cannotCreate(reason(code)), path: path)
-        }
-        return true
+        return temporary
     }
 
     /// The system's sentence for an `errno` value.
