@@ -53,13 +53,13 @@ public struct SecretOptions: ParsableArguments, Sendable {
     @Option(
         name: .customLong("identity"),
         help: ArgumentHelp(
-            "Connect with the device identity NAME (or set CHIRP_IDENTITY); made on first use.",
+            "Connect with the device identity NAME, or the one in directory PATH (or set CHIRP_IDENTITY); made on first use.",
             discussion: """
                 Apps that use device identities accept only the devices they trust (see Docs/Security.md): \
                 `chirp id NAME` prints this identity's fingerprint for the app's owner to trust. The first identity \
                 seen under each app's name is pinned; a different one later is refused.
                 """,
-            valueName: "NAME"))
+            valueName: "NAME|PATH"))
     public var identity: String?
 
     /// The environment variable read when `--identity` is not given: `CHIRP_IDENTITY`.
@@ -116,7 +116,7 @@ public struct SecretOptions: ParsableArguments, Sendable {
                         + "--secret-file and \(Self.environmentVariable), or --identity and \(Self.identityVariable)")
             }
             do {
-                let loaded = try DeviceIdentity.loadOrCreate(name: identityName)
+                let loaded = try Self.identity(named: identityName)
                 return .identity(loaded, trust: trust)
             } catch let error as ChirpError {
                 throw ValidationError("--identity: \(Self.message(error))")
@@ -137,6 +137,14 @@ public struct SecretOptions: ParsableArguments, Sendable {
         } catch let error as ChirpError {
             throw ValidationError("--secret-file: \(Self.message(error))")
         }
+    }
+
+    /// The identity `nameOrPath` names: a name (`laptop`: in the default directory) or, when it holds a `/`, the
+    /// identity's directory (`./keys/laptop`: named after its last component), made on first use either way.
+    public static func identity(named nameOrPath: String) throws -> DeviceIdentity {
+        guard nameOrPath.contains("/") else { return try DeviceIdentity.loadOrCreate(name: nameOrPath) }
+        let name = nameOrPath.split(separator: "/").last.map(String.init) ?? nameOrPath
+        return try DeviceIdentity.loadOrCreate(name: name, directory: nameOrPath)
     }
 
     /// Where the secret comes from, for logs: `--secret-file PATH`, `CHIRP_SECRET`, or `nil` (none). Never the secret.

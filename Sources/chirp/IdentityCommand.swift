@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+import ChirpCommands
 import Foundation
 
 /// `chirp id [NAME]`: this device's identity and its fingerprint, made on first use.
@@ -31,13 +32,13 @@ struct IdentityCommand: AsyncParsableCommand, Sendable {
                 chirp trust add chirp:ABCD-... laptop --identity listr --perms read
             """)
 
-    @Argument(help: "The identity's name (default: $CHIRP_IDENTITY, else chirp).")
+    @Argument(help: "The identity's name, or its directory (a path with a /) (default: $CHIRP_IDENTITY, else chirp).")
     var name: String?
 
     func run() async throws {
         let name = self.name ?? ProcessInfo.processInfo.environment["CHIRP_IDENTITY"].flatMap { $0.isEmpty ? nil : $0 }
         try await CommandRunner.run {
-            let identity = try DeviceIdentity.loadOrCreate(name: name ?? "chirp")
+            let identity = try SecretOptions.identity(named: name ?? "chirp")
             Terminal.line(identity.fingerprint.description)
             Terminal.note("identity \"\(identity.name)\" in \(identity.directory)")
             return .success

@@ -34,7 +34,7 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
 
     /// Which trust file: `--file`, else the identity's.
     struct FileOptions: ParsableArguments, Sendable {
-        @Option(help: ArgumentHelp("The identity whose trust file to use (default: $CHIRP_IDENTITY, else chirp).", valueName: "NAME"))
+        @Option(help: ArgumentHelp("The identity (name or directory) whose trust file to use (default: $CHIRP_IDENTITY, else chirp).", valueName: "NAME|PATH"))
         var identity: String?
 
         @Option(help: ArgumentHelp("Use this trust file instead of the identity's.", valueName: "PATH"))
@@ -44,7 +44,8 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
         func path() throws -> String {
             if let file { return file }
             let name = identity ?? ProcessInfo.processInfo.environment["CHIRP_IDENTITY"].flatMap { $0.isEmpty ? nil : $0 }
-            let directory = try DeviceIdentity.defaultDirectory(name: name ?? "chirp")
+            let directory =
+                try name.flatMap { $0.contains("/") ? $0 : nil } ?? DeviceIdentity.defaultDirectory(name: name ?? "chirp")
             return directory + "/" + TrustFiles.trustFileName
         }
 
