@@ -87,7 +87,8 @@ public final class LogSource: Sendable {
         pump.attach(transceiver)
 
         let pump = self.pump
-        try transceiver.respond(to: LogSubscribe.self) { [unowned transceiver] request, peer async throws -> LogSubscribed in
+        try transceiver.respond(to: LogSubscribe.self) {
+            [unowned transceiver] request, peer async throws -> LogSubscribed in
             guard request.version == LogProtocol.version else {
                 throw LogSourceError.unsupportedVersion(request.version)
             }

@@ -53,7 +53,8 @@ extension TrustPins {
 
     /// The pins file's text: a comment that says what the file is, then one line per pin, sorted by name.
     package var text: String {
-        var text = "# Chirp: the identity first seen under each peer name (trust on first use). A peer that shows another\n"
+        var text =
+            "# Chirp: the identity first seen under each peer name (trust on first use). A peer that shows another\n"
         text += "# identity under a pinned name is refused; delete its line to accept the new one.\n"
         for (name, fingerprint) in all.sorted(by: { $0.key < $1.key }) {
             text += "\(fingerprint) \(name)\n"

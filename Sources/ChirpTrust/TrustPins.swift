@@ -11,7 +11,8 @@ package struct TrustPins: Sendable, Equatable {
 
     /// Pins, one per name.
     package init(_ pins: [String: Fingerprint] = [:]) {
-        byName = Dictionary(pins.map { (UntrustedText.escaped($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
+        byName = Dictionary(
+            pins.map { (UntrustedText.escaped($0.key), $0.value) }, uniquingKeysWith: { _, last in last })
     }
 
     /// The fingerprint pinned under `name`, if any.

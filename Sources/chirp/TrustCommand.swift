@@ -34,7 +34,10 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
 
     /// Which trust file: `--file`, else the identity's.
     struct FileOptions: ParsableArguments, Sendable {
-        @Option(help: ArgumentHelp("The identity (name or directory) whose trust file to use (default: $CHIRP_IDENTITY, else chirp).", valueName: "NAME|PATH"))
+        @Option(
+            help: ArgumentHelp(
+                "The identity (name or directory) whose trust file to use (default: $CHIRP_IDENTITY, else chirp).",
+                valueName: "NAME|PATH"))
         var identity: String?
 
         @Option(help: ArgumentHelp("Use this trust file instead of the identity's.", valueName: "PATH"))
@@ -43,9 +46,11 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
         /// The trust file's path.
         func path() throws -> String {
             if let file { return file }
-            let name = identity ?? ProcessInfo.processInfo.environment["CHIRP_IDENTITY"].flatMap { $0.isEmpty ? nil : $0 }
+            let name =
+                identity ?? ProcessInfo.processInfo.environment["CHIRP_IDENTITY"].flatMap { $0.isEmpty ? nil : $0 }
             let directory =
-                try name.flatMap { $0.contains("/") ? $0 : nil } ?? DeviceIdentity.defaultDirectory(name: name ?? "chirp")
+                try name.flatMap { $0.contains("/") ? $0 : nil }
+                ?? DeviceIdentity.defaultDirectory(name: name ?? "chirp")
             return directory + "/" + TrustFiles.trustFileName
         }
 
@@ -84,7 +89,8 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
                 let path = try options.path()
                 let store = try options.read(path)
                 for entry in store.entries {
-                    Terminal.line("\(entry.fingerprint)  \(entry.shownLabel)  perms=\(Permission.list(entry.permissions))")
+                    Terminal.line(
+                        "\(entry.fingerprint)  \(entry.shownLabel)  perms=\(Permission.list(entry.permissions))")
                 }
                 if store.entries.isEmpty { Terminal.note("no device is trusted in \(path)") }
                 return .success
@@ -103,9 +109,10 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
         @Argument(help: "A label for people (one or more words).")
         var label: [String]
 
-        @Option(help: ArgumentHelp(
-            "What the device may do: read, write, logs, admin, comma-separated, or none (default: read,write,logs).",
-            valueName: "LIST"))
+        @Option(
+            help: ArgumentHelp(
+                "What the device may do: read, write, logs, admin, comma-separated, or none (default: read,write,logs).",
+                valueName: "LIST"))
         var perms: String?
 
         @OptionGroup var options: FileOptions
@@ -122,14 +129,17 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
             try await CommandRunner.run {
                 let path = try options.path()
                 var store = try options.read(path)
-                let entry = TrustEntry(fingerprint: fingerprint, label: label.joined(separator: " "), permissions: permissions)
+                let entry = TrustEntry(
+                    fingerprint: fingerprint, label: label.joined(separator: " "), permissions: permissions)
                 do throws(TrustStore.DuplicateError) {
                     try store.add(entry)
                 } catch {
                     throw CLIError.badInput("\(error)", hint: "remove it first (chirp trust remove) to change its line")
                 }
                 try options.write(store, to: path)
-                Terminal.line("trusted \(entry.fingerprint.short) (\(entry.shownLabel)) with \(Permission.list(permissions)) in \(path)")
+                Terminal.line(
+                    "trusted \(entry.fingerprint.short) (\(entry.shownLabel)) with \(Permission.list(permissions)) in \(path)"
+                )
                 return .success
             }
         }

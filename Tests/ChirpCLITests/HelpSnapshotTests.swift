@@ -45,7 +45,7 @@ extension ChirpCLITests {
                 #expect(
                     ["browse", "listen", "send", "ping", "logs", "console", "send-file", "receive-files", "id", "trust"]
                         .contains(
-                        String(words[1])), "\(line)")
+                            String(words[1])), "\(line)")
             }
         }
     }

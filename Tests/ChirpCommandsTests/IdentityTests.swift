@@ -22,14 +22,16 @@ import Testing
             #expect(fingerprint.hasPrefix("chirp:") && !fingerprint.contains("\n"), "\(id)")
 
             // Not trusted yet: refused, with what its owner can run.
-            let refused = try await fixture.ctl(["item", "list", "--identity", "laptop"], timeout: 60, environment: environment)
+            let refused = try await fixture.ctl(
+                ["item", "list", "--identity", "laptop"], timeout: 60, environment: environment)
             #expect(refused.status == CommandExitCode.refused.rawValue, "\(refused)")
             #expect(refused.stderr.contains("does not trust this device (\(fingerprint))"), "\(refused)")
             #expect(refused.elapsed < .seconds(30), "\(refused)")
 
             // Trusted to read: it reads, and a command that writes is refused with its own exit code.
             let trusted = try await Self.chirp(
-                ["trust", "add", fingerprint, "laptop", "--identity", "listr", "--perms", "read"], environment: environment)
+                ["trust", "add", fingerprint, "laptop", "--identity", "listr", "--perms", "read"],
+                environment: environment)
             #expect(trusted.status == 0, "\(trusted)")
             #expect(await app.waitForError(containing: "read the trust file again"), "\(app.standardError)")
             let listed = try await fixture.ctl(["item", "list", "--identity", "laptop"], environment: environment)
@@ -46,11 +48,13 @@ import Testing
             #expect(list.lines == ["\(fingerprint)  laptop  perms=read"], "\(list)")
 
             // No longer trusted: refused again.
-            let removed = try await Self.chirp(["trust", "remove", fingerprint, "--identity", "listr"], environment: environment)
+            let removed = try await Self.chirp(
+                ["trust", "remove", fingerprint, "--identity", "listr"], environment: environment)
             #expect(removed.status == 0, "\(removed)")
             // The app reads the file again within a second of the change.
             #expect(await app.waitForError(containing: "was removed from the trust file"), "\(app.standardError)")
-            let again = try await fixture.ctl(["item", "list", "--identity", "laptop"], timeout: 60, environment: environment)
+            let again = try await fixture.ctl(
+                ["item", "list", "--identity", "laptop"], timeout: 60, environment: environment)
             #expect(again.status == CommandExitCode.refused.rawValue, "\(again)")
         }
     }

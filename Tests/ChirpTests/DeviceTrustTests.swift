@@ -96,12 +96,16 @@ extension LiveTests {
                 let appEvents = EventRecorder(appTransceiver)
                 let strangerEvents = EventRecorder(strangerTransceiver)
                 let received = Collected<String>()
-                try appTransceiver.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
+                try appTransceiver.receive(Marker.self) { marker, sender in
+                    received.append("\(sender.name) \(marker.text)")
+                }
                 try await appTransceiver.start()
                 try await strangerTransceiver.start()
 
                 try await appEvents.waitFor("the app to refuse the stranger") { event in
-                    if case .connectionRefused(_, let reason) = event { return reason.contains("is not in the trust file") }
+                    if case .connectionRefused(_, let reason) = event {
+                        return reason.contains("is not in the trust file")
+                    }
                     return false
                 }
                 try await strangerEvents.waitFor("the stranger to be told why") { event in
@@ -224,8 +228,12 @@ extension LiveTests {
                 let carolTransceiver = carol.transceiver(type)
                 let aliceEvents = EventRecorder(aliceTransceiver)
                 let received = Collected<String>()
-                try aliceTransceiver.receive(Marker.self) { marker, sender in received.append("\(sender.name) \(marker.text)") }
-                for transceiver in [aliceTransceiver, bobTransceiver, carolTransceiver] { try await transceiver.start() }
+                try aliceTransceiver.receive(Marker.self) { marker, sender in
+                    received.append("\(sender.name) \(marker.text)")
+                }
+                for transceiver in [aliceTransceiver, bobTransceiver, carolTransceiver] {
+                    try await transceiver.start()
+                }
                 _ = try await aliceTransceiver.waitForConnectedPeers(2)
 
                 // A person removes bob's line, as an editor does: the file is written in place.
@@ -239,7 +247,9 @@ extension LiveTests {
                 try await aliceLogs.waitForLine(containing: "was removed from the trust file: closing its connections")
                 // Bob comes back (he still advertises) and is refused now.
                 try await aliceEvents.waitFor("bob to be refused") { event in
-                    if case .connectionRefused(_, let reason) = event { return reason.contains("is not in the trust file") }
+                    if case .connectionRefused(_, let reason) = event {
+                        return reason.contains("is not in the trust file")
+                    }
                     return false
                 }
                 #expect(aliceTransceiver.connectedPeers.map(\.name) == ["carol"])
@@ -307,11 +317,14 @@ extension LiveTests {
                 }
 
                 // Another device under the same name is refused, loudly, every time.
-                let secondTransceiver = Transceiver(configuration: second.configuration(type, trust: .trustOnFirstUse()))
+                let secondTransceiver = Transceiver(
+                    configuration: second.configuration(type, trust: .trustOnFirstUse()))
                 let secondEvents = EventRecorder(secondTransceiver)
                 try await secondTransceiver.start()
                 try await appEvents.waitFor("the app to refuse the second laptop") { event in
-                    if case .connectionRefused(_, let reason) = event { return reason.contains("PEER IDENTITY HAS CHANGED") }
+                    if case .connectionRefused(_, let reason) = event {
+                        return reason.contains("PEER IDENTITY HAS CHANGED")
+                    }
                     return false
                 }
                 try await secondEvents.waitFor("the second laptop to be told") { event in
@@ -354,7 +367,8 @@ struct TestDevice {
     }
 
     /// A loopback configuration with this identity and `trust`.
-    func configuration(_ type: String, trust: PeerTrust = .trustedPeers(), capture: LogCapture? = nil) -> Configuration {
+    func configuration(_ type: String, trust: PeerTrust = .trustedPeers(), capture: LogCapture? = nil) -> Configuration
+    {
         var configuration = testConfiguration(identity.name, serviceType: type)
         if let capture { configuration.logger = capture.logger(identity.name) }
         configuration.security = .identity(identity, trust: trust)

@@ -32,12 +32,21 @@ import Testing
     @Test func everyOtherPairIsNotDialedAndSaysWhy() {
         let cases: [(Table.Advert, Table.Settings, String)] = [
             (Self.advert(identity: true, fingerprint: fingerprint), Self.settings(), "requires a device identity"),
-            (Self.advert(identity: true, fingerprint: fingerprint), Self.settings(secret: true), "requires a device identity"),
+            (
+                Self.advert(identity: true, fingerprint: fingerprint), Self.settings(secret: true),
+                "requires a device identity"
+            ),
             (Self.advert(), Self.settings(identity: true), "uses no device identity, and we do"),
-            (Self.advert(secret: true), Self.settings(identity: true), "requires a shared secret, and we use a device identity"),
+            (
+                Self.advert(secret: true), Self.settings(identity: true),
+                "requires a shared secret, and we use a device identity"
+            ),
             (Self.advert(secret: true), Self.settings(), "requires a shared secret"),
             (Self.advert(), Self.settings(secret: true), "does not use a shared secret, and we do"),
-            (Self.advert(identity: true, fingerprint: nil), Self.settings(identity: true), "without a valid fingerprint")
+            (
+                Self.advert(identity: true, fingerprint: nil), Self.settings(identity: true),
+                "without a valid fingerprint"
+            )
         ]
         for (advert, settings, words) in cases {
             let reason = Table.securityMismatch(advert, settings)

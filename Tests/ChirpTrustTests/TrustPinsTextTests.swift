@@ -28,7 +28,9 @@ import Testing
             (good + "\(tablet)\n", 2, "a pin needs a fingerprint and a peer name"),
             (good + "# comment\n\(tablet) laptop\n", 3, "pinned already on line 1")
         ] {
-            let error = #expect(throws: TrustStore.ParseError.self) { try TrustPins(parsing: text, path: "known-peers") }
+            let error = #expect(throws: TrustStore.ParseError.self) {
+                try TrustPins(parsing: text, path: "known-peers")
+            }
             #expect(error?.line == line, "\(text)")
             #expect(error?.problem.contains(problem) == true, "\(String(describing: error))")
         }

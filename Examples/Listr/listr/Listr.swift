@@ -121,7 +121,8 @@ struct Listr: AsyncParsableCommand {
         case .identity(let identity, _):
             let trusted = "\(identity.directory)/trusted-peers (chirp trust add --identity \(identity.name))"
             logger.info(
-                "using the device identity \(identity.name) (\(identity.fingerprint)): accepting the devices of \(trusted)")
+                "using the device identity \(identity.name) (\(identity.fingerprint)): accepting the devices of \(trusted)"
+            )
         case .sharedSecret:
             if let source = secret.source() { logger.info("requiring a shared secret (from \(source))") }
         case .none:

@@ -85,7 +85,8 @@ final class Engine: ConnectionDelegate {
                 table: Table(
                     settings: .init(
                         localID: configuration.peerID, protocolVersion: String(Hello.currentProtocolVersion),
-                        usesSecret: configuration.sharedSecret != nil, usesIdentity: configuration.deviceIdentity != nil,
+                        usesSecret: configuration.sharedSecret != nil,
+                        usesIdentity: configuration.deviceIdentity != nil,
                         includesTools: configuration.includesTools,
                         presumedDeadAfter: configuration.heartbeatInterval * 2))))
     }
@@ -245,7 +246,8 @@ final class Engine: ConnectionDelegate {
                     guard self.admitInbound(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
                         role: .acceptor, local: self.localHello, configuration: self.configuration,
-                        security: self.security, delegate: self, dispatcher: self.dispatcher, dialedPeerID: nil, host: nil, established: nil)
+                        security: self.security, delegate: self, dispatcher: self.dispatcher, dialedPeerID: nil,
+                        host: nil, established: nil)
                 }
             }
     }
@@ -533,7 +535,8 @@ final class Engine: ConnectionDelegate {
                     guard self.track(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
                         role: .dialer, local: self.localHello, configuration: self.configuration,
-                        security: self.security, advertised: advertised, delegate: self, dispatcher: self.dispatcher, dialedPeerID: dialedPeerID, host: peerHost,
+                        security: self.security, advertised: advertised, delegate: self, dispatcher: self.dispatcher,
+                        dialedPeerID: dialedPeerID, host: peerHost,
                         established: established)
                 }
             }
