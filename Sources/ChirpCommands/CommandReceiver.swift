@@ -92,7 +92,7 @@ public final class CommandReceiver: Sendable {
     ///   - permission: what the sender must hold to run it (device identities: its trust file line's `perms=`; open
     ///     or with a shared secret every sender holds every permission). A sender without it gets a refusal that
     ///     says which permission, and its CLI exits with ``CommandExitCode/notPermitted``; the handler does not run.
-    ///     Default: ``/ChirpTrust/Permission/write`` (a command changes something unless said otherwise: declare
+    ///     Default: `Permission.write` (a command changes something unless said otherwise: declare
     ///     `.read` for those that only read).
     ///   - handler: gets the command and the peer that sent it; returns the response. A thrown error becomes
     ///     `CommandResponse.failure(_:)` with the error's message.

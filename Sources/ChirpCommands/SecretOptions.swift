@@ -96,13 +96,15 @@ public struct SecretOptions: ParsableArguments, Sendable {
     /// The security the configuration should use: a shared secret from `--secret-file` or `CHIRP_SECRET`, or
     /// `Configuration.Security.none` when neither is given.
     ///
-    /// - Parameter environment: where `CHIRP_SECRET` is looked up; default: this process's environment.
-    /// - Throws: `ValidationError` naming the source (never the secret) when the file cannot be read, or the secret
-    ///   is too short.
+    /// - Parameters:
+    ///   - environment: where `CHIRP_SECRET` and `CHIRP_IDENTITY` are looked up; default: this process's environment.
+    ///   - trust: whom a device identity trusts; default: trust on first use.
+    /// - Throws: `ValidationError` naming the source (never the secret) when the file cannot be read, the secret is
+    ///   too short, the identity cannot be made or read, or both a secret and an identity are given.
     ///
     /// With `--identity NAME` (or `CHIRP_IDENTITY`): the device identity `NAME`, made on first use, trusting peers as
-    /// `trust` says: by default as SSH trusts hosts (``/Chirp/PeerTrust/trustOnFirstUse(file:permissions:)``), which
-    /// suits a CLI; an app that serves commands passes ``/Chirp/PeerTrust/trustedPeers(file:)``.
+    /// `trust` says: by default as SSH trusts hosts (`PeerTrust.trustOnFirstUse()`), which
+    /// suits a CLI; an app that serves commands passes `PeerTrust.trustedPeers()`.
     public func security(
         environment: [String: String] = ProcessInfo.processInfo.environment,
         trust: PeerTrust = .trustOnFirstUse()
