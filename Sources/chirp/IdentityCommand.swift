@@ -29,7 +29,7 @@ struct IdentityCommand: AsyncParsableCommand, Sendable {
               The fingerprint of the identity chirp uses with --identity laptop:
                 chirp id laptop
               On the app's machine, trust that device for read-only commands:
-                chirp trust add chirp:ABCD-... laptop --identity listr --perms read
+                chirp trust add chirp:abcd-... laptop --identity listr --perms read
             """)
 
     @Argument(help: "The identity's name, or its directory (a path with a /) (default: $CHIRP_IDENTITY, else chirp).")

@@ -24,11 +24,11 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
 
             EXAMPLES
               Trust a laptop for read-only commands, in the identity listr:
-                chirp trust add chirp:ABCD-... laptop --identity listr --perms read
+                chirp trust add chirp:abcd-... laptop --identity listr --perms read
               The devices listr trusts:
                 chirp trust list --identity listr
               Stop trusting it (its connections close):
-                chirp trust remove chirp:ABCD-... --identity listr
+                chirp trust remove chirp:abcd-... --identity listr
             """,
         subcommands: [List.self, Add.self, Remove.self])
 

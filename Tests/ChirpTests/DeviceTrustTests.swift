@@ -400,3 +400,56 @@ func advertisement(of name: String, type: String) async throws -> ServiceInstanc
         throw TimeoutError(what: "\(name)'s advertisement", timeout: .seconds(20))
     }
 }
+
+extension LiveTests.DeviceTrustTests {
+    /// A peer written from Docs/Protocol.md in Python (`scripts/testing/identity_peer.py`, standard library only)
+    /// talks to a transceiver with a device identity: TLS 1.3 with its client certificate, the readable fingerprint
+    /// computed on its own, the hellos in their order, a message delivered; and it is refused while not trusted.
+    @Test func aPythonPeerWithAClientCertificateTalksToATransceiver() async throws {
+        try await withScratch { scratch in
+            let type = uniqueServiceType()
+            let app = try TestDevice("app", in: scratch)
+            let python = try TestDevice("python", in: scratch)
+            try app.trusts([])
+            let appTransceiver = app.transceiver(type)
+            let received = Collected<String>()
+            try appTransceiver.receive(Marker.self) { marker, sender in
+                received.append("\(sender.name) \(sender.fingerprint?.description ?? "-") \(marker.text)")
+            }
+            try await appTransceiver.start()
+            let port = try #require(appTransceiver.port)
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent().appendingPathComponent("scripts/testing/identity_peer.py").path
+            let arguments = [
+                script, "127.0.0.1", String(port), python.identity.directory + "/certificate.pem",
+                python.identity.directory + "/key.pem", app.identity.fingerprint.description, type, "python",
+                Marker.chirpTypeName, #"{"text":"from python"}"#
+            ]
+
+            // Not trusted yet: told so in a refuse frame, after its hello.
+            let refused = try await TestProcess("/usr/bin/env", ["python3"] + arguments, input: .closed)
+            #expect(try await refused.waitForExit() == 2, "\(refused.standardOutput)\(refused.standardError)")
+            #expect(refused.lines.contains("tls TLSv1.3"), "\(refused.lines)")
+            #expect(refused.lines.contains("fingerprint ok \(app.identity.fingerprint)"), "\(refused.lines)")
+            #expect(
+                refused.lines.contains { $0.hasPrefix("refused:") && $0.contains("does not trust this device") },
+                "\(refused.lines)")
+
+            // Trusted: hellos both ways, and the message arrives, from the fingerprint TLS proved.
+            try app.trusts([python])
+            let trustedAt = ContinuousClock.now
+            var accepted: TestProcess?
+            // The app reads the trust file within 250 ms of the change: the first tries may still be refused.
+            while accepted == nil, trustedAt.duration(to: .now) < .seconds(10) {
+                let attempt = try await TestProcess("/usr/bin/env", ["python3"] + arguments, input: .closed)
+                let status = try await attempt.waitForExit()
+                if status == 0 { accepted = attempt } else { #expect(status == 2, "\(attempt.lines)") }
+            }
+            let peer = try #require(accepted, "the python peer was never accepted")
+            #expect(peer.lines.contains("hello from app"), "\(peer.lines)")
+            try await received.waitForCount(1)
+            #expect(received.values == ["python \(python.identity.fingerprint) from python"])
+            await appTransceiver.shutdown()
+        }
+    }
+}
