@@ -26,6 +26,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        // A device's self-signed X.509 certificate (DeviceIdentity), made without an OpenSSL command.
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         // Transceiver and LogSource are services of a ServiceGroup (Transceiver+Service.swift).
@@ -76,8 +78,8 @@ let package = Package(
             ]
         ),
         // Who is trusted, as values: device fingerprints, the trust file, the trust decision, the pairing exchange.
-        // Pure (no channels, no files, no clock): the building block of per-device identities, not used by Chirp yet
-        // (Docs/Architecture.md).
+        // Pure (no channels, no files, no clock): the building block of per-device identities; Chirp uses its
+        // Fingerprint for DeviceIdentity and the identity TLS contexts (Docs/Architecture.md).
         .target(
             name: "ChirpTrust",
             dependencies: [
@@ -96,11 +98,14 @@ let package = Package(
                 "ChirpSupport",
                 "ChirpWire",
                 "ChirpDiscovery",
+                "ChirpTrust",  // Fingerprint: a device identity's, a TLS peer's
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),  // TLSUserEvent: the handshake showed the peer
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -306,9 +311,13 @@ let package = Package(
                 "ChirpSupport",
                 "ChirpWire",
                 "ChirpDiscovery",
+                "ChirpTrust",  // Fingerprint (DeviceIdentityTests, IdentityTLSTests)
                 "ChirpTestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),  // IdentityTLSTests: TLS over real sockets
+                .product(name: "Crypto", package: "swift-crypto"),  // DeviceIdentityTests: other kinds of keys
+                .product(name: "X509", package: "swift-certificates"),  // DeviceIdentityTests: the certificate's fields
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOTestUtils", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -13,6 +13,7 @@ let package = Package(
         .package(name: "chirp", path: "../.."),
         .package(name: "chirp-console", path: "../../Console"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0")
     ],
@@ -29,6 +30,9 @@ let package = Package(
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // The bare NIO ping-pong of the round-trip figures (NIOSession).
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // The bare TLS handshakes under the connection set-up figures (TLSFloor).
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 // The listrctl benchmark runs them, next to chirp-bench in the same build folder.
                 .product(name: "listr", package: "chirp"),

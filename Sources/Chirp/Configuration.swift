@@ -125,6 +125,15 @@ public struct Configuration: Sendable {
         /// Peers holding the same ``SharedSecret`` authenticate each other and encrypt everything (TLS 1.2 with a
         /// pre-shared key derived from the secret and the service type). Peers without it cannot connect.
         case sharedSecret(SharedSecret)
+        /// Each device has its own key (``DeviceIdentity``): peers authenticate each other by their certificates'
+        /// fingerprints and encrypt everything (mutual TLS 1.3); `trust` says whom to accept. Peers without an
+        /// identity cannot connect.
+        ///
+        /// ```swift
+        /// let identity = try DeviceIdentity.loadOrCreate(name: "listr")
+        /// configuration.security = .identity(identity, trust: .trustedPeers())
+        /// ```
+        case identity(DeviceIdentity, trust: PeerTrust)
     }
 
     /// How connections are protected. Default: ``Security/none`` (open).
@@ -210,6 +219,12 @@ public struct Configuration: Sendable {
     /// The shared secret, if any.
     var sharedSecret: SharedSecret? {
         if case .sharedSecret(let secret) = security { return secret }
+        return nil
+    }
+
+    /// The device identity, if any.
+    var deviceIdentity: DeviceIdentity? {
+        if case .identity(let identity, _) = security { return identity }
         return nil
     }
 

@@ -1,4 +1,5 @@
 import Chirp
+import ChirpSupport
 import Foundation
 
 /// Why a command got no answer: what went wrong (``code``), the exit code it maps to (``exitCode``), a sentence a
@@ -28,7 +29,7 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
     /// What went wrong. New codes may come in later versions: a `switch` over them needs a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Wrapped: String, Hashable, Sendable {
-            case noApp, severalApps, connectionLost, noReply, refused, local, noDaemon
+            case noApp, severalApps, connectionLost, noReply, refused, local, noDaemon, notPermitted
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -55,6 +56,9 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
         /// No DNS-SD daemon answers, so no app can be found; ``CommandError/detail`` is what the system reported
         /// (exit code ``CommandExitCode/noDaemon``).
         public static let noDaemon = Code(.noDaemon)
+        /// The app refused the command: this device lacks the permission it needs (device identities; exit code
+        /// ``CommandExitCode/notPermitted``).
+        public static let notPermitted = Code(.notPermitted)
 
         /// The exit code of an error with this code.
         var exitCode: CommandExitCode {
@@ -65,6 +69,7 @@ public struct CommandError: Error, Sendable, Equatable, CustomStringConvertible,
             case .refused: return .refused
             case .local: return .appFailure
             case .noDaemon: return .noDaemon
+            case .notPermitted: return .notPermitted
             }
         }
     }
@@ -202,6 +207,14 @@ extension CommandError {
         CommandError(
             code: .refused, message: "refused on service '\(service)': " + reasons.joined(separator: "; "),
             service: service, peer: peer, reasons: reasons)
+    }
+
+    /// `app` ("NAME on HOST"; `peer` when it is known) refused the command because this device lacks a permission;
+    /// `reason` is the app's sentence (which permission the command needs, which this device holds).
+    public static func notPermitted(app: String, reason: String, peer: Peer? = nil) -> CommandError {
+        CommandError(
+            code: .notPermitted, message: "\(app) refused the command: \(UntrustedText.escaped(reason))", peer: peer,
+            app: app, detail: reason)
     }
 
     /// Something failed on this side, as `message` says: the command could not be encoded or sent, or its reply not

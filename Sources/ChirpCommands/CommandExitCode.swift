@@ -17,6 +17,9 @@ public enum CommandExitCode: Int32, Sendable, CaseIterable, CustomStringConverti
     /// The app refused the connection: it requires a shared secret and none was given, the shared secret does not
     /// match, or the app's accept policy did not accept this CLI.
     case refused = 6
+    /// The app refused the command: this device (its device identity) lacks the permission the command needs. The
+    /// app's owner grants it in the app's trust file (`perms=`).
+    case notPermitted = 7
     /// No DNS-SD daemon (avahi-daemon, mDNSResponder) answers: apps can be neither found nor advertised.
     /// `EX_UNAVAILABLE`, as `chirp` reports it.
     case noDaemon = 69
@@ -33,6 +36,7 @@ public enum CommandExitCode: Int32, Sendable, CaseIterable, CustomStringConverti
         case .severalApps: return "several apps found and none chosen, or --peer matches several"
         case .connectionLost: return "connection lost, or no reply within the timeout"
         case .refused: return "refused: missing or wrong shared secret, or not accepted by the app"
+        case .notPermitted: return "not permitted: this device lacks the permission the command needs"
         case .noDaemon: return "no DNS-SD daemon answers (start avahi-daemon)"
         }
     }

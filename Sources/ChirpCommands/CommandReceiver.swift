@@ -21,8 +21,11 @@ import Logging
 /// handler that throws answers `CommandResponse.failure(_:)` with the error's message, and the app keeps serving.
 /// A reply larger than ``maximumResponseSize`` is replaced by a failure that says so.
 ///
+/// With device identities (`Configuration.security = .identity(...)`), each command says the permission it needs
+/// (`handle(ListItems.self, requiring: .read)`), and a CLI whose device lacks it is refused: the handler does not run.
+///
 /// The receiver logs a warning when it is created if the transceiver accepts connections from other hosts without a
-/// shared secret: anyone who can reach the port could run the commands. Set `Configuration.security` to
+/// shared secret or device identities: anyone who can reach the port could run the commands. Set `Configuration.security` to
 /// `.sharedSecret(...)` (CLIs then need the same secret), or `Configuration.interface = .loopback` when only tools on
 /// the same machine should drive the app. See Docs/Security.md. An app with a command line says what to do in its own
 /// words (its options) with `openAccessRemedy`, or reports it itself (``openAccessWarning(for:remedy:)``) and
@@ -38,7 +41,7 @@ public final class CommandReceiver: Sendable {
     public let maximumResponseSize: Int
     private let logger: Logger
 
-    /// Creates a receiver that serves commands through `transceiver`. Register handlers with `handle(_:with:)`;
+    /// Creates a receiver that serves commands through `transceiver`. Register handlers with `handle(_:requiring:with:)`;
     /// they can be added before or after the transceiver is resumed.
     ///
     /// - Parameters:
@@ -74,6 +77,7 @@ public final class CommandReceiver: Sendable {
     public static func openAccessWarning(for configuration: Configuration, remedy: String? = nil) -> String? {
         guard configuration.interface != .loopback else { return nil }
         if case .sharedSecret = configuration.security { return nil }
+        if case .identity = configuration.security { return nil }
         return """
             accepting commands from any host that can reach this machine (interface: \(configuration.interface)), \
             with no shared secret: anyone on the network can run them. \(remedy ?? defaultOpenAccessRemedy)
@@ -85,14 +89,21 @@ public final class CommandReceiver: Sendable {
     ///
     /// - Parameters:
     ///   - type: the command type.
+    ///   - permission: what the sender must hold to run it (device identities: its trust file line's `perms=`; open
+    ///     or with a shared secret every sender holds every permission). A sender without it gets a refusal that
+    ///     says which permission, and its CLI exits with ``CommandExitCode/notPermitted``; the handler does not run.
+    ///     Default: `Permission.write` (a command changes something unless said otherwise: declare
+    ///     `.read` for those that only read).
     ///   - handler: gets the command and the peer that sent it; returns the response. A thrown error becomes
     ///     `CommandResponse.failure(_:)` with the error's message.
     /// - Throws: what `Transceiver.respond(to:with:)` throws for the command's type name (it cannot travel, or
     ///   another Swift type holds it).
     public func handle<C: ChirpCommand>(
-        _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) throws -> CommandResponse
+        _ type: C.Type, requiring permission: Permission = .write,
+        with handler: @escaping @Sendable (_ command: C, _ sender: Peer) throws -> CommandResponse
     ) throws {
         try transceiver.respond(to: Incoming<C>.self) { (incoming: Incoming<C>, sender: Peer) throws -> Data in
+            if let denied = self.denial(of: C.chirpTypeName, to: sender, requiring: permission) { return denied }
             switch incoming.command {
             case .success(let command):
                 return self.reply(Result { try handler(command, sender) }, to: C.chirpTypeName, from: sender)
@@ -108,9 +119,11 @@ public final class CommandReceiver: Sendable {
     /// try receiver.handle(ListItems.self) { _, _ in .text(await store.listing()) }
     /// ```
     public func handle<C: ChirpCommand>(
-        _ type: C.Type, with handler: @escaping @Sendable (_ command: C, _ sender: Peer) async throws -> CommandResponse
+        _ type: C.Type, requiring permission: Permission = .write,
+        with handler: @escaping @Sendable (_ command: C, _ sender: Peer) async throws -> CommandResponse
     ) throws {
         try transceiver.respond(to: Incoming<C>.self) { (incoming: Incoming<C>, sender: Peer) async throws -> Data in
+            if let denied = self.denial(of: C.chirpTypeName, to: sender, requiring: permission) { return denied }
             let result: Result<CommandResponse, any Error>
             switch incoming.command {
             case .success(let command):
@@ -120,6 +133,25 @@ public final class CommandReceiver: Sendable {
             }
             return self.reply(result, to: C.chirpTypeName, from: sender)
         }
+    }
+
+    /// The reply refusing command `typeName` to `sender` when it lacks `permission` (``Transceiver/permissions(of:)``);
+    /// nil when it holds it. The refusal is logged.
+    func denial(of typeName: String, to sender: Peer, requiring permission: Permission) -> Data? {
+        let held = transceiver.permissions(of: sender)
+        guard !held.contains(permission) else { return nil }
+        let device = sender.fingerprint.map { " (\($0.short))" } ?? ""
+        let message =
+            "\(typeName) needs the '\(permission.rawValue)' permission, and this device\(device) holds "
+            + (held.isEmpty ? "none" : Permission.list(held))
+            + ": the app's owner can grant it in the app's trust file (perms=)"
+        logger.notice(
+            "command refused: the sender lacks a permission",
+            metadata: [
+                "command": "\(typeName)", "from": "\(UntrustedText.escaped(sender.name))",
+                "needs": "\(permission.rawValue)", "holds": "\(Permission.list(held))"
+            ])
+        return CommandResponse.denied(message)
     }
 
     /// The encoded reply for a handler's outcome: failures logged, size checked.

@@ -12,6 +12,22 @@ extension CommandResponse {
         case text = 0x74
         case data = 0x64
         case failure = 0x66
+        /// Not a ``CommandResponse``: the app refused the command because the sender lacks a permission (device
+        /// identities only, which older CLIs cannot use). The text says which.
+        case denied = 0x6E
+    }
+
+    /// The reply refusing a command for lack of a permission, with its sentence.
+    static func denied(_ message: String) -> Data {
+        var bytes = Data([Kind.denied.rawValue])
+        bytes.append(contentsOf: message.utf8)
+        return bytes
+    }
+
+    /// The sentence of a reply that refuses a command for lack of a permission; nil for any other reply.
+    package static func deniedMessage(in bytes: Data) -> String? {
+        guard bytes.first == Kind.denied.rawValue else { return nil }
+        return String(decoding: bytes.dropFirst(), as: UTF8.self)
     }
 
     /// The response as reply bytes.
@@ -44,6 +60,8 @@ extension CommandResponse {
         switch kind {
         case .data:
             self = .data(Data(body))
+        case .denied:
+            throw .unknownKind(first)  // answered by `deniedMessage(in:)` before a response is decoded
         case .text, .failure:
             guard let text = String(validating: body, as: UTF8.self) else { throw .invalidUTF8 }
             self = kind == .text ? .text(text) : .failure(text)

@@ -233,6 +233,9 @@ final class CommandSession: Sendable {
         } catch {
             return .failure(.local("\(error)", cause: error))
         }
+        if let reason = CommandResponse.deniedMessage(in: bytes) {
+            return .failure(.notPermitted(app: app.commandLabel, reason: reason, peer: app))
+        }
         do {
             return .success(try CommandResponse(encoded: bytes))
         } catch {

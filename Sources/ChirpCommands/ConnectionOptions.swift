@@ -92,7 +92,7 @@ public struct ConnectionOptions<Channel: CommandChannel>: ParsableArguments, Sen
 
     /// A transmitter configured from these options, the shared secret included.
     /// - Throws: `ValidationError` when the secret file cannot be read or the secret is too short (see
-    ///   ``SecretOptions/security(environment:)``).
+    ///   ``SecretOptions/security(environment:trust:)``).
     public func makeTransmitter(logger: Logger? = nil) throws -> CommandTransmitter {
         var configuration = Configuration(serviceType: service)
         configuration.interface = loopback ? .loopback : .any

@@ -10,7 +10,8 @@ import Musl
 import Darwin
 #endif
 
-/// Where a command-line tool gets its shared secret: the `CHIRP_SECRET` environment variable, or `--secret-file PATH`.
+/// How a command-line tool protects its connections: a shared secret (the `CHIRP_SECRET` environment variable, or
+/// `--secret-file PATH`), or a device identity (`--identity NAME` or `CHIRP_IDENTITY`).
 /// Never from the command line: a `--secret VALUE` (or `--secret=VALUE`) is refused with a message that says why
 /// (other users see the command line in `ps`, and it stays in the shell history). The secret never appears in logs,
 /// errors or `--help`.
@@ -27,6 +28,12 @@ import Darwin
 ///
 /// `--secret-file` wins over `CHIRP_SECRET` when both are given. With neither, `security(environment:)` returns
 /// `Configuration.Security.none`: connections are open (and peers that require a secret are not dialed).
+///
+/// With `--identity NAME` the tool uses the device identity `NAME` (made on first use, in
+/// `$XDG_CONFIG_HOME/chirp/identity/NAME`) and trusts apps as SSH trusts hosts: the first identity seen under an app's
+/// name is pinned in that directory's `known-peers`, and a different one later is refused. The app must trust the
+/// tool's fingerprint (`chirp id NAME` prints it; `chirp trust add` on the app's side). A secret and an identity
+/// together are refused.
 /// ``ConnectionOptions`` includes these options, so every CLI built on it takes them.
 public struct SecretOptions: ParsableArguments, Sendable {
     /// `--secret-file PATH`: the file holding the shared secret (its whole content, without surrounding whitespace).
@@ -41,6 +48,22 @@ public struct SecretOptions: ParsableArguments, Sendable {
                 """,
             valueName: "PATH"))
     public var secretFile: String?
+
+    /// `--identity NAME`: the device identity to connect with (or the `CHIRP_IDENTITY` environment variable).
+    @Option(
+        name: .customLong("identity"),
+        help: ArgumentHelp(
+            "Connect with the device identity NAME, or the one in directory PATH (or set CHIRP_IDENTITY); made on first use.",
+            discussion: """
+                Apps that use device identities accept only the devices they trust (see Docs/Security.md): \
+                `chirp id NAME` prints this identity's fingerprint for the app's owner to trust. The first identity \
+                seen under each app's name is pinned; a different one later is refused.
+                """,
+            valueName: "NAME|PATH"))
+    public var identity: String?
+
+    /// The environment variable read when `--identity` is not given: `CHIRP_IDENTITY`.
+    public static let identityVariable = "CHIRP_IDENTITY"
 
     /// `--secret VALUE`: accepted by the parser only to be refused with an explanation. Hidden from `--help`.
     @Option(name: .customLong("secret"), help: .hidden)
@@ -73,13 +96,34 @@ public struct SecretOptions: ParsableArguments, Sendable {
     /// The security the configuration should use: a shared secret from `--secret-file` or `CHIRP_SECRET`, or
     /// `Configuration.Security.none` when neither is given.
     ///
-    /// - Parameter environment: where `CHIRP_SECRET` is looked up; default: this process's environment.
-    /// - Throws: `ValidationError` naming the source (never the secret) when the file cannot be read, or the secret
-    ///   is too short.
+    /// - Parameters:
+    ///   - environment: where `CHIRP_SECRET` and `CHIRP_IDENTITY` are looked up; default: this process's environment.
+    ///   - trust: whom a device identity trusts; default: trust on first use.
+    /// - Throws: `ValidationError` naming the source (never the secret) when the file cannot be read, the secret is
+    ///   too short, the identity cannot be made or read, or both a secret and an identity are given.
+    ///
+    /// With `--identity NAME` (or `CHIRP_IDENTITY`): the device identity `NAME`, made on first use, trusting peers as
+    /// `trust` says: by default as SSH trusts hosts (`PeerTrust.trustOnFirstUse()`), which
+    /// suits a CLI; an app that serves commands passes `PeerTrust.trustedPeers()`.
     public func security(
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        trust: PeerTrust = .trustOnFirstUse()
     ) throws -> Configuration.Security {
         if commandLineSecret != nil { throw ValidationError(Self.commandLineRefusal) }
+        let identityName = identity ?? environment[Self.identityVariable].flatMap { $0.isEmpty ? nil : $0 }
+        if let identityName {
+            if secretFile != nil || !(environment[Self.environmentVariable] ?? "").isEmpty {
+                throw ValidationError(
+                    "a shared secret and a device identity were both given: an app uses one or the other; drop "
+                        + "--secret-file and \(Self.environmentVariable), or --identity and \(Self.identityVariable)")
+            }
+            do {
+                let loaded = try Self.identity(named: identityName)
+                return .identity(loaded, trust: trust)
+            } catch let error as ChirpError {
+                throw ValidationError("--identity: \(Self.message(error))")
+            }
+        }
         do {
             if let secretFile {
                 return .sharedSecret(try SharedSecret(contentsOfFile: secretFile))
@@ -97,8 +141,18 @@ public struct SecretOptions: ParsableArguments, Sendable {
         }
     }
 
+    /// The identity `nameOrPath` names: a name (`laptop`: in the default directory) or, when it holds a `/`, the
+    /// identity's directory (`./keys/laptop`: named after its last component), made on first use either way.
+    public static func identity(named nameOrPath: String) throws -> DeviceIdentity {
+        guard nameOrPath.contains("/") else { return try DeviceIdentity.loadOrCreate(name: nameOrPath) }
+        let name = nameOrPath.split(separator: "/").last.map(String.init) ?? nameOrPath
+        return try DeviceIdentity.loadOrCreate(name: name, directory: nameOrPath)
+    }
+
     /// Where the secret comes from, for logs: `--secret-file PATH`, `CHIRP_SECRET`, or `nil` (none). Never the secret.
     public func source(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+        if let identity { return "--identity \(identity)" }
+        if let value = environment[Self.identityVariable], !value.isEmpty { return Self.identityVariable }
         if let secretFile { return "--secret-file \(secretFile)" }
         if let value = environment[Self.environmentVariable], !value.isEmpty { return Self.environmentVariable }
         return nil

@@ -11,10 +11,12 @@ package struct TXTRecord: Sendable, Equatable {
         package static let name = "name"
         /// The wire protocol version.
         package static let protocolVersion = "pv"
-        /// `1` when the peer requires a shared secret.
+        /// `1` when the peer requires a shared secret, `id` when it uses a device identity.
         package static let secure = "sec"
+        /// The device identity's fingerprint (`chirp:...`), with `sec=id`.
+        package static let fingerprint = "fp"
 
-        package static let all: Set<String> = [peerID, name, protocolVersion, secure]
+        package static let all: Set<String> = [peerID, name, protocolVersion, secure, fingerprint]
     }
 
     /// The entries, in the order they are written.

@@ -87,10 +87,14 @@ public final class LogSource: Sendable {
         pump.attach(transceiver)
 
         let pump = self.pump
-        try transceiver.respond(to: LogSubscribe.self) { request, peer async throws -> LogSubscribed in
+        try transceiver.respond(to: LogSubscribe.self) {
+            [unowned transceiver] request, peer async throws -> LogSubscribed in
             guard request.version == LogProtocol.version else {
                 throw LogSourceError.unsupportedVersion(request.version)
             }
+            // With device identities, a viewer needs the `logs` permission (open or with a secret, every peer has it).
+            let held = transceiver.permissions(of: peer)
+            guard held.contains(.logs) else { throw LogSourceError.notPermitted(holds: held) }
             return await pump.subscribe(request, from: peer)
         }
         try transceiver.receive(LogAck.self) { ack, peer in
@@ -196,12 +200,17 @@ public final class LogSource: Sendable {
 /// Errors a log source reports to viewers.
 enum LogSourceError: Error, CustomStringConvertible {
     case unsupportedVersion(Int)
+    /// The viewer's device lacks the `logs` permission; it holds these.
+    case notPermitted(holds: Set<Permission>)
 
     var description: String {
         switch self {
         case .unsupportedVersion(let version):
             return
                 "this log source speaks log protocol \(LogProtocol.version), the viewer speaks \(version): update one of them"
+        case .notPermitted(let held):
+            return
+                "following the logs needs the 'logs' permission, and this device holds \(held.isEmpty ? "none" : Permission.list(held)): the app's owner can grant it in the app's trust file (perms=)"
         }
     }
 }

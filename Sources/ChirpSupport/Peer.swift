@@ -35,6 +35,7 @@ public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
         var addresses: [String]
         var isConnected: Bool
         var role: Role
+        var fingerprintText: String?
     }
 
     private final class Box: Sendable {
@@ -90,6 +91,14 @@ public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
         set { update { $0.role = newValue } }
     }
 
+    /// The peer's device identity fingerprint in its readable form (`chirp:...`), when it uses one: what it
+    /// advertised, and once connected what its TLS certificate proved. Chirp's `Peer.fingerprint` reads it as a
+    /// `Fingerprint`.
+    package var fingerprintText: String? {
+        get { box.fields.fingerprintText }
+        set { update { $0.fingerprintText = newValue } }
+    }
+
     /// Creates a peer value (Chirp's own code and this package's tests; apps get peers from the transceiver).
     package init(
         id: String, name: String, metadata: [String: String] = [:], host: String? = nil, addresses: [String] = [],
@@ -98,7 +107,7 @@ public struct Peer: Sendable, Hashable, Identifiable, CustomStringConvertible {
         box = Box(
             Fields(
                 id: id, name: name, metadata: metadata, host: host, addresses: addresses, isConnected: isConnected,
-                role: role))
+                role: role, fingerprintText: nil))
     }
 
     public static func == (lhs: Peer, rhs: Peer) -> Bool { lhs.box === rhs.box || lhs.id == rhs.id }

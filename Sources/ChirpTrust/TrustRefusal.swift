@@ -30,7 +30,7 @@ package struct TrustRefusal: Sendable, Equatable, CustomStringConvertible {
     package var description: String { message }
 
     /// A device not in the trust file at `path`.
-    static func notTrusted(_ fingerprint: Fingerprint, name: String, path: String) -> TrustRefusal {
+    package static func notTrusted(_ fingerprint: Fingerprint, name: String, path: String) -> TrustRefusal {
         // A name that starts with a dash follows `--`, so that it is not read as an option.
         let label = (UntrustedText.escaped(name).hasPrefix("-") ? "-- " : "") + shellWord(name)
         return TrustRefusal(
@@ -41,7 +41,7 @@ package struct TrustRefusal: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A name pinned (in the pins file at `path`) to another fingerprint than the one presented.
-    static func identityChanged(
+    package static func identityChanged(
         _ fingerprint: Fingerprint, name: String, pinned: Fingerprint, path: String
     ) -> TrustRefusal {
         TrustRefusal(
@@ -52,7 +52,7 @@ package struct TrustRefusal: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A certificate that is not the one the peer advertised.
-    static func fingerprintMismatch(
+    package static func fingerprintMismatch(
         _ fingerprint: Fingerprint, name: String, advertised: Fingerprint
     ) -> TrustRefusal {
         TrustRefusal(

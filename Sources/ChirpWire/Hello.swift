@@ -147,6 +147,11 @@ package enum HandshakeError: Error, Equatable, CustomStringConvertible {
     case remoteRequiresSecret
     /// The accept policy said no.
     case notAccepted(name: String)
+    /// The peer's device identity is not trusted (device-identity mode): `local` says why, for this side's log (it
+    /// names files and what to run); `remote` is what the refused peer is told.
+    case notTrusted(local: String, remote: String)
+    /// The TLS handshake failed in device-identity mode: the peer uses no identity (or a shared secret), or TLS 1.2.
+    case identityTLSFailed(detail: String)
 
     package var description: String {
         switch self {
@@ -164,6 +169,17 @@ package enum HandshakeError: Error, Equatable, CustomStringConvertible {
         case .remoteRequiresSecret:
             return "the peer requires a shared secret: set CHIRP_SECRET or use --secret-file"
         case .notAccepted(let name): return "\(UntrustedText.escaped(name)) was not accepted by the accept policy"
+        case .notTrusted(let local, _): return local
+        case .identityTLSFailed(let detail):
+            return
+                "TLS handshake failed: we use a device identity (mutual TLS 1.3) and the peer does not, or uses a shared secret (\(detail))"
         }
+    }
+
+    /// What the remote is told in the `refuse` frame: the description, except for ``notTrusted(local:remote:)``
+    /// whose local sentence names this side's files.
+    package var remoteDescription: String {
+        if case .notTrusted(_, let remote) = self { return remote }
+        return description
     }
 }

@@ -16,9 +16,11 @@ struct BrowseCommand: AsyncParsableCommand {
             characters are shown; --peer accepts them) and its metadata; other
             services show their instance name and TXT entries. The SECRET column
             says whether a peer requires a shared secret ("required": connect
-            with CHIRP_SECRET or --secret-file), "no" for an open peer, "-" for
-            a service that is not a Chirp peer. The secret itself is never
-            advertised.
+            with CHIRP_SECRET or --secret-file), the first characters of its
+            fingerprint for a peer with a device identity ("chirp:abcd-efgh":
+            connect with --identity NAME once its owner trusts yours), "no" for
+            an open peer, "-" for a service that is not a Chirp peer. The secret
+            itself is never advertised.
 
             Without TYPE, chirp enumerates the service types on the network first
             (a browse of _services._dns-sd._udp, RFC 6763 section 9), then browses
@@ -33,7 +35,8 @@ struct BrowseCommand: AsyncParsableCommand {
               default), then exit.
               With --json: one JSON object per line, with the keys event ("found"
               or "lost"), type, instance, name, host, port, addresses, peerID,
-              protocolVersion, requiresSecret (true or false) and metadata;
+              protocolVersion, requiresSecret (true or false), fingerprint (for
+              a peer with a device identity) and metadata;
               without TYPE, also {"event": "type-found" or "type-lost", "type"}
               for each service type.
 

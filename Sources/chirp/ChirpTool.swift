@@ -17,7 +17,8 @@ struct ChirpTool: AsyncParsableCommand {
             peers (browse), prints what they send (listen), sends them JSON
             messages and requests (send), measures round trips (ping), sends and
             receives files (send-file, receive-files) and follows the logs and
-            HTTP calls of apps that stream them (logs).
+            HTTP calls of apps that stream them (logs). It prints a device
+            identity's fingerprint (id) and edits whom an identity trusts (trust).
 
             A TYPE is a DNS-SD service type without underscore or protocol: chat
             means _chat._tcp. It has 1-15 letters, digits and hyphens, at least one
@@ -27,7 +28,10 @@ struct ChirpTool: AsyncParsableCommand {
             are reached with the same secret, from the CHIRP_SECRET environment
             variable or --secret-file PATH; never on the command line, where
             every user of the machine can read it (--secret VALUE is refused).
-            See Docs/Security.md.
+            Peers that use device identities (chirp browse shows "identity") are
+            reached with an identity of this device: --identity NAME or the
+            CHIRP_IDENTITY environment variable; the peer's owner must trust its
+            fingerprint (chirp id NAME). See Docs/Security.md.
 
             Results go to standard output, errors to standard error. While a
             command waits, it says what for on standard error, only when that is a
@@ -71,6 +75,9 @@ struct ChirpTool: AsyncParsableCommand {
                 chirp send-file results.tar.gz --to lab-pc
               A peer that requires a shared secret, the secret in a file:
                 chirp ping chat --peer alice --secret-file ~/.chat-secret
+              This device's identity, then a peer that trusts it:
+                chirp id laptop
+                chirp ping chat --peer alice --identity laptop
 
             See 'chirp help <subcommand>' for each command, and Docs/CLI.md.
             """,
@@ -83,7 +90,9 @@ struct ChirpTool: AsyncParsableCommand {
             SendFileCommand.self,
             ReceiveFilesCommand.self,
             LogsCommand.self,
-            ConsoleCommand.self
+            ConsoleCommand.self,
+            IdentityCommand.self,
+            TrustCommand.self
         ]
     )
 }

@@ -10,7 +10,8 @@ extension ChirpCLITests {
 
         @Test(arguments: [
             ["--help"], ["browse", "--help"], ["listen", "--help"], ["send", "--help"], ["ping", "--help"],
-            ["logs", "--help"], ["send-file", "--help"], ["receive-files", "--help"]
+            ["logs", "--help"], ["send-file", "--help"], ["receive-files", "--help"], ["id", "--help"],
+            ["trust", "--help"], ["trust", "add", "--help"]
         ])
         func helpMatchesSnapshot(_ arguments: [String]) async throws {
             let (status, process) = try await runChirp(arguments)
@@ -42,8 +43,9 @@ extension ChirpCLITests {
             for line in examples {
                 let words = line.split(separator: " ")
                 #expect(
-                    ["browse", "listen", "send", "ping", "logs", "console", "send-file", "receive-files"].contains(
-                        String(words[1])), "\(line)")
+                    ["browse", "listen", "send", "ping", "logs", "console", "send-file", "receive-files", "id", "trust"]
+                        .contains(
+                            String(words[1])), "\(line)")
             }
         }
     }

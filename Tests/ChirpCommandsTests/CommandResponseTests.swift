@@ -27,6 +27,11 @@ import Testing
         #expect(throws: CommandResponseDecodingError.invalidUTF8) {
             try CommandResponse(encoded: Data([0x74, 0xFF, 0xFE]))
         }
+        // A refusal for lack of a permission is not a response: read apart, before decoding.
+        let denied = CommandResponse.denied("needs write")
+        #expect(CommandResponse.deniedMessage(in: denied) == "needs write")
+        #expect(CommandResponse.deniedMessage(in: CommandResponse.failure("needs write").encoded()) == nil)
+        #expect(throws: CommandResponseDecodingError.unknownKind(0x6E)) { try CommandResponse(encoded: denied) }
     }
 
     struct Readable: LocalizedError { var errorDescription: String? { "the disk is full" } }
@@ -43,7 +48,7 @@ import Testing
     }
 
     @Test func errorsMapToTheDocumentedExitCodes() {
-        #expect(CommandExitCode.allCases.map(\.rawValue) == [0, 1, 3, 4, 5, 6, 69])
+        #expect(CommandExitCode.allCases.map(\.rawValue) == [0, 1, 3, 4, 5, 6, 7, 69])
         #expect(CommandError.noApp(service: "s", peer: nil, seconds: 1, detail: nil).exitCode == .noApp)
         #expect(CommandError.severalApps(service: "s", apps: ["a", "b"]).exitCode == .severalApps)
         #expect(CommandError.connectionLost(app: "a").exitCode == .connectionLost)
@@ -52,6 +57,7 @@ import Testing
         #expect(CommandError.refused(service: "s", reasons: ["r"]).exitCode == .refused)
         #expect(CommandError.ambiguousPeer(service: "s", peer: "a", apps: ["a (1)", "a (2)"]).exitCode == .severalApps)
         #expect(CommandError.noDaemon(detail: "avahi_client_new failed: x").exitCode == .noDaemon)
+        #expect(CommandError.notPermitted(app: "a", reason: "r").exitCode == .notPermitted)
         for code in CommandExitCode.allCases {
             #expect(CommandExitCode.helpText.contains("\n  \(code.rawValue) "), "\(code.rawValue)")
         }

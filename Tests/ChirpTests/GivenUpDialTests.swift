@@ -47,7 +47,8 @@ import Testing
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addChirpHandlers(
-                            role: .acceptor, local: local, configuration: configuration, tls: nil, delegate: reports,
+                            role: .acceptor, local: local, configuration: configuration, security: .none,
+                            delegate: reports,
                             dispatcher: dispatcher, dialedPeerID: nil, host: nil, established: nil)
                     }
                 }

@@ -37,6 +37,10 @@ struct Listr: AsyncParsableCommand {
               listr --store /tmp/test.json --name test --service listr-test --loopback
               listr --store todo.json --secret-file ~/.listr-secret
                 (listrctl then needs the same secret)
+              listr --store todo.json --identity listr
+                (accepts only the devices it trusts: chirp trust add FINGERPRINT
+                LABEL --identity listr --perms read; item list and store dump need
+                read, store replace admin, the other commands write)
 
             Without a shared secret (the CHIRP_SECRET environment variable, or --secret-file), anyone who can \
             reach this host can run the commands: use one, or --loopback. See Docs/Security.md.
@@ -112,8 +116,18 @@ struct Listr: AsyncParsableCommand {
         configuration.peerName = name
         configuration.interface = loopback ? .loopback : .any
         configuration.logger = logger
-        configuration.security = try secret.security()
-        if let source = secret.source() { logger.info("requiring a shared secret (from \(source))") }
+        configuration.security = try secret.security(trust: .trustedPeers())
+        switch configuration.security {
+        case .identity(let identity, _):
+            let trusted = "\(identity.directory)/trusted-peers (chirp trust add --identity \(identity.name))"
+            logger.info(
+                "using the device identity \(identity.name) (\(identity.fingerprint)): accepting the devices of \(trusted)"
+            )
+        case .sharedSecret:
+            if let source = secret.source() { logger.info("requiring a shared secret (from \(source))") }
+        case .none:
+            break
+        }
         let transceiver = Transceiver(configuration: configuration)
         let receiver = CommandReceiver(
             transceiver: transceiver, logger: logger, openAccessRemedy: Self.openAccessRemedy)

@@ -5,10 +5,11 @@ import ListrCommands
 import Logging
 
 /// Registers listr's command handlers: each logs what it did and answers with a message, the store's bytes, or a
-/// failure (a thrown error).
+/// failure (a thrown error). With device identities, a command needs a permission: reading ones `read`, replacing
+/// the whole store `admin`, the others `write`.
 enum ListrService {
     static func register(on receiver: CommandReceiver, store: TodoStore, logger: Logger, debugCommands: Bool) throws {
-        try receiver.handle(ListItems.self) { _, _ in
+        try receiver.handle(ListItems.self, requiring: .read) { _, _ in
             let items = await store.items
             return .text(items.isEmpty ? "no items" : items.map(\.line).joined(separator: "\n"))
         }
@@ -27,12 +28,12 @@ enum ListrService {
             logger.info("removed #\(item.id)", metadata: ["from": "\(sender.name)"])
             return .text("removed \(item.line)")
         }
-        try receiver.handle(DumpStore.self) { _, sender in
+        try receiver.handle(DumpStore.self, requiring: .read) { _, sender in
             let bytes = await store.dump()
             logger.info("dumped the store (\(bytes.count) bytes)", metadata: ["from": "\(sender.name)"])
             return .data(bytes)
         }
-        try receiver.handle(ReplaceStore.self) { command, sender in
+        try receiver.handle(ReplaceStore.self, requiring: .admin) { command, sender in
             let file: StoreFile
             do {
                 file = try await store.replace(with: command.contents)

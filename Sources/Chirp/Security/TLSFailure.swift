@@ -89,10 +89,11 @@ enum TLSFailure: Equatable, CustomStringConvertible {
 
 extension HandshakeError {
     /// The handshake failure that `error` stands for, as both sides log it; `nil` when it says nothing of the peer.
-    static func explaining(_ error: any Error, withSecret: Bool) -> HandshakeError? {
+    static func explaining(_ error: any Error, withSecret: Bool, withIdentity: Bool = false) -> HandshakeError? {
         if let error = error as? HandshakeError { return error }
         if let error = error as? FrameDecodingError, error.reason == .tlsRecord { return .remoteRequiresSecret }
         if withSecret, let failure = TLSFailure(error) { return .secretMismatch(detail: failure.description) }
+        if withIdentity, let failure = TLSFailure(error) { return .identityTLSFailed(detail: failure.description) }
         return nil
     }
 }

@@ -1,5 +1,6 @@
 import ChirpDiscovery
 import ChirpSupport
+import ChirpTrust
 import ChirpWire
 import Foundation
 import Logging
@@ -29,13 +30,15 @@ final class Engine: ConnectionDelegate {
         var warnedPendingLimit = false
         /// Dials the table scheduled, cancelled at stop.
         var dialTimers = DialTimers<Scheduled<Void>>()
+        /// Looks at the trust file for changes (device-identity mode, trusted peers), cancelled at stop.
+        var trustWatch: RepeatedTask?
     }
 
     let configuration: Configuration
     let serviceType: ServiceType
     let localHello: Hello
-    /// The TLS contexts made from ``Configuration/sharedSecret``, when there is one.
-    let tls: TLSContexts?
+    /// How connections are protected: the TLS contexts made from ``Configuration/security``, the trust keeper.
+    let security: TransportSecurity
     let dispatcher: MessageDispatcher
     /// This run's swift-metrics (Docs/Metrics.md).
     let metrics: TransceiverMetrics
@@ -45,15 +48,24 @@ final class Engine: ConnectionDelegate {
     private let state: NIOLockedValueBox<State>
 
     init(configuration: Configuration, serviceType: ServiceType, router: Router, hub: EventHub) throws {
-        if let secret = configuration.sharedSecret {
+        switch configuration.security {
+        case .none:
+            security = .none
+        case .sharedSecret(let secret):
             do {
-                tls = try TLSContexts(secret: secret, serviceType: serviceType)
+                security = .sharedSecret(try TLSContexts(secret: secret, serviceType: serviceType))
             } catch {
                 throw ChirpError.invalidConfiguration(
                     "could not set up TLS for the shared secret: \(error)", cause: error)
             }
-        } else {
-            tls = nil
+        case .identity(let identity, let trust):
+            let keeper = try TrustKeeper(identity: identity, trust: trust, logger: configuration.logger)
+            do {
+                security = .identity(try IdentityTLSContexts(identity: identity), keeper)
+            } catch {
+                throw ChirpError.invalidConfiguration(
+                    "could not set up TLS for the device identity in \(identity.directory): \(error)", cause: error)
+            }
         }
         self.configuration = configuration
         self.serviceType = serviceType
@@ -73,7 +85,9 @@ final class Engine: ConnectionDelegate {
                 table: Table(
                     settings: .init(
                         localID: configuration.peerID, protocolVersion: String(Hello.currentProtocolVersion),
-                        usesSecret: configuration.sharedSecret != nil, includesTools: configuration.includesTools,
+                        usesSecret: configuration.sharedSecret != nil,
+                        usesIdentity: configuration.deviceIdentity != nil,
+                        includesTools: configuration.includesTools,
                         presumedDeadAfter: configuration.heartbeatInterval * 2))))
     }
 
@@ -162,6 +176,7 @@ final class Engine: ConnectionDelegate {
     /// the IPv6 socket `IPV6_V6ONLY`. Either family alone is enough: without IPv6 (a host that has it off), IPv4
     /// only; without IPv4 (a kernel that has none), IPv6 only.
     func start() -> EventLoopFuture<Int> {
+        watchTrustFile()
         let (primaryHost, secondaryHost) = (configuration.listenHost, configuration.secondaryListenHost)
         return bind(primaryHost, port: configuration.port).flatMap { primary -> EventLoopFuture<[any Channel]> in
             guard let port = primary.localAddress?.port, let secondaryHost else {
@@ -230,8 +245,9 @@ final class Engine: ConnectionDelegate {
                     guard self.track(channel) else { throw ChirpError.notRunning }
                     guard self.admitInbound(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
-                        role: .acceptor, local: self.localHello, configuration: self.configuration, tls: self.tls,
-                        delegate: self, dispatcher: self.dispatcher, dialedPeerID: nil, host: nil, established: nil)
+                        role: .acceptor, local: self.localHello, configuration: self.configuration,
+                        security: self.security, delegate: self, dispatcher: self.dispatcher, dialedPeerID: nil,
+                        host: nil, established: nil)
                 }
             }
     }
@@ -266,6 +282,10 @@ final class Engine: ConnectionDelegate {
         txt.set(TXTRecord.ReservedKey.name, configuration.peerName)
         txt.set(TXTRecord.ReservedKey.protocolVersion, String(Hello.currentProtocolVersion))
         if configuration.sharedSecret != nil { txt.set(TXTRecord.ReservedKey.secure, "1") }
+        if let identity = configuration.deviceIdentity {
+            txt.set(TXTRecord.ReservedKey.secure, "id")
+            txt.set(TXTRecord.ReservedKey.fingerprint, identity.fingerprint.description)
+        }
         for (key, value) in configuration.metadata.sorted(by: { $0.key < $1.key }) { txt.set(key, value) }
         // Peers that dial us first (the peer table's dial order) wait behind the others for their resolve (only when we
         // advertise: else nobody does).
@@ -312,6 +332,10 @@ final class Engine: ConnectionDelegate {
             )
         }
         apply(.stop)  // goodbyes on the connections in use, and the disconnect events
+        state.withLockedValue { state in
+            state.trustWatch?.cancel()
+            state.trustWatch = nil
+        }
         dispatcher.cancelResponders()
         for timer in timers { timer.cancel() }
         let loop = group.any()
@@ -331,6 +355,30 @@ final class Engine: ConnectionDelegate {
             futures.append(promise.futureResult)
         }
         return EventLoopFuture.whenAllComplete(futures, on: loop).map { _ in () }
+    }
+
+    /// How often the trust file is looked at: a removed device's connections close within a second.
+    static let trustFileLook = TimeAmount.milliseconds(250)
+
+    /// Looks at the trust file every ``trustFileLook`` (device-identity mode): a change is read whole, and the
+    /// connections of the devices it no longer lists are closed.
+    private func watchTrustFile() {
+        guard let keeper = security.keeper else { return }
+        let task = group.next().scheduleRepeatedTask(initialDelay: Self.trustFileLook, delay: Self.trustFileLook) {
+            [weak self] _ in
+            let gone = keeper.reloadIfChanged()
+            guard let self, !gone.isEmpty else { return }
+            self.closeConnections(of: gone)
+        }
+        state.withLockedValue { $0.trustWatch = task }
+    }
+
+    /// Closes every connection whose peer presented one of these fingerprints.
+    private func closeConnections(of devices: Set<Fingerprint>) {
+        let connections = state.withLockedValue { state in
+            state.table.connections.filter { connection in connection.fingerprint.map(devices.contains) ?? false }
+        }
+        for connection in connections { connection.channel.close(promise: nil) }
     }
 
     /// How many channels are open (listeners not included): the connections in their handshake, in use, retired.
@@ -432,6 +480,8 @@ final class Engine: ConnectionDelegate {
             name: service.txt[TXTRecord.ReservedKey.name] ?? service.instanceName,
             protocolVersion: service.txt[TXTRecord.ReservedKey.protocolVersion],
             usesSecret: service.txt[TXTRecord.ReservedKey.secure] == "1",
+            usesIdentity: service.txt[TXTRecord.ReservedKey.secure] == "id",
+            fingerprint: service.txt[TXTRecord.ReservedKey.fingerprint].flatMap { try? Fingerprint(parsing: $0) },
             metadata: metadata,
             host: service.host,
             addresses: service.addresses.map { IPAddressText.endpoint($0, port: Int(service.port)) },
@@ -444,7 +494,9 @@ final class Engine: ConnectionDelegate {
         let endpoint = IPAddressText.endpoint(address.host, port: address.port)
         guard let policy = configuration.acceptPolicy else {
             logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(endpoint)"])
-            _ = connect(host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host)
+            _ = connect(
+                host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host,
+                advertised: peer.fingerprint)
             return
         }
         // Ask the accept policy before dialing, with what the advertisement says, so that a peer we would refuse
@@ -455,7 +507,9 @@ final class Engine: ConnectionDelegate {
         decision.futureResult.whenSuccess { accepted in
             if accepted {
                 self.logger.debug("dialing", metadata: ["peer": "\(id.prefix(8))", "address": "\(endpoint)"])
-                _ = self.connect(host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host)
+                _ = self.connect(
+                    host: address.host, port: address.port, dialedPeerID: id, peerHost: peer.host,
+                    advertised: peer.fingerprint)
             } else {
                 let reason = HandshakeError.notAccepted(name: peer.name).description
                 self.logger.warning("not dialing \(peer): \(reason)")
@@ -465,8 +519,11 @@ final class Engine: ConnectionDelegate {
         }
     }
 
-    /// Dials `host:port`; completes with the connection once the handshake is done.
-    func connect(host: String, port: Int, dialedPeerID: String?, peerHost: String?) -> EventLoopFuture<PeerConnection> {
+    /// Dials `host:port`; completes with the connection once the handshake is done. In device-identity mode the peer
+    /// must present the certificate whose fingerprint it `advertised` (when given).
+    func connect(
+        host: String, port: Int, dialedPeerID: String?, peerHost: String?, advertised: Fingerprint? = nil
+    ) -> EventLoopFuture<PeerConnection> {
         let loop = group.next()
         let established = loop.makePromise(of: PeerConnection.self)
         let bootstrap = ClientBootstrap(group: loop)
@@ -477,8 +534,9 @@ final class Engine: ConnectionDelegate {
                 channel.eventLoop.makeCompletedFuture {
                     guard self.track(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
-                        role: .dialer, local: self.localHello, configuration: self.configuration, tls: self.tls,
-                        delegate: self, dispatcher: self.dispatcher, dialedPeerID: dialedPeerID, host: peerHost,
+                        role: .dialer, local: self.localHello, configuration: self.configuration,
+                        security: self.security, advertised: advertised, delegate: self, dispatcher: self.dispatcher,
+                        dialedPeerID: dialedPeerID, host: peerHost,
                         established: established)
                 }
             }
@@ -534,7 +592,10 @@ final class Engine: ConnectionDelegate {
     }
 
     func handshakeFailed(role: ConnectionRole, remote: String, dialedPeerID: String?, error: (any Error)?) {
-        let explained = error.flatMap { HandshakeError.explaining($0, withSecret: configuration.sharedSecret != nil) }
+        let explained = error.flatMap {
+            HandshakeError.explaining(
+                $0, withSecret: configuration.sharedSecret != nil, withIdentity: configuration.deviceIdentity != nil)
+        }
         var refused = false
         if let explained {
             let who = dialedPeerID.flatMap { id in state.withLockedValue { $0.table.peer(id)?.description } } ?? remote

@@ -1,11 +1,24 @@
 import ChirpSupport
+import ChirpTrust
 import ChirpWire
 import Logging
 import NIOCore
+import NIOSSL
+import NIOTLS
 
 /// Fired down the pipeline once the remote hello was received and accepted.
 struct HandshakeCompleted: Sendable {
     var remote: Hello
+    /// The fingerprint of the peer's TLS certificate, in device-identity mode.
+    var fingerprint: Fingerprint? = nil
+}
+
+/// What a handshake checks of the peer's device identity (``Configuration/Security/identity(_:trust:)``).
+struct IdentityCheck: Sendable {
+    /// Decides whom to trust.
+    let keeper: TrustKeeper
+    /// The fingerprint the dialed peer advertised (its TXT `fp`); nil for an acceptor.
+    let advertised: Fingerprint?
 }
 
 /// Runs the handshake: sends our hello as soon as the channel is active, waits (with a deadline) for the remote hello,
@@ -14,6 +27,10 @@ struct HandshakeCompleted: Sendable {
 /// An acceptor with an accept policy sends its hello only once the policy accepted the dialer: a refused dialer then
 /// gets a `refuse` frame as the first frame, never a hello, so it does not take the connection for established. (The
 /// dialer always sends its hello first, so two peers with policies cannot wait for each other.)
+///
+/// In device-identity mode the hellos travel only once the peer is known: the dialer sends its hello once the TLS
+/// handshake showed the certificate it advertised, the acceptor once the trust decision accepted the dialer's (which
+/// needs the name in the dialer's hello, for trust on first use).
 ///
 /// A remote that sends anything but a hello first, a hello we cannot accept, or nothing within the deadline, is
 /// refused: a `refuse` frame with the reason is sent when it could be a Chirp peer, and the channel is closed.
@@ -38,6 +55,9 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
     private let timeout: TimeAmount
     private let role: ConnectionRole
     private let acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)?
+    private let identity: IdentityCheck?
+    /// The fingerprint of the peer's certificate, once the TLS handshake showed it (device-identity mode).
+    private var presented: Fingerprint?
     private var state = State.waiting
     private var started = false
     private var sentHello = false
@@ -45,12 +65,13 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
 
     init(
         local: Hello, timeout: TimeAmount, role: ConnectionRole = .acceptor,
-        acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil
+        acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil, identity: IdentityCheck? = nil
     ) {
         self.local = local
         self.timeout = timeout
         self.role = role
         self.acceptPolicy = acceptPolicy
+        self.identity = identity
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
@@ -66,7 +87,7 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
     func start(context: ChannelHandlerContext) {
         guard !started else { return }
         started = true
-        if role == .dialer || acceptPolicy == nil {
+        if identity == nil, role == .dialer || acceptPolicy == nil {
             guard sendHello(context: context) else { return }
         }
         let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -97,6 +118,67 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
         }
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let identity, case .handshakeCompleted = event as? TLSUserEvent {
+            identityShown(context: context, identity: identity)
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// The TLS handshake is done (device-identity mode): notes the peer's fingerprint; a dialer checks it against what
+    /// the peer advertised, then says hello.
+    private func identityShown(context: ChannelHandlerContext, identity: IdentityCheck) {
+        guard case .waiting = state, presented == nil else { return }
+        guard let certificate = try? context.pipeline.syncOperations.nioSSL_peerCertificate(),
+            let fingerprint = try? Fingerprint(of: certificate)
+        else {
+            refuse(context: context, error: .malformedHello("the peer's TLS certificate has no readable public key"))
+            return
+        }
+        presented = fingerprint
+        guard role == .dialer else { return }
+        if let refusal = TrustDecision.dialerCheck(
+            presented: fingerprint, advertised: identity.advertised, name: "the dialed peer")
+        {
+            refuse(context: context, error: Self.notTrusted(refusal, localName: local.name))
+            return
+        }
+        sendHello(context: context)
+    }
+
+    /// The trust decision about a peer that said hello (device-identity mode): nil when it is accepted, else the
+    /// refusal.
+    private func trustRefusal(of remote: Hello, context: ChannelHandlerContext) -> HandshakeError? {
+        guard let identity else { return nil }
+        guard let presented else {
+            return .malformedHello("said hello before the TLS handshake showed its certificate")
+        }
+        let direction: TrustDecision.Direction = role == .dialer ? .outbound(advertised: identity.advertised) : .inbound
+        switch identity.keeper.decide(presented, name: remote.name, direction: direction) {
+        case .accept: return nil
+        case .refuse(let refusal): return Self.notTrusted(refusal, localName: local.name)
+        }
+    }
+
+    /// The handshake error of a trust refusal: the decision's sentence for our log, a shorter one for the peer that
+    /// names neither our files nor our paths.
+    static func notTrusted(_ refusal: TrustRefusal, localName: String) -> HandshakeError {
+        let us = "\"\(UntrustedText.escaped(localName))\""
+        let remote: String
+        switch refusal.kind {
+        case .notTrusted:
+            remote =
+                "\(us) does not trust this device (\(refusal.fingerprint)): its owner can add it with `chirp trust add \(refusal.fingerprint) LABEL`"
+        case .identityChanged:
+            remote =
+                "\(us) has another identity pinned under this peer's name (trust on first use) and refuses this one (\(refusal.fingerprint.short))"
+        case .fingerprintMismatch(let advertised):
+            remote =
+                "\(us) refused: this device's certificate (\(refusal.fingerprint.short)) is not the identity it advertised (\(advertised.short))"
+        }
+        return .notTrusted(local: refusal.message, remote: remote)
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch state {
         case .done:
@@ -121,7 +203,7 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
         case .hello:
             do {
                 let remote = try Hello.parse(frame.body)
-                if let refusal = local.refusal(of: remote) {
+                if let refusal = local.refusal(of: remote) ?? trustRefusal(of: remote, context: context) {
                     refuse(context: context, error: refusal)
                     return
                 }
@@ -198,7 +280,7 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
         guard sendHello(context: context) else { return }  // an acceptor with a policy says hello only now
         state = .done
         deadline?.cancel()
-        context.fireUserInboundEventTriggered(HandshakeCompleted(remote: remote))
+        context.fireUserInboundEventTriggered(HandshakeCompleted(remote: remote, fingerprint: presented))
         for frame in held { context.fireChannelRead(wrapInboundOut(frame)) }
         context.pipeline.syncOperations.removeHandler(context: context, promise: nil)
     }
@@ -209,7 +291,7 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
         deadline?.cancel()
         // The frame first (the flush writes it to the socket at once), then the error: reporting it closes the
         // channel, and the remote must get the reason before that.
-        let frame = FrameWriter.frame(.refuse, text: error.description, allocator: context.channel.allocator)
+        let frame = FrameWriter.frame(.refuse, text: error.remoteDescription, allocator: context.channel.allocator)
         context.writeAndFlush(wrapOutboundOut(frame), promise: nil)
         context.fireErrorCaught(error)
     }

@@ -138,7 +138,8 @@ final class PeerChannelHandler: ChannelInboundHandler {
             let connection = PeerConnection(
                 handler: self, channel: context.channel, role: role, remote: completed.remote, localID: localID,
                 addresses: addresses, host: host, outboundLimit: outboundLimit, openedAt: openedAt,
-                readGate: readGate.map { LoopBoundGate($0, eventLoop: context.eventLoop) })
+                readGate: readGate.map { LoopBoundGate($0, eventLoop: context.eventLoop) },
+                fingerprint: completed.fingerprint)
             self.connection = connection
             if completed.remote.acceptsParts { Self.limitUnsentBytes(of: context.channel) }
             // What the peer sends waits until the app was told it connected: `peerConnected` comes first.

@@ -1,4 +1,5 @@
 import ChirpSupport
+import ChirpTrust
 import ChirpWire
 import NIOCore
 
@@ -27,6 +28,8 @@ final class PeerConnection: InboundConnection {
     let remote: Hello
     /// The peer as seen over this connection.
     let peer: Peer
+    /// The fingerprint of the peer's TLS certificate, in device-identity mode.
+    let fingerprint: Fingerprint?
     /// The id of the peer that dialed this connection, used to pick one connection when both dialed.
     let dialerID: String
     /// When the TCP connection was set up (its channel initialized), before the handshake.
@@ -50,8 +53,9 @@ final class PeerConnection: InboundConnection {
     init(
         handler: PeerChannelHandler, channel: any Channel, role: ConnectionRole, remote: Hello, localID: String,
         addresses: [String], host: String?, outboundLimit: Int, openedAt: ContinuousClock.Instant = .now,
-        readGate: LoopBoundGate? = nil
+        readGate: LoopBoundGate? = nil, fingerprint: Fingerprint? = nil
     ) {
+        self.fingerprint = fingerprint
         self.readGate = readGate
         self.readPause = readGate
         self.channel = channel
@@ -65,9 +69,11 @@ final class PeerConnection: InboundConnection {
         let boundHandler = NIOLoopBound(handler, eventLoop: channel.eventLoop)
         self.handler = boundHandler
         self.drainTask = { boundHandler.value.drain() }
-        self.peer = Peer(
+        var peer = Peer(
             id: remote.peerID, name: remote.name, metadata: remote.metadata, host: host, addresses: addresses,
             isConnected: true, role: remote.peerRole)
+        peer.fingerprintText = fingerprint?.description
+        self.peer = peer
     }
 
     typealias Admission = OutboundQueue.Admission

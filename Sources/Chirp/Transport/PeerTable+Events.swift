@@ -1,4 +1,5 @@
 import ChirpSupport
+import ChirpTrust
 import Logging
 
 extension PeerTable {
@@ -14,6 +15,10 @@ extension PeerTable {
         var protocolVersion: String?
         /// The TXT record says `sec=1`.
         var usesSecret: Bool
+        /// The TXT record says `sec=id`: the peer uses a device identity.
+        var usesIdentity = false
+        /// The TXT record's `fp`, when it parses (device-identity mode).
+        var fingerprint: Fingerprint? = nil
         /// User metadata: the TXT record without the reserved keys.
         var metadata: [String: String]
         /// The target host name.
@@ -110,3 +115,30 @@ extension PeerTable {
         case log(Logger.Level, Logger.Message, Logger.Metadata)
     }
 }
+
+extension PeerTable {
+    /// Why we do not dial a peer whose advertisement says it protects its connections otherwise than we do; nil when
+    /// both sides match (open and open, the shared secret on both, device identities on both).
+    static func securityMismatch(_ advert: Advert, _ settings: Settings) -> String? {
+        let theirs: SecurityMode = advert.usesIdentity ? .identity : advert.usesSecret ? .secret : .open
+        let ours: SecurityMode = settings.usesIdentity ? .identity : settings.usesSecret ? .secret : .open
+        switch (theirs, ours) {
+        case (.identity, .identity):
+            guard advert.fingerprint != nil else {
+                return "\(advert.name) advertises a device identity without a valid fingerprint: not connecting"
+            }
+            return nil
+        case (.open, .open), (.secret, .secret): return nil
+        case (.secret, .open): return "\(advert.name) requires a shared secret: set CHIRP_SECRET or use --secret-file"
+        case (.open, .secret): return "\(advert.name) does not use a shared secret, and we do: not connecting"
+        case (.identity, _):
+            return "\(advert.name) requires a device identity (mutual TLS): use one (chirp --identity NAME)"
+        case (.open, .identity): return "\(advert.name) uses no device identity, and we do: not connecting"
+        case (.secret, .identity):
+            return "\(advert.name) requires a shared secret, and we use a device identity: not connecting"
+        }
+    }
+}
+
+/// How a peer protects its connections, as its advertisement says (``PeerTable/securityMismatch(_:_:)``).
+enum SecurityMode { case open, secret, identity }

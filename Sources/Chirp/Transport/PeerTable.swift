@@ -21,6 +21,8 @@ where Instant.Duration == Duration {
         var protocolVersion: String
         /// Whether we hold a shared secret.
         var usesSecret: Bool
+        /// Whether we use a device identity (mutual TLS 1.3).
+        var usesIdentity = false
         /// Whether tools (peers that only dial) are shown as peers: listed, reported, reached by `.all`.
         var includesTools = false
         /// Higher-id peers leave the first dial to the lower-id peer for this long once we are advertised.
@@ -160,13 +162,7 @@ where Instant.Duration == Duration {
                     ]))
             return
         }
-        let securityMismatch: String?
-        switch (advert.usesSecret, settings.usesSecret) {
-        case (true, false):
-            securityMismatch = "\(advert.name) requires a shared secret: set CHIRP_SECRET or use --secret-file"
-        case (false, true): securityMismatch = "\(advert.name) does not use a shared secret, and we do: not connecting"
-        default: securityMismatch = nil
-        }
+        let securityMismatch = Self.securityMismatch(advert, settings)
         let wasVisible = entries[id].map(isShown) ?? false
         var entry = entries[id] ?? Entry(peer: Peer(id: id, name: advert.name))
         let advertisedBefore = entry.peer.addresses
@@ -175,6 +171,7 @@ where Instant.Duration == Duration {
         }
         entry.peer.name = advert.name
         entry.peer.metadata = advert.metadata
+        if entry.slot == nil { entry.peer.fingerprintText = advert.fingerprint?.description }
         entry.peer.host = advert.host
         entry.peer.addresses = advert.addresses
         if let address = advert.dialAddress {
@@ -336,6 +333,7 @@ where Instant.Duration == Duration {
         entry.peer.name = new.peer.name
         entry.peer.metadata = new.peer.metadata
         entry.peer.role = new.peer.role
+        if let proven = new.peer.fingerprintText { entry.peer.fingerprintText = proven }
         let shown = shows(new.peer.role)
         if new.role == .dialer { entry.dialing = false }
         entry.stopping = false

@@ -1,3 +1,4 @@
+import ChirpTrust
 import ChirpWire
 import Logging
 import NIOCore
@@ -5,7 +6,7 @@ import NIOCore
 extension ChannelPipeline.SynchronousOperations {
     /// Installs Chirp's protocol on a new TCP channel, in order:
     ///
-    /// 1. TLS (`NIOSSLServerHandler` / `NIOSSLClientHandler`), when a shared secret is configured
+    /// 1. TLS (`NIOSSLServerHandler` / `NIOSSLClientHandler`), with a shared secret or a device identity
     /// 2. ``FrameReader``: bytes -> frames (``FrameDecoder``), with the size limits
     /// 3. ``HandshakeHandler``: exchanges and checks hellos, then removes itself
     /// 4. ``HeartbeatHandler``: when we last wrote and last read a frame, checked by scheduled tasks (no promise per write)
@@ -14,17 +15,17 @@ extension ChannelPipeline.SynchronousOperations {
     ///
     /// Outbound frames are complete `ByteBuffer`s written by ``PeerConnection``, so no encoder is needed.
     func addChirpHandlers(
-        role: ConnectionRole, local: Hello, configuration: Configuration, tls: TLSContexts?,
-        delegate: any ConnectionDelegate,
+        role: ConnectionRole, local: Hello, configuration: Configuration, security: TransportSecurity,
+        advertised: Fingerprint? = nil, delegate: any ConnectionDelegate,
         dispatcher: MessageDispatcher, dialedPeerID: String?, host: String?,
         established: EventLoopPromise<PeerConnection>?
     ) throws {
-        if let tls { try addHandler(try tls.handler(dialed: role == .dialer)) }
+        if let tls = try security.tlsHandler(dialed: role == .dialer) { try addHandler(tls) }
         try addHandler(FrameReader(FrameDecoder(maxFrameSize: configuration.maximumMessageSize)))
         try addHandler(
             HandshakeHandler(
                 local: local, timeout: configuration.handshakeTimeout.timeAmount, role: role,
-                acceptPolicy: configuration.acceptPolicy))
+                acceptPolicy: configuration.acceptPolicy, identity: security.identityCheck(advertised: advertised)))
         try addHandler(
             HeartbeatHandler(
                 interval: configuration.heartbeatInterval.timeAmount,

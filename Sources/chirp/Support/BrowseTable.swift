@@ -22,11 +22,25 @@ struct BrowseRow: Sendable {
     /// The peer id shortened to the 8 characters `--peer` accepts, or `-` for a service that is not a Chirp peer.
     var shortID: String { instance.peerID.map { String($0.prefix(8)) } ?? "-" }
 
-    /// `required` for a peer that requires a shared secret (its TXT record says `sec=1`), `no` for another Chirp
-    /// peer, `-` for a service that is not a Chirp peer.
+    /// `required` for a peer that requires a shared secret (its TXT record says `sec=1`), the first characters of
+    /// its fingerprint for a peer with a device identity (`sec=id`: `chirp:abcd-efgh`, `identity` when the advertised
+    /// one does not parse), `no` for another Chirp peer, `-` for a service that is not a Chirp peer.
     var secretText: String {
+        if let fingerprint = fingerprintText { return fingerprint }
         guard instance.peerID != nil else { return instance.requiresSecret ? "required" : "-" }
         return instance.requiresSecret ? "required" : "no"
+    }
+
+    /// The first characters of the advertised fingerprint of a peer with a device identity; `identity` when it does
+    /// not parse; nil for a peer without one.
+    var fingerprintText: String? {
+        guard instance.txt[TXTRecord.ReservedKey.secure] == "id" else { return nil }
+        return advertisedFingerprint?.short ?? "identity"
+    }
+
+    /// The fingerprint the peer advertised, when it parses.
+    var advertisedFingerprint: Fingerprint? {
+        instance.txt[TXTRecord.ReservedKey.fingerprint].flatMap { try? Fingerprint(parsing: $0) }
     }
 
     /// User metadata as `key=value` pairs, sorted, or `-`.
@@ -50,6 +64,7 @@ struct BrowseRow: Sendable {
         ]
         if let id = instance.peerID { object["peerID"] = id }
         if let version = instance.protocolVersion { object["protocolVersion"] = version }
+        if let fingerprint = advertisedFingerprint { object["fingerprint"] = fingerprint.description }
         return JSONText.line(object)
     }
 

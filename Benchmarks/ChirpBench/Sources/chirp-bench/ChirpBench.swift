@@ -53,7 +53,7 @@ struct Options {
     var label: String?
 
     static let benchmarks = [
-        "codec", "oneway", "roundtrip", "bulk", "broadcast", "startup", "listrctl", "log", "flood", "console"
+        "codec", "oneway", "roundtrip", "bulk", "broadcast", "startup", "connect", "listrctl", "log", "flood", "console"
     ]
 
     init(_ arguments: [String]) throws {

@@ -55,6 +55,7 @@ final class Harness {
             ("oneway", oneWayAndFriends),
             ("broadcast", broadcast),
             ("startup", startup),
+            ("connect", connect),
             ("listrctl", listrctl),
             ("log", logCall),
             ("flood", flood),
