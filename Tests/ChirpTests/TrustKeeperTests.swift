@@ -18,7 +18,8 @@ import Glibc
         try await withScratch { scratch in
             let identity = try DeviceIdentity.loadOrCreate(name: "app", directory: scratch + "/app")
             let file = identity.directory + "/trusted-peers"
-            try "\(laptop) laptop\n\(tablet) tablet perms=read\n".write(toFile: file, atomically: false, encoding: .utf8)
+            try "\(laptop) laptop\n\(tablet) tablet perms=read\n".write(
+                toFile: file, atomically: false, encoding: .utf8)
             let logs = LogCapture()
             let keeper = try TrustKeeper(identity: identity, trust: .trustedPeers(), logger: logs.logger("keeper"))
             #expect(keeper.decide(laptop, name: "laptop", direction: .inbound) == .accept(Permission.defaults))
@@ -54,8 +55,11 @@ import Glibc
         try await withScratch { scratch in
             let identity = try DeviceIdentity.loadOrCreate(name: "cli", directory: scratch + "/cli")
             let file = identity.directory + "/known-peers"
-            let keeper = try TrustKeeper(identity: identity, trust: .trustOnFirstUse(), logger: LogCapture().logger("k"))
-            #expect(keeper.decide(laptop, name: "listr", direction: .outbound(advertised: laptop)) == .accept(Permission.defaults))
+            let keeper = try TrustKeeper(
+                identity: identity, trust: .trustOnFirstUse(), logger: LogCapture().logger("k"))
+            #expect(
+                keeper.decide(laptop, name: "listr", direction: .outbound(advertised: laptop))
+                    == .accept(Permission.defaults))
             #expect(try String(contentsOfFile: file, encoding: .utf8).contains("\(laptop) listr\n"))
             #expect(keeper.reloadIfChanged().isEmpty)  // its own write is not a change to read
             guard case .refuse(let refusal) = keeper.decide(tablet, name: "listr", direction: .inbound) else {

@@ -127,7 +127,8 @@ final class TrustKeeper: Sendable {
                 if state.lastProblem != error.description {
                     state.lastProblem = error.description
                     logger.warning(
-                        "the \(isTrustFile ? "trust" : "pins") file was not read again; the one read before stays in use: \(error)")
+                        "the \(isTrustFile ? "trust" : "pins") file was not read again; the one read before stays in use: \(error)"
+                    )
                 }
                 return []
             }
