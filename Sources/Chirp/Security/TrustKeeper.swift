@@ -51,12 +51,13 @@ final class TrustKeeper: Sendable {
                 let path = file ?? identity.directory + "/" + TrustFiles.pinsFileName
                 self.path = path
                 isTrustFile = false
+                let stamp = TrustFiles.stamp(of: path)
                 let pins = try TrustFiles.readPins(at: path)
                 state = NIOLockedValueBox(
                     State(
                         decision: TrustDecision(
                             mode: .trustOnFirstUse(pins, path: path, permissions: permissions)),
-                        stamp: nil))
+                        stamp: stamp))
             }
         } catch {
             throw ChirpError.invalidConfiguration(error.description, cause: error)
@@ -76,6 +77,7 @@ final class TrustKeeper: Sendable {
                 case .refuse(let refusal): verdict = .refuse(refusal)
                 case .pin(let pinned, let pinnedName):
                     writePins(state.decision, pinned: pinned, name: pinnedName)
+                    state.stamp = TrustFiles.stamp(of: path)  // our own write: nothing to read again
                 case .writeTrustFile, .closeConnections, .permissionsChanged:
                     break  // not an answer to a peer presenting itself
                 }
@@ -96,46 +98,63 @@ final class TrustKeeper: Sendable {
         }
     }
 
-    /// Reads the trust file again when it changed since it was last read; returns the devices no longer trusted,
-    /// whose connections must close. A file that cannot be read or parsed is reported once (warning) and the store
-    /// read before stays in use.
+    /// Reads the trust file (or the pins file) again when it changed since it was last read; returns the devices no
+    /// longer trusted, whose connections must close. A file that cannot be read or parsed is reported once
+    /// (warning) and what was read before stays in use.
+    ///
+    /// A pin removed from the pins file lets the next identity under that name be pinned; it closes nothing (the
+    /// identity pinned before was trusted, not revoked: revoking is the trust file's job).
     func reloadIfChanged() -> Set<Fingerprint> {
-        guard isTrustFile else { return [] }
-        return state.withLockedValue { state -> Set<Fingerprint> in
+        state.withLockedValue { state -> Set<Fingerprint> in
             let stamp = TrustFiles.stamp(of: path)
             guard stamp != state.stamp else { return [] }
-            let store: TrustStore
             do throws(DeviceIdentityError) {
-                store = try TrustFiles.readStore(at: path)
+                if isTrustFile {
+                    let store = try TrustFiles.readStore(at: path)
+                    state.stamp = stamp
+                    state.lastProblem = nil
+                    return apply(store, to: &state)
+                }
+                let pins = try TrustFiles.readPins(at: path)
+                state.stamp = stamp
+                state.lastProblem = nil
+                if case .trustOnFirstUse(let old, let path, let permissions) = state.decision.mode, old != pins {
+                    state.decision = TrustDecision(mode: .trustOnFirstUse(pins, path: path, permissions: permissions))
+                    logger.info("read the pins file again", metadata: ["file": "\(path)", "pins": "\(pins.all.count)"])
+                }
+                return []
             } catch {
                 if state.lastProblem != error.description {
                     state.lastProblem = error.description
-                    logger.warning("the trust file was not read again; the one read before stays in use: \(error)")
+                    logger.warning(
+                        "the \(isTrustFile ? "trust" : "pins") file was not read again; the one read before stays in use: \(error)"
+                    )
                 }
                 return []
             }
-            state.stamp = stamp
-            state.lastProblem = nil
-            var gone: Set<Fingerprint> = []
-            for action in state.decision.handle(.storeReloaded(store)) {
-                switch action {
-                case .closeConnections(let devices):
-                    gone.formUnion(devices)
-                    for device in devices.sorted() {
-                        logger.notice(
-                            "device \(device.short) was removed from the trust file: closing its connections",
-                            metadata: ["file": "\(path)"])
-                    }
-                case .permissionsChanged(let device, let permissions):
-                    logger.notice(
-                        "device \(device.short) now holds \(Permission.list(permissions))",
-                        metadata: ["file": "\(path)"])
-                default: break
-                }
-            }
-            logger.info("read the trust file again", metadata: ["file": "\(path)", "devices": "\(store.entries.count)"])
-            return gone
         }
+    }
+
+    /// Feeds a trust file read again to the decision; returns the devices it no longer lists.
+    private func apply(_ store: TrustStore, to state: inout State) -> Set<Fingerprint> {
+        var gone: Set<Fingerprint> = []
+        for action in state.decision.handle(.storeReloaded(store)) {
+            switch action {
+            case .closeConnections(let devices):
+                gone.formUnion(devices)
+                for device in devices.sorted() {
+                    logger.notice(
+                        "device \(device.short) was removed from the trust file: closing its connections",
+                        metadata: ["file": "\(path)"])
+                }
+            case .permissionsChanged(let device, let permissions):
+                logger.notice(
+                    "device \(device.short) now holds \(Permission.list(permissions))", metadata: ["file": "\(path)"])
+            default: break
+            }
+        }
+        logger.info("read the trust file again", metadata: ["file": "\(path)", "devices": "\(store.entries.count)"])
+        return gone
     }
 
     /// Writes the pins of `decision` (trust on first use) to the pins file.

@@ -360,8 +360,8 @@ final class Engine: ConnectionDelegate {
     /// How often the trust file is looked at: a removed device's connections close within a second.
     static let trustFileLook = TimeAmount.milliseconds(250)
 
-    /// Looks at the trust file every ``trustFileLook`` (device-identity mode): a change is read whole, and the
-    /// connections of the devices it no longer lists are closed.
+    /// Looks at the trust file (or, in trust on first use, the pins file) every ``trustFileLook`` (device-identity
+    /// mode): a change is read whole, and the connections of the devices the trust file no longer lists are closed.
     private func watchTrustFile() {
         guard let keeper = security.keeper else { return }
         let task = group.next().scheduleRepeatedTask(initialDelay: Self.trustFileLook, delay: Self.trustFileLook) {
