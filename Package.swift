@@ -216,6 +216,7 @@ let package = Package(
                 "ListrCommands",
                 "ChirpCommands",
                 "Chirp",
+                "ChirpSupport",  // UntrustedText: a pairing device's name
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log")
             ],

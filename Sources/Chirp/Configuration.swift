@@ -138,6 +138,9 @@ public struct Configuration: Sendable {
 
     /// How connections are protected. Default: ``Security/none`` (open).
     public var security: Security = .none
+    /// Whether devices may ask to pair with this transceiver, and who says yes (device-identity mode only). Default:
+    /// `nil`: requests are refused with a sentence that says so.
+    public var pairing: PairingPolicy?
     /// Decides, per peer, whether a connection is accepted, after the peer has proven it holds the shared secret
     /// (if any) and introduced itself. Return `false` to refuse: both sides log why, and the peer is retried only with
     /// a long backoff. In the spirit of MultipeerKit's invitation handler. Before dialing a discovered peer it is also
@@ -199,6 +202,16 @@ public struct Configuration: Sendable {
             throw ChirpError.invalidConfiguration(
                 "backpressure watermarks must satisfy 1 <= lowWatermark <= highWatermark "
                     + "(got \(backpressure.lowWatermark) and \(backpressure.highWatermark))")
+        }
+        if let pairing {
+            if deviceIdentity == nil {
+                throw ChirpError.invalidConfiguration(
+                    "pairing needs a device identity: set security to .identity(_:trust:) as well")
+            }
+            if pairing.maximumRequestsPerMinute < 1 || pairing.timeout <= .zero {
+                throw ChirpError.invalidConfiguration(
+                    "pairing.maximumRequestsPerMinute and pairing.timeout must be positive")
+            }
         }
         if maximumPendingHandshakes < 1 {
             throw ChirpError.invalidConfiguration("maximumPendingHandshakes must be positive")

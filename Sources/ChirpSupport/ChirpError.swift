@@ -25,7 +25,7 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
             case invalidServiceType, invalidConfiguration, notRunning, listenFailed, peerNotConnected,
                 peerDisconnected, requestTimedOut, noResponder, remoteFailure, decodingFailed, encodingFailed,
                 handlerFailed, messageTooLarge, outboundLimitExceeded, protocolViolation, connectionFailed,
-                invalidTypeName, typeNameConflict
+                invalidTypeName, typeNameConflict, pairingFailed
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -73,6 +73,9 @@ public struct ChirpError: Error, Sendable, Equatable, CustomStringConvertible, L
         /// Two Swift types were registered under one wire name (two modules' types with the same
         /// `ChirpMessage.chirpTypeName`): the second registration is refused, naming both.
         public static let typeNameConflict = Code(.typeNameConflict)
+        /// A pairing did not complete: the peer declined it or does not accept pairings, its certificate is not the
+        /// one it advertised, nobody answered in time, or the connection failed. ``ChirpError/reason`` says which.
+        public static let pairingFailed = Code(.pairingFailed)
     }
 
     /// What went wrong.
@@ -307,5 +310,12 @@ extension ChirpError {
             reason == "connection refused"
             ? "connection refused by \(shown(address))" : "could not connect to \(shown(address)): \(reason)"
         return ChirpError(code: .connectionFailed, message: message, reason: reason, cause: cause)
+    }
+
+    /// Pairing with `peer` (a name or an address) did not complete; `reason` says why.
+    public static func pairingFailed(with peer: String, reason: String, cause: (any Error)? = nil) -> ChirpError {
+        ChirpError(
+            code: .pairingFailed, message: "pairing with \(shown(peer)) failed: \(shown(reason))", reason: reason,
+            cause: cause)
     }
 }

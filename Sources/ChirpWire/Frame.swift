@@ -21,6 +21,9 @@ package enum FrameKind: UInt8, Sendable, CaseIterable {
     /// A slice of a large message, request or response frame (``PartFrame``), sent only to a peer whose hello
     /// announced ``Hello/partsFeature``.
     case part = 0x09
+    /// A message of the pairing exchange (`PairingMessage`: a kind byte, then 32 bytes), or the responder's "paired"
+    /// (the single byte 4), on a connection whose hellos asked for pairing (``Hello/pairing``) and nowhere else.
+    case pair = 0x0A
 }
 
 /// One decoded frame: its kind byte and its body (everything after the kind byte).

@@ -21,6 +21,10 @@ package struct Hello: Codable, Sendable, Equatable {
     /// What the sender understands beyond the first text of version 1 (``partsFeature``); empty (the key left out)
     /// for a peer older than the key, whose peers then send it nothing new.
     package var features: [String]
+    /// The sender asks to pair (a dialer) or agrees to (an acceptor): the connection carries the pairing exchange
+    /// (``FrameKind/pair`` frames) instead of messages, then closes. Encoded only when true (the key `pairing`); a
+    /// peer older than the key reads the hello as an ordinary one (Docs/Protocol.md section 2).
+    package var pairing: Bool
 
     /// The feature of a peer that reassembles ``FrameKind/part`` frames (Docs/Protocol.md section 3).
     package static let partsFeature = "parts"
@@ -43,11 +47,12 @@ package struct Hello: Codable, Sendable, Equatable {
         case metadata
         case role
         case features
+        case pairing
     }
 
     package init(
         protocolVersion: Int = Hello.currentProtocolVersion, peerID: String, name: String, service: String,
-        metadata: [String: String], role: String? = nil, features: [String] = []
+        metadata: [String: String], role: String? = nil, features: [String] = [], pairing: Bool = false
     ) {
         self.protocolVersion = protocolVersion
         self.peerID = peerID
@@ -56,6 +61,7 @@ package struct Hello: Codable, Sendable, Equatable {
         self.metadata = metadata
         self.role = role
         self.features = features
+        self.pairing = pairing
     }
 
     /// Whether the sender is a tool: it says so, or, from a tool older than the ``role`` key, its metadata does.
@@ -75,6 +81,8 @@ package struct Hello: Codable, Sendable, Equatable {
         role = try? container.decodeIfPresent(String.self, forKey: .role)
         // Features are names: one that is not a string, or a list that is not one, counts as none.
         features = (try? container.decodeIfPresent([String].self, forKey: .features)) ?? []
+        // Only `true` asks for pairing: any other value is an ordinary hello.
+        pairing = (try? container.decodeIfPresent(Bool.self, forKey: .pairing)) ?? false
     }
 
     package func encode(to encoder: any Encoder) throws {
@@ -86,6 +94,7 @@ package struct Hello: Codable, Sendable, Equatable {
         try container.encode(metadata, forKey: .metadata)
         try container.encodeIfPresent(role, forKey: .role)
         if !features.isEmpty { try container.encode(features, forKey: .features) }
+        if pairing { try container.encode(true, forKey: .pairing) }
     }
 
     /// The protocol version this build speaks.
@@ -152,6 +161,9 @@ package enum HandshakeError: Error, Equatable, CustomStringConvertible {
     case notTrusted(local: String, remote: String)
     /// The TLS handshake failed in device-identity mode: the peer uses no identity (or a shared secret), or TLS 1.2.
     case identityTLSFailed(detail: String)
+    /// A pairing request this side cannot take: no pairing policy, no device identity, or the gate said no (busy,
+    /// too many); the sentence is for both sides.
+    case pairingRefused(String)
 
     package var description: String {
         switch self {
@@ -173,6 +185,7 @@ package enum HandshakeError: Error, Equatable, CustomStringConvertible {
         case .identityTLSFailed(let detail):
             return
                 "TLS handshake failed: we use a device identity (mutual TLS 1.3) and the peer does not, or uses a shared secret (\(detail))"
+        case .pairingRefused(let reason): return "pairing refused: \(reason)"
         }
     }
 

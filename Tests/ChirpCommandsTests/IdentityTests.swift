@@ -84,6 +84,72 @@ import Testing
         }
     }
 
+    /// `listrctl pair` and `listr --allow-pairing` as a person uses them: the same code on both terminals, a yes typed
+    /// at listr, and the CLI trusted from then on with the permissions listr gives; a no leaves the next CLI refused.
+    @Test func aCLIPairsWithListrWhenThePersonThereSeesTheSameCodeAndSaysYes() async throws {
+        try await ListrFixture.run { fixture in
+            let environment: [String: String?] = [
+                "XDG_CONFIG_HOME": fixture.path("config"), "CHIRP_SECRET": "", "CHIRP_IDENTITY": ""
+            ]
+            let app = try await fixture.startApp(
+                "vault", extra: ["--identity", "listr", "--allow-pairing", "--pair-permissions", "read"],
+                environment: environment, input: .pipe)
+            #expect(app.standardError.contains("taking pairing requests"), "\(app.standardError)")
+
+            let pairing = try await fixture.launchCtl(
+                ["pair", "--identity", "laptop"], timeout: 60, environment: environment)
+            let codeLine = try await pairing.0.waitForLine(containing: "Pairing code: ")
+            let code = String(codeLine.dropFirst("Pairing code: ".count))
+            #expect(code.count == 6, "\(codeLine)")
+            // listr shows the same code, names the device, and asks.
+            #expect(
+                await app.waitForError(containing: "code \(code): pair only if listrctl shows the same code"),
+                "\(app.standardError)")
+            #expect(app.standardError.contains("pairing request from \"laptop\""), "\(app.standardError)")
+            app.send("y")
+            let paired = try await fixture.finish(pairing)
+            #expect(paired.status == 0, "\(paired)")
+            #expect(paired.stdout.contains("Paired with vault (chirp:"), "\(paired)")
+
+            // Trusted now, with what listr gave: it reads, and may not write.
+            let listed = try await fixture.ctl(["item", "list", "--identity", "laptop"], environment: environment)
+            #expect(listed.status == 0 && listed.lines == ["no items"], "\(listed)")
+            let added = try await fixture.ctl(["item", "add", "milk", "--identity", "laptop"], environment: environment)
+            #expect(added.status == CommandExitCode.notPermitted.rawValue, "\(added)")
+            let trusted = try await Self.chirp(["trust", "list", "--identity", "listr"], environment: environment)
+            #expect(trusted.lines.count == 1 && trusted.stdout.contains("laptop  perms=read"), "\(trusted)")
+
+            // A no: the guest is told, and stays refused.
+            let guestPairing = try await fixture.launchCtl(
+                ["pair", "--identity", "guest"], timeout: 60, environment: environment)
+            try await guestPairing.0.waitForLine(containing: "Pairing code: ")
+            #expect(await app.waitForError(containing: "pairing request from \"guest\""), "\(app.standardError)")
+            app.send("n")
+            let declined = try await fixture.finish(guestPairing)
+            #expect(declined.status == CommandExitCode.refused.rawValue, "\(declined)")
+            #expect(declined.stderr.contains("the pairing was declined on \"vault\""), "\(declined)")
+            let guest = try await fixture.ctl(
+                ["item", "list", "--identity", "guest"], timeout: 60, environment: environment)
+            #expect(guest.status == CommandExitCode.refused.rawValue, "\(guest)")
+        }
+    }
+
+    @Test func listrWithoutAllowPairingRefusesAPairingAndListrctlNeedsAnIdentity() async throws {
+        try await ListrFixture.run { fixture in
+            let environment: [String: String?] = [
+                "XDG_CONFIG_HOME": fixture.path("config"), "CHIRP_SECRET": "", "CHIRP_IDENTITY": ""
+            ]
+            _ = try await fixture.startApp("vault", extra: ["--identity", "listr"], environment: environment)
+            let refused = try await fixture.ctl(["pair", "--identity", "laptop"], timeout: 30, environment: environment)
+            #expect(refused.status == CommandExitCode.refused.rawValue, "\(refused)")
+            #expect(refused.stderr.contains("\"vault\" does not take pairing requests now"), "\(refused)")
+            #expect(!refused.stdout.contains("Pairing code"), "\(refused)")
+            let noIdentity = try await fixture.ctl(["pair"], timeout: 30, environment: environment)
+            #expect(noIdentity.status == 64, "\(noIdentity)")
+            #expect(noIdentity.stderr.contains("pairing needs a device identity: give --identity"), "\(noIdentity)")
+        }
+    }
+
     /// Runs `chirp ARGUMENTS` to its end.
     static func chirp(_ arguments: [String], environment: [String: String?]) async throws -> CtlResult {
         let started = ContinuousClock.now

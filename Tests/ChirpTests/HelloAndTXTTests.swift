@@ -40,6 +40,23 @@ import Testing
         #expect(try Hello.parse(ByteBuffer(string: #"{"features":["later","parts"],"# + base + "}")).acceptsParts)
     }
 
+    /// `pairing` goes on the wire only when true, and only a JSON `true` asks for pairing.
+    @Test func pairingIsLeftOutUnlessAskedAndReadStrictly() throws {
+        var asking = local
+        asking.pairing = true
+        let frame = try asking.frame(allocator: ByteBufferAllocator())
+        let json = frame.getString(at: 5, length: frame.readableBytes - 5) ?? ""
+        #expect(json.contains(#""pairing":true"#))
+        #expect(try Hello.parse(ByteBuffer(string: json)).pairing)
+        let plain = try local.frame(allocator: ByteBufferAllocator())
+        #expect(!(plain.getString(at: 5, length: plain.readableBytes - 5) ?? "").contains("pairing"))
+        let base = #""peerID":"B","name":"b","service":"chat","protocol":1"#
+        #expect(try !Hello.parse(ByteBuffer(string: "{\(base)}")).pairing)
+        #expect(try !Hello.parse(ByteBuffer(string: #"{"pairing":"true","# + base + "}")).pairing)
+        #expect(try !Hello.parse(ByteBuffer(string: #"{"pairing":1,"# + base + "}")).pairing)
+        #expect(try !Hello.parse(ByteBuffer(string: #"{"pairing":false,"# + base + "}")).pairing)
+    }
+
     @Test func refusesMismatches() {
         #expect(local.refusal(of: Hello(peerID: "B", name: "bob", service: "chat", metadata: [:])) == nil)
         #expect(

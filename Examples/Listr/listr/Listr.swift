@@ -62,6 +62,18 @@ struct Listr: AsyncParsableCommand {
     @OptionGroup(title: "Security")
     var secret: SecretOptions
 
+    @Flag(
+        help: ArgumentHelp(
+            "Take pairing requests (listrctl pair --identity NAME): each shows a code here and asks on standard input.",
+            discussion: "Needs --identity. Answer y only when listrctl shows the same code: a paired device is "
+                + "added to this identity's trusted-peers file with --pair-permissions."))
+    var allowPairing = false
+
+    @Option(
+        help: ArgumentHelp(
+            "What a device paired here may do: read, write, logs, admin, comma-separated.", valueName: "LIST"))
+    var pairPermissions: String = "read,write"
+
     @Option(help: "Log level on standard error: trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level = .info
 
@@ -72,6 +84,12 @@ struct Listr: AsyncParsableCommand {
         do { _ = try ServiceType(service) } catch { throw ValidationError("--service: \(error)") }
         if let problem = PeerName.problem(with: name) { throw ValidationError("--name: \(problem)") }
         if store.isEmpty { throw ValidationError("--store needs a path") }
+        if allowPairing, secret.identity == nil,
+            (ProcessInfo.processInfo.environment[SecretOptions.identityVariable] ?? "").isEmpty
+        {
+            throw ValidationError("--allow-pairing needs a device identity: give --identity NAME as well")
+        }
+        _ = try Self.permissions(parsing: pairPermissions)
         let directory = URL(fileURLWithPath: store).deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
@@ -80,6 +98,19 @@ struct Listr: AsyncParsableCommand {
         guard isDirectory.boolValue else {
             throw ValidationError("--store \(store): \(directory) is not a directory")
         }
+    }
+
+    /// The permissions of `--pair-permissions`.
+    static func permissions(parsing list: String) throws -> Set<Permission> {
+        var permissions: Set<Permission> = []
+        for word in list.split(separator: ",") {
+            guard let permission = Permission(rawValue: word.trimmingCharacters(in: .whitespaces)) else {
+                throw ValidationError(
+                    "--pair-permissions: '\(word)' is not a permission; use read, write, logs or admin")
+            }
+            permissions.insert(permission)
+        }
+        return permissions
     }
 
     /// What the warning about an open command channel tells the user to do, in listr's options.
@@ -127,6 +158,11 @@ struct Listr: AsyncParsableCommand {
             if let source = secret.source() { logger.info("requiring a shared secret (from \(source))") }
         case .none:
             break
+        }
+        if allowPairing {
+            let prompt = PairingPrompt(permissions: try Self.permissions(parsing: pairPermissions))
+            configuration.pairing = PairingPolicy { request in await prompt.ask(request) }
+            logger.info("taking pairing requests: each is asked on standard input")
         }
         let transceiver = Transceiver(configuration: configuration)
         let receiver = CommandReceiver(

@@ -34,7 +34,28 @@ struct Listrctl: AsyncParsableCommand {
             \(CommandExitCode.helpText)
             """,
         version: ToolVersion.current,
-        subcommands: [ItemCommand.self, StoreCommand.self, DebugCommand.self])
+        subcommands: [ItemCommand.self, StoreCommand.self, PairCommand.self, DebugCommand.self])
+}
+
+struct PairCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pair",
+        abstract: "Pair this device identity with listr: both show a code, you confirm on listr's side.",
+        discussion: """
+            Needs --identity NAME (or CHIRP_IDENTITY) here and a listr started with --identity and \
+            --allow-pairing. listrctl prints a 6-digit code; listr shows one too and asks. Say yes there only \
+            when the codes are the same: a device in the middle would make them differ. Once paired, listr \
+            trusts this identity (with its --pair-permissions) and this identity pins listr.
+
+            EXAMPLES
+              listrctl pair --identity laptop
+              listrctl pair --identity laptop --peer kitchen --timeout 120
+
+            \(exitCodesHelp)
+            """)
+    @OptionGroup var connection: ConnectionOptions<ListrChannel>
+
+    func run() async throws { try await connection.pair() }
 }
 
 /// The exit codes, repeated in every subcommand's help.

@@ -105,34 +105,76 @@ final class TrustKeeper: Sendable {
     /// A pin removed from the pins file lets the next identity under that name be pinned; it closes nothing (the
     /// identity pinned before was trusted, not revoked: revoking is the trust file's job).
     func reloadIfChanged() -> Set<Fingerprint> {
-        state.withLockedValue { state -> Set<Fingerprint> in
-            let stamp = TrustFiles.stamp(of: path)
-            guard stamp != state.stamp else { return [] }
-            do throws(DeviceIdentityError) {
-                if isTrustFile {
-                    let store = try TrustFiles.readStore(at: path)
-                    state.stamp = stamp
-                    state.lastProblem = nil
-                    return apply(store, to: &state)
-                }
-                let pins = try TrustFiles.readPins(at: path)
+        state.withLockedValue { state in reload(&state) }
+    }
+
+    /// ``reloadIfChanged()``, the lock held.
+    private func reload(_ state: inout State) -> Set<Fingerprint> {
+        let stamp = TrustFiles.stamp(of: path)
+        guard stamp != state.stamp else { return [] }
+        do throws(DeviceIdentityError) {
+            if isTrustFile {
+                let store = try TrustFiles.readStore(at: path)
                 state.stamp = stamp
                 state.lastProblem = nil
-                if case .trustOnFirstUse(let old, let path, let permissions) = state.decision.mode, old != pins {
-                    state.decision = TrustDecision(mode: .trustOnFirstUse(pins, path: path, permissions: permissions))
-                    logger.info("read the pins file again", metadata: ["file": "\(path)", "pins": "\(pins.all.count)"])
-                }
-                return []
-            } catch {
-                if state.lastProblem != error.description {
-                    state.lastProblem = error.description
-                    logger.warning(
-                        "the \(isTrustFile ? "trust" : "pins") file was not read again; the one read before stays in use: \(error)"
-                    )
-                }
-                return []
+                return apply(store, to: &state)
             }
+            let pins = try TrustFiles.readPins(at: path)
+            state.stamp = stamp
+            state.lastProblem = nil
+            if case .trustOnFirstUse(let old, let path, let permissions) = state.decision.mode, old != pins {
+                state.decision = TrustDecision(mode: .trustOnFirstUse(pins, path: path, permissions: permissions))
+                logger.info("read the pins file again", metadata: ["file": "\(path)", "pins": "\(pins.all.count)"])
+            }
+            return []
+        } catch {
+            if state.lastProblem != error.description {
+                state.lastProblem = error.description
+                logger.warning(
+                    "the \(isTrustFile ? "trust" : "pins") file was not read again; the one read before stays in use: \(error)"
+                )
+            }
+            return []
         }
+    }
+
+    /// Trusts `fingerprint`, the device named `name`, from now on, as a person said after a pairing: added to the
+    /// trust file with `permissions` (trusted peers) or pinned under `name` (trust on first use, replacing the
+    /// identity pinned before). The file is read first when it changed since, so an edit made meanwhile is kept; it
+    /// is then written whole, and the decision changes only once it is.
+    ///
+    /// - Throws: ``DeviceIdentityError`` when the file cannot be written: nothing changed then.
+    func trust(_ fingerprint: Fingerprint, name: String, permissions: Set<Permission>) throws(DeviceIdentityError) {
+        let written = state.withLockedValue { state -> Result<Void, DeviceIdentityError> in
+            _ = reload(&state)
+            var decision = state.decision
+            do throws(DeviceIdentityError) {
+                for action in decision.handle(.pinAccepted(fingerprint, name: name, permissions: permissions)) {
+                    switch action {
+                    case .writeTrustFile(let store):
+                        try TrustFiles.write(store.text, to: path)
+                    case .pin:
+                        if case .trustOnFirstUse(let pins, _, _) = decision.mode {
+                            try TrustFiles.write(pins.text, to: path)
+                        }
+                    default:
+                        break
+                    }
+                }
+            } catch {
+                return .failure(error)
+            }
+            state.decision = decision
+            state.stamp = TrustFiles.stamp(of: path)  // our own write: nothing to read again
+            return .success(())
+        }
+        try written.get()
+        logger.notice(
+            "trusting a paired device from now on",
+            metadata: [
+                "peer": "\(UntrustedText.escaped(name))", "fingerprint": "\(fingerprint)",
+                "permissions": "\(Permission.list(permissions))", "file": "\(path)"
+            ])
     }
 
     /// Feeds a trust file read again to the decision; returns the devices it no longer lists.

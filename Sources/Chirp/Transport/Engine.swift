@@ -32,6 +32,8 @@ final class Engine: ConnectionDelegate {
         var dialTimers = DialTimers<Scheduled<Void>>()
         /// Looks at the trust file for changes (device-identity mode, trusted peers), cancelled at stop.
         var trustWatch: RepeatedTask?
+        /// Lets pairing requests through one at a time, so many a minute (with a pairing policy).
+        var pairingGate: PairingGate<ContinuousClock.Instant>?
     }
 
     let configuration: Configuration
@@ -46,6 +48,19 @@ final class Engine: ConnectionDelegate {
     private let logger: Logger
     private let group: any EventLoopGroup
     private let state: NIOLockedValueBox<State>
+    /// How an acceptor answers pairing requests; nil without a pairing policy.
+    private var pairingDoor: PairingDoor? {
+        guard let policy = configuration.pairing, let keeper = security.keeper,
+            let identity = configuration.deviceIdentity
+        else { return nil }
+        return PairingDoor(
+            policy: policy, keeper: keeper, own: identity.fingerprint, logger: logger,
+            admit: { [weak self] in
+                guard let self else { return .busy }
+                return self.state.withLockedValue { $0.pairingGate?.request(at: .now) }
+            },
+            release: { [weak self] in self?.state.withLockedValue { $0.pairingGate?.finished() } })
+    }
 
     init(configuration: Configuration, serviceType: ServiceType, router: Router, hub: EventHub) throws {
         switch configuration.security {
@@ -88,7 +103,8 @@ final class Engine: ConnectionDelegate {
                         usesSecret: configuration.sharedSecret != nil,
                         usesIdentity: configuration.deviceIdentity != nil,
                         includesTools: configuration.includesTools,
-                        presumedDeadAfter: configuration.heartbeatInterval * 2))))
+                        presumedDeadAfter: configuration.heartbeatInterval * 2)),
+                pairingGate: configuration.pairing.map { PairingGate(limit: $0.maximumRequestsPerMinute) }))
     }
 
     var localID: String { configuration.peerID }
@@ -246,7 +262,8 @@ final class Engine: ConnectionDelegate {
                     guard self.admitInbound(channel) else { throw ChirpError.notRunning }
                     try channel.pipeline.syncOperations.addChirpHandlers(
                         role: .acceptor, local: self.localHello, configuration: self.configuration,
-                        security: self.security, delegate: self, dispatcher: self.dispatcher, dialedPeerID: nil,
+                        security: self.security, pairing: self.pairingDoor, delegate: self, dispatcher: self.dispatcher,
+                        dialedPeerID: nil,
                         host: nil, established: nil)
                 }
             }
@@ -554,6 +571,51 @@ final class Engine: ConnectionDelegate {
                         .failed(reason: "\(error)", connectionRefused: Self.isConnectionRefused(error))))
             }
         return established.futureResult
+    }
+
+    /// Dials `host:port` to pair (``Transceiver/pair(with:timeout:showingCode:)``): completes with the result once the
+    /// other side's person said yes and both sides wrote their trust files.
+    func pair(
+        host: String, port: Int, advertised: Fingerprint?, timeout: Duration,
+        showCode: @escaping @Sendable (String) -> Void
+    ) -> EventLoopFuture<PairingResult> {
+        let loop = group.next()
+        let result = loop.makePromise(of: PairingResult.self)
+        guard let keeper = security.keeper, let identity = configuration.deviceIdentity else {
+            result.fail(
+                ChirpError.invalidConfiguration(
+                    "pairing needs a device identity: set security to .identity(_:trust:)"))
+            return result.futureResult
+        }
+        let call = PairingCall(
+            keeper: keeper, own: identity.fingerprint, advertised: advertised, showCode: showCode, result: result)
+        let endpoint = IPAddressText.endpoint(host, port: port)
+        let bootstrap = ClientBootstrap(group: loop)
+            .connectTimeout(configuration.connectTimeout.timeAmount)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [self] channel in
+                channel.eventLoop.makeCompletedFuture {
+                    guard self.track(channel) else { throw ChirpError.notRunning }
+                    try channel.pipeline.syncOperations.addPairingHandlers(
+                        local: self.localHello, configuration: self.configuration, security: self.security,
+                        call: call, timeout: timeout.timeAmount)
+                }
+            }
+        let connecting =
+            SocketAddress.scoped(host, port: port).map { bootstrap.connect(to: $0) }
+            ?? bootstrap.connect(host: host, port: port)
+        connecting.whenFailure { error in
+            let reason: String
+            if let error = error as? NIOConnectionError {
+                reason = Transceiver.reason(for: error)
+            } else if case ChannelError.connectTimeout = error {
+                reason = "timed out"
+            } else {
+                reason = "\(error)"
+            }
+            result.fail(ChirpError.pairingFailed(with: endpoint, reason: "could not connect: \(reason)", cause: error))
+        }
+        return result.futureResult
     }
 
     /// Whether a connect error says that nothing listens at that address.

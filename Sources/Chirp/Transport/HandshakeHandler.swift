@@ -56,6 +56,8 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
     private let role: ConnectionRole
     private let acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)?
     private let identity: IdentityCheck?
+    /// How to answer a dialer whose hello asks to pair (acceptor, device-identity mode with a pairing policy).
+    private let pairing: PairingDoor?
     /// The fingerprint of the peer's certificate, once the TLS handshake showed it (device-identity mode).
     private var presented: Fingerprint?
     private var state = State.waiting
@@ -65,8 +67,10 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
 
     init(
         local: Hello, timeout: TimeAmount, role: ConnectionRole = .acceptor,
-        acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil, identity: IdentityCheck? = nil
+        acceptPolicy: (@Sendable (ConnectionCandidate) async -> Bool)? = nil, identity: IdentityCheck? = nil,
+        pairing: PairingDoor? = nil
     ) {
+        self.pairing = pairing
         self.local = local
         self.timeout = timeout
         self.role = role
@@ -203,6 +207,14 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
         case .hello:
             do {
                 let remote = try Hello.parse(frame.body)
+                if remote.pairing, role == .acceptor {
+                    if let refusal = local.refusal(of: remote) {
+                        refuse(context: context, error: refusal)
+                    } else {
+                        handOverToPairing(context: context, remote: remote)
+                    }
+                    return
+                }
                 if let refusal = local.refusal(of: remote) ?? trustRefusal(of: remote, context: context) {
                     refuse(context: context, error: refusal)
                     return
@@ -229,6 +241,51 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
             // connection closes.
             refuse(context: context, error: .unexpectedFrame(kind: frame.kind))
         }
+    }
+
+    /// The dialer's hello asks to pair: refused unless this transceiver takes pairing requests and its gate lets this
+    /// one in; else a ``PairingHandler`` takes this handler's place, and the handlers that serve an established
+    /// connection leave the pipeline (nothing on a pairing connection reaches them, nor the app).
+    private func handOverToPairing(context: ChannelHandlerContext, remote: Hello) {
+        let us = "\"\(UntrustedText.escaped(local.name))\""
+        guard identity != nil, let presented else {
+            refuse(context: context, error: .pairingRefused("\(us) uses no device identity"))
+            return
+        }
+        guard let pairing else {
+            refuse(
+                context: context,
+                error: .pairingRefused("\(us) does not take pairing requests now (its pairing policy is not set)"))
+            return
+        }
+        if let refusal = pairing.admit() {
+            refuse(context: context, error: .pairingRefused("\(us): \(refusal)"))
+            return
+        }
+        state = .done
+        deadline?.cancel()
+        let operations = context.pipeline.syncOperations
+        do {
+            func remove<Handler: RemovableChannelHandler>(_ type: Handler.Type) {
+                if let other = try? operations.context(handlerType: type) {
+                    operations.removeHandler(context: other, promise: nil)
+                }
+            }
+            remove(HeartbeatHandler.self)
+            remove(PeerChannelHandler.self)
+            remove(ReadGate.self)
+            try operations.addHandler(
+                PairingHandler(
+                    responder: pairing, remote: remote, remoteFingerprint: presented, local: local,
+                    timeout: pairing.policy.timeout.timeAmount),
+                position: .after(self))
+        } catch {
+            pairing.release()
+            context.fireErrorCaught(error)
+            context.close(promise: nil)
+            return
+        }
+        operations.removeHandler(context: context, promise: nil)
     }
 
     /// Completes the handshake on the event loop's next turn, unless the channel closed meanwhile; frames that arrive

@@ -141,6 +141,9 @@ extension PeerChannelHandler {
                 handle(whole, on: connection, context: context)
             case .hello:
                 logger.debug("ignoring a repeated handshake frame", metadata: ["peer": "\(connection.peer)"])
+            case .pair:
+                // Pairing travels only on a connection whose hellos asked for it, which never gets here.
+                logger.debug("ignoring a pairing frame outside a pairing", metadata: ["peer": "\(connection.peer)"])
             case nil:
                 logger.debug(
                     "skipping a frame of unknown kind",

@@ -18,7 +18,7 @@ import NIOCore
 ///
 /// All of it is touched on the channel's event loop only. Other threads reach it through ``PeerConnection``, which
 /// hands it work once (`eventLoop.execute`).
-final class PeerChannelHandler: ChannelInboundHandler {
+final class PeerChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = Frame
     typealias OutboundOut = ByteBuffer
     // `@exclusivity(unchecked)` on the stored properties touched for every frame: the handler lives on one event

@@ -16,7 +16,7 @@ extension ChannelPipeline.SynchronousOperations {
     /// Outbound frames are complete `ByteBuffer`s written by ``PeerConnection``, so no encoder is needed.
     func addChirpHandlers(
         role: ConnectionRole, local: Hello, configuration: Configuration, security: TransportSecurity,
-        advertised: Fingerprint? = nil, delegate: any ConnectionDelegate,
+        advertised: Fingerprint? = nil, pairing: PairingDoor? = nil, delegate: any ConnectionDelegate,
         dispatcher: MessageDispatcher, dialedPeerID: String?, host: String?,
         established: EventLoopPromise<PeerConnection>?
     ) throws {
@@ -25,7 +25,8 @@ extension ChannelPipeline.SynchronousOperations {
         try addHandler(
             HandshakeHandler(
                 local: local, timeout: configuration.handshakeTimeout.timeAmount, role: role,
-                acceptPolicy: configuration.acceptPolicy, identity: security.identityCheck(advertised: advertised)))
+                acceptPolicy: configuration.acceptPolicy, identity: security.identityCheck(advertised: advertised),
+                pairing: pairing))
         try addHandler(
             HeartbeatHandler(
                 interval: configuration.heartbeatInterval.timeAmount,
@@ -40,5 +41,15 @@ extension ChannelPipeline.SynchronousOperations {
                 logger: configuration.logger, maximumMessageSize: configuration.maximumMessageSize,
                 established: established, readGate: gate))
         try addHandler(gate)
+    }
+
+    /// Installs the dialing side of a pairing (``PairingHandler``): TLS with the device identity, ``FrameReader``,
+    /// and the pairing handler, which takes the place of the handshake and of everything after it.
+    func addPairingHandlers(
+        local: Hello, configuration: Configuration, security: TransportSecurity, call: PairingCall, timeout: TimeAmount
+    ) throws {
+        if let tls = try security.tlsHandler(dialed: true) { try addHandler(tls) }
+        try addHandler(FrameReader(FrameDecoder(maxFrameSize: configuration.maximumMessageSize)))
+        try addHandler(PairingHandler(initiator: call, local: local, timeout: timeout))
     }
 }

@@ -31,22 +31,24 @@ final class ListrFixture: Sendable {
 
     /// Starts `listr --name NAME` with a store in the test directory (or `store`); does not wait.
     func launchApp(
-        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String?] = [:]
+        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String?] = [:],
+        input: TestProcess.Input = .closed
     ) async throws -> TestProcess {
         let app = try await TestProcess(
             binaryPath("listr"),
             [
                 "--name", name, "--store", store ?? path("\(name).json"), "--service", service, "--loopback"
-            ] + extra, environment: environment, input: .closed)
+            ] + extra, environment: environment, input: input)
         launched.withLockedValue { $0.append(app) }
         return app
     }
 
     /// Starts listr and waits until it serves commands (it is advertised).
     func startApp(
-        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String?] = [:]
+        _ name: String, store: String? = nil, extra: [String] = [], environment: [String: String?] = [:],
+        input: TestProcess.Input = .closed
     ) async throws -> TestProcess {
-        let app = try await launchApp(name, store: store, extra: extra, environment: environment)
+        let app = try await launchApp(name, store: store, extra: extra, environment: environment, input: input)
         let ready = await app.waitForError(containing: "ready:")
         try #require(ready, "listr \(name) did not start: \(app.standardError)")
         return app
