@@ -13,22 +13,16 @@ extension LiveTests {
     @Suite struct PairingTests {
         @Test func twoDevicesThatComparedTheCodeTrustEachOtherAndThenTalk() async throws {
             try await withScratch { scratch in
-                let type = uniqueServiceType()
-                let app = try TestDevice("app", in: scratch)
-                let laptop = try TestDevice("laptop", in: scratch)
-                try app.trusts([])
-                try laptop.trusts([])
                 let desk = PairingDesk(answers: [.accept([.read])])
                 // Tools are taken into the app's peers and events, so that a pairing connection would show there.
-                let appTransceiver = app.pairingTransceiver(type, desk: desk, includesTools: true)
+                let scene = try await PairingScene.start(in: scratch, desk: desk, includesTools: true)
+                let (app, laptop) = (scene.app, scene.laptop)
+                let (appTransceiver, laptopTransceiver) = (scene.appTransceiver, scene.laptopTransceiver)
                 let delivered = Collected<String>()
                 try appTransceiver.receive(Marker.self) { marker, sender in
                     delivered.append("\(sender.name) \(marker.text)")
                 }
                 let appEvents = EventRecorder(appTransceiver)
-                let laptopTransceiver = laptop.toolTransceiver(type)
-                try await appTransceiver.start()
-                try await laptopTransceiver.start()
                 let appPeer = try await laptopTransceiver.waitForIdentifiedPeer(named: "app")
 
                 let shown = Collected<String>()
@@ -64,23 +58,15 @@ extension LiveTests {
                 }
                 let laptopOnApp = try #require(appTransceiver.connectedPeers.first { $0.name == "laptop" })
                 #expect(appTransceiver.permissions(of: laptopOnApp) == [.read])
-                await laptopTransceiver.shutdown()
-                await appTransceiver.shutdown()
+                await scene.shutdown()
             }
         }
 
         @Test func aDeclinedPairingWritesNothingAndSaysSo() async throws {
             try await withScratch { scratch in
-                let type = uniqueServiceType()
-                let app = try TestDevice("app", in: scratch)
-                let laptop = try TestDevice("laptop", in: scratch)
-                try app.trusts([])
-                try laptop.trusts([])
                 let desk = PairingDesk(answers: [.decline])
-                let appTransceiver = app.pairingTransceiver(type, desk: desk)
-                let laptopTransceiver = laptop.toolTransceiver(type)
-                try await appTransceiver.start()
-                try await laptopTransceiver.start()
+                let scene = try await PairingScene.start(in: scratch, desk: desk)
+                let (app, laptop, laptopTransceiver) = (scene.app, scene.laptop, scene.laptopTransceiver)
                 let appPeer = try await laptopTransceiver.waitForIdentifiedPeer(named: "app")
 
                 let shown = Collected<String>()
@@ -95,22 +81,14 @@ extension LiveTests {
                 #expect(shown.values.count == 1)  // the laptop showed its code all the same
                 #expect(try app.trustStore().entries.isEmpty)
                 #expect(try laptop.trustStore().entries.isEmpty)
-                await laptopTransceiver.shutdown()
-                await appTransceiver.shutdown()
+                await scene.shutdown()
             }
         }
 
         @Test func anAppWithoutAPairingPolicyRefusesBeforeAnyCode() async throws {
             try await withScratch { scratch in
-                let type = uniqueServiceType()
-                let app = try TestDevice("app", in: scratch)
-                let laptop = try TestDevice("laptop", in: scratch)
-                try app.trusts([])
-                try laptop.trusts([])
-                let appTransceiver = app.transceiver(type)
-                let laptopTransceiver = laptop.toolTransceiver(type)
-                try await appTransceiver.start()
-                try await laptopTransceiver.start()
+                let scene = try await PairingScene.start(in: scratch, desk: nil)
+                let (app, laptopTransceiver) = (scene.app, scene.laptopTransceiver)
                 let appPeer = try await laptopTransceiver.waitForIdentifiedPeer(named: "app")
                 let shown = Collected<String>()
                 let error = await #expect(throws: ChirpError.self) {
@@ -121,8 +99,7 @@ extension LiveTests {
                     "\(String(describing: error))")
                 #expect(shown.values.isEmpty)
                 #expect(try app.trustStore().entries.isEmpty)
-                await laptopTransceiver.shutdown()
-                await appTransceiver.shutdown()
+                await scene.shutdown()
             }
         }
 
@@ -131,20 +108,13 @@ extension LiveTests {
         /// so the person at the app sees a code that is not the laptop's, and says no.
         @Test func aRelayInTheMiddleMakesTheTwoCodesDiffer() async throws {
             try await withScratch { scratch in
-                let type = uniqueServiceType()
-                let app = try TestDevice("app", in: scratch)
-                let laptop = try TestDevice("laptop", in: scratch)
+                let desk = PairingDesk(answers: [.decline])
+                let scene = try await PairingScene.start(in: scratch, desk: desk)
+                let (app, laptop, laptopTransceiver) = (scene.app, scene.laptop, scene.laptopTransceiver)
                 let relayToLaptop = try TestDevice("relay-a", in: scratch)
                 let relayToApp = try TestDevice("relay-b", in: scratch)
-                try app.trusts([])
-                try laptop.trusts([])
-                let desk = PairingDesk(answers: [.decline])
-                let appTransceiver = app.pairingTransceiver(type, desk: desk)
-                let laptopTransceiver = laptop.toolTransceiver(type)
-                try await appTransceiver.start()
-                try await laptopTransceiver.start()
                 let relay = try await PairingRelay.start(
-                    to: try #require(appTransceiver.port), showing: relayToLaptop, presenting: relayToApp)
+                    to: try #require(scene.appTransceiver.port), showing: relayToLaptop, presenting: relayToApp)
 
                 let shown = Collected<String>()
                 // The laptop was told the relay's fingerprint (the relay advertised the app's name with it).
@@ -160,27 +130,19 @@ extension LiveTests {
                 #expect(request.fingerprint == relayToApp.identity.fingerprint)  // and who asked is the relay
                 #expect(try app.trustStore().entries.isEmpty)
                 #expect(try await relay.process.waitForExit() == 0)
-                await laptopTransceiver.shutdown()
-                await appTransceiver.shutdown()
+                await scene.shutdown()
             }
         }
 
         @Test func aPeerShowingAnotherCertificateThanItAdvertisedIsRefusedBeforeAnyCode() async throws {
             try await withScratch { scratch in
-                let type = uniqueServiceType()
-                let app = try TestDevice("app", in: scratch)
-                let laptop = try TestDevice("laptop", in: scratch)
+                let desk = PairingDesk(answers: [.accept(Permission.all)])
+                let scene = try await PairingScene.start(in: scratch, desk: desk)
+                let (app, laptop, laptopTransceiver) = (scene.app, scene.laptop, scene.laptopTransceiver)
                 let relayToLaptop = try TestDevice("relay-a", in: scratch)
                 let relayToApp = try TestDevice("relay-b", in: scratch)
-                try app.trusts([])
-                try laptop.trusts([])
-                let desk = PairingDesk(answers: [.accept(Permission.all)])
-                let appTransceiver = app.pairingTransceiver(type, desk: desk)
-                let laptopTransceiver = laptop.toolTransceiver(type)
-                try await appTransceiver.start()
-                try await laptopTransceiver.start()
                 let relay = try await PairingRelay.start(
-                    to: try #require(appTransceiver.port), showing: relayToLaptop, presenting: relayToApp)
+                    to: try #require(scene.appTransceiver.port), showing: relayToLaptop, presenting: relayToApp)
 
                 let shown = Collected<String>()
                 // The impostor advertises the app's fingerprint but cannot show its certificate.
@@ -196,8 +158,7 @@ extension LiveTests {
                 #expect(desk.requests.values.isEmpty)
                 #expect(try laptop.trustStore().entries.isEmpty)
                 await relay.process.stop()
-                await laptopTransceiver.shutdown()
-                await appTransceiver.shutdown()
+                await scene.shutdown()
             }
         }
 
@@ -205,17 +166,10 @@ extension LiveTests {
         /// asked), and at most `maximumRequestsPerMinute` reach the person.
         @Test func pairingRequestsReachAPersonOneAtATimeAndAFewAMinute() async throws {
             try await withScratch { scratch in
-                let type = uniqueServiceType()
-                let app = try TestDevice("app", in: scratch)
-                try app.trusts([])
                 let desk = PairingDesk(answers: [])
-                let appTransceiver = app.pairingTransceiver(type, desk: desk, limit: 2)
-                let laptop = try TestDevice("laptop", in: scratch)
-                try laptop.trusts([])
-                let laptopTransceiver = laptop.toolTransceiver(type)
-                try await appTransceiver.start()
-                try await laptopTransceiver.start()
-                let port = try #require(appTransceiver.port)
+                let scene = try await PairingScene.start(in: scratch, desk: desk, limit: 2)
+                let (app, laptopTransceiver) = (scene.app, scene.laptopTransceiver)
+                let port = try #require(scene.appTransceiver.port)
                 let fingerprint = app.identity.fingerprint
                 @Sendable func pair() async -> ChirpError? {
                     do {
@@ -246,8 +200,7 @@ extension LiveTests {
                     "\(String(describing: tooMany))")
                 #expect(desk.requests.values.count == 2)
                 #expect(try app.trustStore().entries.isEmpty)
-                await laptopTransceiver.shutdown()
-                await appTransceiver.shutdown()
+                await scene.shutdown()
             }
         }
     }
@@ -272,6 +225,38 @@ final class PairingDesk: Sendable {
                 do { try await Task.sleep(for: .milliseconds(10)) } catch { return .decline }
             }
         }
+    }
+}
+
+/// The two devices of a pairing test, started: an app (taking pairing requests answered by `desk`, when given) and a
+/// laptop that only dials, as a command-line tool, each with an empty trust file.
+struct PairingScene {
+    let app: TestDevice
+    let laptop: TestDevice
+    let appTransceiver: Transceiver
+    let laptopTransceiver: Transceiver
+
+    static func start(
+        in scratch: String, desk: PairingDesk?, limit: Int = 6, includesTools: Bool = false
+    ) async throws -> PairingScene {
+        let type = uniqueServiceType()
+        let app = try TestDevice("app", in: scratch)
+        let laptop = try TestDevice("laptop", in: scratch)
+        try app.trusts([])
+        try laptop.trusts([])
+        let appTransceiver =
+            desk.map { app.pairingTransceiver(type, desk: $0, limit: limit, includesTools: includesTools) }
+            ?? app.transceiver(type)
+        let laptopTransceiver = laptop.toolTransceiver(type)
+        try await appTransceiver.start()
+        try await laptopTransceiver.start()
+        return PairingScene(
+            app: app, laptop: laptop, appTransceiver: appTransceiver, laptopTransceiver: laptopTransceiver)
+    }
+
+    func shutdown() async {
+        await laptopTransceiver.shutdown()
+        await appTransceiver.shutdown()
     }
 }
 
