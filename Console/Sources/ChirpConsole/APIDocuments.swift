@@ -63,6 +63,11 @@ enum APIDocuments {
         var lastSequence: UInt64
         var firstSeen: String
         var lastSeen: String
+        /// The source's device fingerprint in full (`chirp:...`), when it uses a device identity; absent otherwise.
+        var fingerprint: String?
+        /// With a fingerprint: whether the console trusts the source (its viewer follows it with its device identity:
+        /// `true`; a refusal either way: `false`); absent without a fingerprint or before either happened.
+        var trusted: Bool?
     }
 
     struct Sources: Encodable {
@@ -99,6 +104,11 @@ enum APIDocuments {
         var metadata: [String: String]
         var requiresSecret: Bool
         var connected: Bool
+        /// The device fingerprint the instance advertises (TXT `sec=id`, `fp`), in full; absent without one.
+        var fingerprint: String?
+        /// With a fingerprint: whether the console trusts the instance, when it is a log source the console's viewer
+        /// followed (`true`) or was refused by or refused (`false`); absent otherwise.
+        var trusted: Bool?
     }
 
     struct Peers: Encodable {
@@ -122,14 +132,20 @@ enum APIDocuments {
         date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true))
     }
 
-    static func sources(_ stored: [ConsoleSource], live: Set<String>, problem: String?) -> Sources {
+    /// The sources document: what the store holds of each source, whether it is followed now (`live`), and the
+    /// console's trust in those with a fingerprint (`trust`, per stream).
+    static func sources(
+        _ stored: [ConsoleSource], live: Set<String>, trust: [String: SourceTrust] = [:], problem: String?
+    ) -> Sources {
         Sources(
             sources: stored.map { source in
                 Source(
                     id: source.stream, app: source.app, host: source.host, pid: source.pid,
                     live: live.contains(source.stream),
                     records: source.records, lost: source.lost, lastSequence: source.lastSequence,
-                    firstSeen: timeText(source.firstSeen), lastSeen: timeText(source.lastSeen))
+                    firstSeen: timeText(source.firstSeen), lastSeen: timeText(source.lastSeen),
+                    fingerprint: source.fingerprint?.description,
+                    trusted: source.fingerprint == nil ? nil : trust[source.stream]?.isTrusted)
             }, problem: problem)
     }
 

@@ -72,9 +72,10 @@ public final class ChirpConsole: Sendable {
         onListening: @escaping @Sendable (Int) async -> Void
     ) async throws {
         let notifier = ChangeNotifier()
-        let collector = ConsoleCollector(store: store, viewer: configuration.viewer, notifier: notifier, logger: logger)
         let peers = PeerDirectory(interface: configuration.viewer.transceiver.interface)
         peers.start()
+        let collector = ConsoleCollector(
+            store: store, viewer: configuration.viewer, peers: peers, notifier: notifier, logger: logger)
         let streams = NIOLockedValueBox(0)
 
         let collecting = Task { await collector.run() }

@@ -16,7 +16,9 @@ struct ConsoleAPI: Sendable {
 
     func sources() async throws -> Response {
         ConsoleHTTP.document(
-            APIDocuments.sources(try await store.sources(), live: collector.liveStreams, problem: collector.problem))
+            APIDocuments.sources(
+                try await store.sources(), live: collector.liveStreams, trust: collector.trust,
+                problem: collector.problem))
     }
 
     func records(_ parameters: [String: String]) async -> Response {
@@ -58,7 +60,10 @@ struct ConsoleAPI: Sendable {
                     peers: instances.map { instance in
                         APIDocuments.PeerEntry(
                             name: instance.name, id: instance.id, host: instance.host, addresses: instance.addresses,
-                            metadata: instance.metadata, requiresSecret: instance.requiresSecret, connected: false)
+                            metadata: instance.metadata, requiresSecret: instance.requiresSecret, connected: false,
+                            fingerprint: instance.fingerprint?.description,
+                            trusted: instance.fingerprint == nil
+                                ? nil : instance.id.flatMap { collector.trust(ofPeer: $0) }?.isTrusted)
                     }))
         }
     }
@@ -110,7 +115,8 @@ struct ConsoleAPI: Sendable {
                         lastID = try await Self.sendNew(after: lastID, filter: filter, store: store, writer: &writer)
                     case .sources:
                         let document = APIDocuments.sources(
-                            try await store.sources(), live: collector.liveStreams, problem: collector.problem)
+                            try await store.sources(), live: collector.liveStreams, trust: collector.trust,
+                            problem: collector.problem)
                         try await writer.write(Self.event("sources", try APIDocuments.encode(document)))
                     case .tick:
                         try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))

@@ -1,3 +1,4 @@
+import Chirp
 import ChirpLogs
 import Foundation
 import NIOCore
@@ -118,6 +119,25 @@ extension ConsoleStore {
                     .text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
                     .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970),
                     .integer(Int(clamping: loss.count))
+                ])
+        }
+    }
+
+    /// Notes the device fingerprint `source` uses (its device identity), shown with the source: the source is listed
+    /// from then on, with no record yet if it sent none (a source that refused the console, or that the console
+    /// refused, is listed that way). A fingerprint noted later replaces this one (the app's device identity changed).
+    public func noteFingerprint(_ fingerprint: Fingerprint, of source: LogSourceInfo, now: Date = Date()) async throws {
+        _ = try await withWriter {
+            try await writer.query(
+                """
+                INSERT INTO sources(stream, app, host, pid, first_seen, last_seen, last_sequence, fingerprint)
+                VALUES (?, ?, ?, ?, ?, ?, 0, ?)
+                ON CONFLICT(stream) DO UPDATE SET fingerprint = excluded.fingerprint
+                """,
+                [
+                    .text(source.streamID), .text(source.appName), .text(source.host), .integer(Int(source.processID)),
+                    .float(now.timeIntervalSince1970), .float(now.timeIntervalSince1970),
+                    .text(fingerprint.description)
                 ])
         }
     }

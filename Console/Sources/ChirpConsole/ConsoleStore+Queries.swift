@@ -1,3 +1,4 @@
+import Chirp
 import ChirpLogs
 import Foundation
 import Logging
@@ -29,7 +30,8 @@ extension ConsoleStore {
                 firstSeen: Date(timeIntervalSince1970: row.column("first_seen")?.double ?? 0),
                 lastSeen: Date(timeIntervalSince1970: row.column("last_seen")?.double ?? 0),
                 lastSequence: UInt64(clamping: row.column("last_sequence")?.integer ?? 0),
-                records: row.column("records")?.integer ?? 0, lost: row.column("lost")?.integer ?? 0)
+                records: row.column("records")?.integer ?? 0, lost: row.column("lost")?.integer ?? 0,
+                fingerprint: row.column("fingerprint")?.string.flatMap { try? Fingerprint(parsing: $0) })
         }
     }
 

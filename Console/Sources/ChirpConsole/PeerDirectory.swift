@@ -14,6 +14,26 @@ final class PeerDirectory: Sendable {
         var addresses: [String]
         var metadata: [String: String]
         var requiresSecret: Bool
+        /// The device fingerprint it advertises when it uses a device identity (TXT `sec=id` and `fp`, read as
+        /// Chirp's core reads them); `nil` otherwise, or when its `fp` is not a fingerprint.
+        var fingerprint: Fingerprint?
+    }
+
+    /// The keys of Chirp's TXT record that say a peer uses a device identity (ChirpDiscovery's
+    /// `TXTRecord.ReservedKey.secure` and `.fingerprint`, which this package cannot see).
+    enum IdentityKey {
+        static let secure = "sec"
+        static let identityValue = "id"
+        static let fingerprint = "fp"
+    }
+
+    /// The fingerprint `txt` advertises: with `sec=id`, its `fp` parsed; `nil` without an identity or for a text that
+    /// is not a fingerprint (the TXT record is the peer's: untrusted).
+    static func advertisedFingerprint(_ txt: [String: String]) -> Fingerprint? {
+        guard txt[IdentityKey.secure] == IdentityKey.identityValue, let text = txt[IdentityKey.fingerprint] else {
+            return nil
+        }
+        return try? Fingerprint(parsing: text)
     }
 
     private struct State {
@@ -101,7 +121,8 @@ final class PeerDirectory: Sendable {
                                 name: instance.name, id: instance.peerID, host: instance.host,
                                 addresses: instance.addresses.map { "\($0):\(instance.port)" },
                                 metadata: instance.metadata,
-                                requiresSecret: instance.requiresSecret)
+                                requiresSecret: instance.requiresSecret,
+                                fingerprint: Self.advertisedFingerprint(instance.txt))
                         case .lost(let name):
                             state.browsed[key]?.instances[name] = nil
                         case .unavailable:
@@ -120,6 +141,22 @@ final class PeerDirectory: Sendable {
         return state.withLockedValue { state in
             (state.browsed[key]?.instances.values).map { $0.sorted { ($0.name, $0.id ?? "") < ($1.name, $1.id ?? "") } }
                 ?? []
+        }
+    }
+
+    /// The fingerprint the instance of `serviceType` with peer id `peerID` advertises, or `nil` when it uses no device
+    /// identity. Waits up to `wait` for the instance to be resolved (the directory browses the type from the first
+    /// time it is asked for, on its own: another transceiver may have found the instance a moment before).
+    func advertisedFingerprint(
+        ofPeer peerID: String, serviceType: ServiceType, wait: Duration = .seconds(2)
+    ) async -> Fingerprint? {
+        let deadline = ContinuousClock.now + wait
+        while true {
+            if let instance = await instances(of: serviceType).first(where: { $0.id == peerID }) {
+                return instance.fingerprint
+            }
+            guard ContinuousClock.now < deadline, !Task.isCancelled else { return nil }
+            try? await Task.sleep(for: .milliseconds(50))
         }
     }
 }

@@ -1,3 +1,4 @@
+import Chirp
 import ChirpLogs
 import Foundation
 import Testing
@@ -42,5 +43,31 @@ import Testing
         #expect(APIDocuments.rounded(.nan, places: 3).isNaN)
         #expect(APIDocuments.rounded(1e305, places: 6) == 1e305)  // too large to scale: as it is
         #expect(APIDocuments.rounded(-0.0004, places: 3) == 0)
+    }
+
+    @Test func aSourceShowsItsFingerprintAndTrustOnlyWhenItUsesADeviceIdentity() throws {
+        let fingerprint = Fingerprint(spki: Array("a key".utf8))
+        let time = Date(timeIntervalSince1970: 1_800_000_000)
+        func source(_ stream: String, _ fingerprint: Fingerprint?) -> ConsoleSource {
+            ConsoleSource(
+                stream: stream, app: "a", host: "h", pid: 1, firstSeen: time, lastSeen: time, lastSequence: 1,
+                records: 1, lost: 0, fingerprint: fingerprint)
+        }
+        let document = APIDocuments.sources(
+            [
+                source("trusted", fingerprint), source("refused", fingerprint), source("unknown", fingerprint),
+                source("open", nil)
+            ],
+            live: ["trusted"], trust: ["trusted": .trusted, "refused": .notTrusted, "open": .trusted], problem: nil)
+        let sources = try #require(try Self.object(document)["sources"] as? [[String: Any]])
+        let byID = Dictionary(uniqueKeysWithValues: sources.map { ($0["id"] as? String ?? "", $0) })
+        #expect(byID["trusted"]?["fingerprint"] as? String == fingerprint.description)
+        #expect(byID["trusted"]?["trusted"] as? Bool == true)
+        #expect(byID["refused"]?["trusted"] as? Bool == false)
+        // A fingerprint without a verdict yet: the fingerprint alone.
+        #expect(byID["unknown"]?["fingerprint"] as? String == fingerprint.description)
+        #expect(byID["unknown"]?["trusted"] == nil)
+        // Without a fingerprint, neither key, whatever the collector holds.
+        #expect(byID["open"]?["fingerprint"] == nil && byID["open"]?["trusted"] == nil, "\(byID["open"] ?? [:])")
     }
 }

@@ -825,6 +825,31 @@ class Checks:
         self.d.click(self.d.find("#source-all")[0])
         wait_for(lambda: "app=" not in self.d.current_url() and len({r["id"] for r in self.rows()}) > 0, 5.0)
 
+    def source_devices(self):
+        """Mock only: a source with a device identity shows its short fingerprint and the console's trust, the full
+        fingerprint as the title; one without shows neither; a fingerprint that is markup stays text."""
+        js_row = ("var r = document.querySelector('#sources .source-row[data-app=\"' + arguments[0] + '\"]');"
+                  "if (!r) return null; var d = r.querySelector('.source-device');"
+                  "return {hidden: !d || d.hidden || d.offsetParent === null,"
+                  " fingerprint: d ? d.querySelector('.source-fingerprint').textContent : null,"
+                  " trust: d ? d.querySelector('.source-trust').textContent : null,"
+                  " title: d ? d.title : null, rowTitle: r.title};")
+        trusted = wait_for(lambda: self.d.js(js_row, "orders-api"), 5.0) or {}
+        full = "chirp:4oym-iquy-7qob-jgx3-6tej-s35z-eqt2-4qpe-msnz-gtfe-swmr-w6cs-xbkq-l"
+        ok = (not trusted.get("hidden") and trusted.get("fingerprint") == "chirp:4oym-iquy"
+              and trusted.get("trust") == "trusted" and full in (trusted.get("title") or "")
+              and full in (trusted.get("rowTitle") or ""))
+        self.r.check(ok, "source with a device identity: %(fingerprint)s %(trust)s, the full fingerprint as title"
+                     % trusted, "source with a device identity: %r" % trusted)
+        untrusted = self.d.js(js_row, "worker") or {}
+        markup = self.d.js("return document.querySelectorAll('#sources img, #sources script').length;")
+        self.r.check(untrusted.get("trust") == "not trusted" and markup == 0 and self.pwned() is None,
+                     "untrusted source: 'not trusted', its fingerprint as text (no markup, no __pwned)",
+                     "untrusted source: %r, %d markup elements, __pwned=%s" % (untrusted, markup, self.pwned()))
+        plain = self.d.js(js_row, "logdemo") or {}
+        self.r.check(plain.get("hidden") is True, "source without a device identity: no fingerprint, no trust",
+                     "source without a device identity: %r" % plain)
+
     def reconnect(self, restart):
         """The server goes away and comes back: "reconnecting…", then "live" again, no duplicate rows."""
         self.d.click(self.d.find("#tab-logs")[0])
@@ -1013,6 +1038,17 @@ class Checks:
         markup = self.d.js("return document.querySelectorAll('#peers-table img, #peers-table script').length;")
         self.r.check(markup == 0 and self.pwned() is None, "peer data rendered as text (no markup elements, no __pwned)",
                      "peer data produced %d markup elements; __pwned=%s" % (markup, self.pwned()))
+        if self.args.mock:
+            device = self.d.js(
+                "var r = document.querySelector('#peers-table .peer-row[data-name=\"orders-api\"] .peer-device');"
+                "return r ? {text: r.textContent, title: r.title} : null;") or {}
+            plain = self.d.js(
+                "var r = document.querySelector('#peers-table .peer-row[data-name=\"logdemo\"] .peer-device');"
+                "return r ? r.textContent : null;")
+            self.r.check(device.get("text") == "chirp:4oym-iquytrusted" and "chirp:4oym-iquy-7qob" in device.get("title", "")
+                         and plain == "",
+                         "Peers tab: a peer's device fingerprint (short, full as title) and trust; none without one",
+                         "Peers tab: device cell %r, without identity %r" % (device, plain))
         self.screenshot("console-peers.png")
 
         # A service type nobody advertises: the page says so, names the type, and says what to try.
@@ -1191,6 +1227,8 @@ def main():
             run("peers", checks.peers)
             run("stats", checks.stats)
             run("source filter", checks.source_filter)
+            if args.mock:
+                run("source devices", checks.source_devices)
             if mock_restart:
                 run("reconnect", lambda: checks.reconnect(mock_restart))
             if args.restart_app:

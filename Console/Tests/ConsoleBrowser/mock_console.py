@@ -90,10 +90,14 @@ class Store:
         self.sources = [
             {"id": "logdemo-alpha-1234", "app": "logdemo", "host": "alpha.local", "pid": 1234,
              "live": True, "records": 0, "lost": 0},
+            # A source with a device identity the console trusts (it follows it with its own).
             {"id": "orders-api-beta-2001", "app": "orders-api", "host": "beta.local", "pid": 2001,
-             "live": True, "records": 0, "lost": 0},
+             "live": True, "records": 0, "lost": 0,
+             "fingerprint": TRUSTED_FINGERPRINT, "trusted": True},
+            # One whose device the console does not trust, with markup for a fingerprint: the page shows it as text.
             {"id": "worker-gamma-3100", "app": "worker", "host": "gamma.local", "pid": 3100,
-             "live": False, "records": 0, "lost": 12},
+             "live": False, "records": 0, "lost": 12,
+             "fingerprint": HOSTILE_FINGERPRINT, "trusted": False},
         ]
         for s in self.sources:
             s["firstSeen"] = None
@@ -393,13 +397,19 @@ def percentile(sorted_values, p):
 
 
 SERVICES = ["_chirp._tcp", "_chirp-logs._tcp", "_chirp-console._tcp"]
+# Device fingerprints (the API's full form): one the console trusts, and markup where one would be.
+TRUSTED_FINGERPRINT = "chirp:4oym-iquy-7qob-jgx3-6tej-s35z-eqt2-4qpe-msnz-gtfe-swmr-w6cs-xbkq-l"
+HOSTILE_FINGERPRINT = '<img src=x onerror="window.__pwned=6">'
+
 PEERS = {
     "_chirp._tcp": [
         {"name": "logdemo", "id": "6f1c9a2e-alpha", "host": "alpha.local",
          "addresses": ["127.0.0.1:5000", "[::1]:5000"], "metadata": {"version": "1.4.0", "role": "demo"},
          "connected": True},
+        # With a device identity (TXT sec=id, fp) the console trusts.
         {"name": "orders-api", "id": "b07d44c1-beta", "host": "beta.local",
-         "addresses": ["127.0.0.1:5001"], "metadata": {"version": "2.0.1"}, "connected": False},
+         "addresses": ["127.0.0.1:5001"], "metadata": {"version": "2.0.1"}, "connected": False,
+         "fingerprint": TRUSTED_FINGERPRINT, "trusted": True},
         {"name": '<img src=x onerror="window.__pwned=3">', "id": "<b>id</b>", "host": "evil.local",
          "addresses": ["127.0.0.1:5002"], "metadata": {"<i>k</i>": "<script>window.__pwned=5</script>"},
          "connected": False},

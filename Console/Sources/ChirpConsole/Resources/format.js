@@ -25,6 +25,22 @@ export function formatMs(ms) {
   return (ms / 1000).toFixed(1) + " s";
 }
 
+/**
+ * A device fingerprint's short form, as Fingerprint.short writes it ("chirp:" and its first 8 characters, a dash
+ * between: "chirp:abcd-efgh"), for columns; "" when there is none. The full form goes in the title.
+ */
+export function shortFingerprint(fingerprint) {
+  if (typeof fingerprint !== "string" || !fingerprint) return "";
+  return fingerprint.slice(0, "chirp:".length + 9);
+}
+
+/** The console's trust in a device: "trusted", "not trusted", or "" when the API says nothing (no fingerprint). */
+export function trustText(trusted) {
+  if (trusted === true) return "trusted";
+  if (trusted === false) return "not trusted";
+  return "";
+}
+
 /** Metadata as compact `key=value` text; nested values as JSON. */
 export function metadataText(meta) {
   if (!meta || typeof meta !== "object") return "";

@@ -1,11 +1,11 @@
 /*
  * Chirp Console: the Peers tab: the instances of a DNS-SD service type the console sees, refreshed while the tab is
- * shown. Names, addresses and metadata from the network are put in as text.
+ * shown. Names, addresses, fingerprints and metadata from the network are put in as text.
  */
 import { markReady } from "./activity.js";
 import { api } from "./api.js";
 import { $, el } from "./dom.js";
-import { formatClock } from "./format.js";
+import { formatClock, shortFingerprint, trustText } from "./format.js";
 import { state } from "./state.js";
 
 const PEERS_REFRESH_MS = 2000;
@@ -96,6 +96,16 @@ export function createPeersPane() {
           if (i) addresses.appendChild(el("br"));
           addresses.appendChild(document.createTextNode(String(a)));
         });
+        // The device identity, when the instance advertises one: its short fingerprint (the full one as the title),
+        // and whether the console trusts it, when it knows.
+        const device = tr.appendChild(el("td", "peer-device"));
+        const fingerprint = typeof p.fingerprint === "string" ? p.fingerprint : "";
+        if (fingerprint) {
+          const trust = trustText(p.trusted);
+          device.title = fingerprint + (trust ? " (" + trust + ")" : "");
+          device.appendChild(el("div", "peer-fingerprint mono", shortFingerprint(fingerprint)));
+          if (trust) device.appendChild(el("span", "badge " + (p.trusted ? "badge-yes" : "badge-untrusted"), trust));
+        }
         const meta = tr.appendChild(el("td"));
         if (p.metadata && typeof p.metadata === "object") {
           for (const key of Object.keys(p.metadata)) {

@@ -1,10 +1,10 @@
 /*
  * Chirp Console: the Sources pane (every app run the console has heard from, live or not) and the app select of the
- * Logs filters. Names, hosts and counts from the API are put in as text.
+ * Logs filters. Names, hosts, fingerprints and counts from the API are put in as text.
  */
 import { api } from "./api.js";
 import { $, el } from "./dom.js";
-import { formatCount } from "./format.js";
+import { formatCount, shortFingerprint, trustText } from "./format.js";
 import { state } from "./state.js";
 
 /** The pane. hooks: choose(app, host, pid) when a source is clicked (all "" to show every source). */
@@ -69,6 +69,10 @@ export function createSourcesPane(hooks) {
       row._app = top.appendChild(el("span", "source-app"));
       row._state = top.appendChild(el("span", "source-state"));
       row._host = row.appendChild(el("div", "source-host"));
+      const device = row.appendChild(el("div", "source-device"));
+      row._device = device;
+      row._fingerprint = device.appendChild(el("span", "source-fingerprint"));
+      row._trust = device.appendChild(el("span", "source-trust"));
       const counts = row.appendChild(el("div", "source-counts"));
       row._records = counts.appendChild(el("span", "source-records"));
       row._lost = counts.appendChild(el("span", "source-lost"));
@@ -87,7 +91,16 @@ export function createSourcesPane(hooks) {
       row._host.textContent = String(s.host || "") + " · pid " + String(s.pid === undefined ? "?" : s.pid);
       row._records.textContent = formatCount(s.records) + " rec";
       row._lost.textContent = s.lost ? formatCount(s.lost) + " lost" : "";
+      // The device identity, when the source uses one: its short fingerprint, the full one in the titles.
+      const fingerprint = typeof s.fingerprint === "string" ? s.fingerprint : "";
+      const trust = fingerprint ? trustText(s.trusted) : "";
+      row._device.hidden = !fingerprint;
+      row._fingerprint.textContent = shortFingerprint(fingerprint);
+      row._device.title = fingerprint ? fingerprint + (trust ? " (" + trust + ")" : "") : "";
+      row._trust.textContent = trust;
+      row._trust.className = "source-trust" + (trust ? (s.trusted ? " trusted" : " untrusted") : "");
       row.title = String(s.app || "") + " on " + String(s.host || "") + ", pid " + String(s.pid) +
+        (fingerprint ? "\ndevice " + fingerprint + (trust ? ", " + trust : "") : "") +
         (s.lastSeen ? "\nlast seen " + String(s.lastSeen) : "");
       row.setAttribute("aria-pressed", String(this.isSelected(s)));
     },
