@@ -13,14 +13,21 @@ public struct LogSourceInfo: Sendable, Hashable, CustomStringConvertible {
     public var streamID: String
     /// The Chirp peer id of the process.
     public var peerID: String
+    /// The fingerprint of the source's device identity, when it uses one: the one TLS proved once the viewer is
+    /// connected to it, the advertised one before (`Peer.fingerprint`).
+    public var fingerprint: Fingerprint?
 
     /// Creates a source description.
-    public init(appName: String, host: String, processID: Int32, streamID: String, peerID: String) {
+    public init(
+        appName: String, host: String, processID: Int32, streamID: String, peerID: String,
+        fingerprint: Fingerprint? = nil
+    ) {
         self.appName = appName
         self.host = host
         self.processID = processID
         self.streamID = streamID
         self.peerID = peerID
+        self.fingerprint = fingerprint
     }
 
     /// The source behind a peer, or `nil` if the peer is not a log source (a viewer, another kind of peer).
@@ -31,6 +38,7 @@ public struct LogSourceInfo: Sendable, Hashable, CustomStringConvertible {
         processID = peer.metadata[LogProtocol.Key.pid].flatMap { Int32($0) } ?? 0
         streamID = peer.metadata[LogProtocol.Key.stream] ?? peer.id
         peerID = peer.id
+        fingerprint = peer.fingerprint
     }
 
     /// `app[pid]@host`, with control characters escaped (the source chose its app and host names).

@@ -75,7 +75,7 @@ public final class ChirpConsole: Sendable {
         let peers = PeerDirectory(interface: configuration.viewer.transceiver.interface)
         peers.start()
         let collector = ConsoleCollector(
-            store: store, viewer: configuration.viewer, peers: peers, notifier: notifier, logger: logger)
+            store: store, viewer: configuration.viewer, notifier: notifier, logger: logger)
         let streams = NIOLockedValueBox(0)
 
         let collecting = Task { await collector.run() }

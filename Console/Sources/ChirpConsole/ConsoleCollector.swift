@@ -10,12 +10,11 @@ import NIOConcurrencyHelpers
 /// stored once.
 ///
 /// It also keeps whether the console trusts each source that uses a device identity (``trust``): the viewer's verdict,
-/// which lives here only. The source's fingerprint is the store's (``ConsoleStore/noteFingerprint(_:of:now:)``),
-/// read from its advertisement in the peer directory.
+/// which lives here only. The source's fingerprint is the store's (``ConsoleStore/noteFingerprint(_:of:now:)``), as
+/// the viewer's connection proved it (``LogSourceInfo/fingerprint``; for a refused source, the one it advertised).
 final class ConsoleCollector: Sendable {
     private let store: ConsoleStore
     private let viewerConfiguration: LogViewerConfiguration
-    private let peers: PeerDirectory
     private let notifier: ChangeNotifier
     private let logger: Logger
     private let live = NIOLockedValueBox<[String: LogSourceInfo]>([:])
@@ -24,12 +23,10 @@ final class ConsoleCollector: Sendable {
     private let verdicts = NIOLockedValueBox<[String: (peerID: String, trust: SourceTrust)]>([:])
 
     init(
-        store: ConsoleStore, viewer: LogViewerConfiguration, peers: PeerDirectory, notifier: ChangeNotifier,
-        logger: Logger
+        store: ConsoleStore, viewer: LogViewerConfiguration, notifier: ChangeNotifier, logger: Logger
     ) {
         self.store = store
         self.viewerConfiguration = viewer
-        self.peers = peers
         self.notifier = notifier
         self.logger = logger
     }
@@ -58,11 +55,6 @@ final class ConsoleCollector: Sendable {
     /// Collects until the task is cancelled. A store that fails (a full disk) stops the viewer without acknowledging
     /// the batch; it starts again a second later from what the store holds, and the sources send the rest again.
     func run() async {
-        // The peer directory browses the sources' type from now on: a source's fingerprint is known by the time the
-        // viewer has connected to it.
-        if let type = try? ServiceType(viewerConfiguration.serviceType) {
-            _ = await peers.instances(of: type, firstWait: .zero)
-        }
         while !Task.isCancelled {
             do {
                 var configuration = viewerConfiguration
@@ -94,7 +86,7 @@ final class ConsoleCollector: Sendable {
             // A source followed again in the same run (a subscription renewed) has its verdict and fingerprint already.
             let known = verdicts.withLockedValue { $0[source.streamID] }
             let renewed = known?.peerID == source.peerID && known?.trust == .trusted
-            if usesIdentity, !renewed, let fingerprint = await advertisedFingerprint(of: source) {
+            if usesIdentity, !renewed, let fingerprint = source.fingerprint {
                 try await store.noteFingerprint(fingerprint, of: source)
                 verdicts.withLockedValue { $0[source.streamID] = (source.peerID, .trusted) }
             }
@@ -115,7 +107,7 @@ final class ConsoleCollector: Sendable {
             status.withLockedValue { $0 = refusal.description }
             logger.warning("a source refused the console", metadata: ["refusal": "\(refusal)"])
             // A source with a device identity that refused the viewer, or that the viewer refused: listed, not trusted.
-            if let source = refusal.info, let fingerprint = await advertisedFingerprint(of: source) {
+            if let source = refusal.info, let fingerprint = source.fingerprint {
                 try await store.noteFingerprint(fingerprint, of: source)
                 verdicts.withLockedValue { $0[source.streamID] = (source.peerID, .notTrusted) }
                 notifier.notify(.sources)
@@ -130,9 +122,4 @@ final class ConsoleCollector: Sendable {
         }
     }
 
-    /// The fingerprint `source` advertises, from the peer directory (browsing the viewer's service type).
-    private func advertisedFingerprint(of source: LogSourceInfo) async -> Fingerprint? {
-        guard let type = try? ServiceType(viewerConfiguration.serviceType) else { return nil }
-        return await peers.advertisedFingerprint(ofPeer: source.peerID, serviceType: type, wait: .seconds(5))
-    }
 }

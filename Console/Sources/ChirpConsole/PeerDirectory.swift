@@ -144,19 +144,4 @@ final class PeerDirectory: Sendable {
         }
     }
 
-    /// The fingerprint the instance of `serviceType` with peer id `peerID` advertises, or `nil` when it uses no device
-    /// identity. Waits up to `wait` for the instance to be resolved (the directory browses the type from the first
-    /// time it is asked for, on its own: another transceiver may have found the instance a moment before).
-    func advertisedFingerprint(
-        ofPeer peerID: String, serviceType: ServiceType, wait: Duration = .seconds(2)
-    ) async -> Fingerprint? {
-        let deadline = ContinuousClock.now + wait
-        while true {
-            if let instance = await instances(of: serviceType).first(where: { $0.id == peerID }) {
-                return instance.fingerprint
-            }
-            guard ContinuousClock.now < deadline, !Task.isCancelled else { return nil }
-            try? await Task.sleep(for: .milliseconds(50))
-        }
-    }
 }
