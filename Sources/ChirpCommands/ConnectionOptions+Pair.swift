@@ -9,9 +9,12 @@ extension ConnectionOptions {
     /// app to compare it and say yes there. On success the app trusts this identity (with the permissions its person
     /// gave) and this identity pins the app; the tool's later commands connect as usual.
     ///
+    /// `--timeout` bounds the search for the app; once the code is shown, the person at the app has 2 minutes (or what
+    /// is left of a longer `--timeout`) to answer.
+    ///
     /// Exits 0 once paired; 3 when no app with a device identity is found, 4 when several are and `--peer` does not
     /// choose, 6 when the pairing does not complete (declined, the app takes no pairing requests or is busy, no
-    /// answer within `--timeout`), 64 without `--identity` (``CommandExitCode``).
+    /// answer in time), 64 without `--identity` (``CommandExitCode``).
     public func pair() async throws {
         guard case .identity = try secret.security() else {
             throw ValidationError(
@@ -47,6 +50,9 @@ extension ConnectionOptions {
         if code != .success { throw ExitCode(code.rawValue) }
     }
 
+    /// How long `pair()` waits at least for the person at the app to answer, once the code is shown.
+    static var pairingPatience: Duration { .seconds(120) }
+
     private struct PairFailure: Error {
         let message: String
         let code: CommandExitCode
@@ -57,8 +63,9 @@ extension ConnectionOptions {
     {
         let label = app.identifiedLabel
         do {
-            let result = try await transceiver.pair(with: app, timeout: ContinuousClock.now.duration(to: deadline)) {
-                code in
+            // A person compares the codes and answers: at least the app's own 2 minutes, whatever --timeout left.
+            let patience = max(ContinuousClock.now.duration(to: deadline), Self.pairingPatience)
+            let result = try await transceiver.pair(with: app, timeout: patience) { code in
                 StandardStreams.output(
                     "Pairing code: \(code)\nCheck that \(UntrustedText.escaped(label)) shows the same code, and confirm there...\n"
                 )

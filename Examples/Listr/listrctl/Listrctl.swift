@@ -45,11 +45,12 @@ struct PairCommand: AsyncParsableCommand {
             Needs --identity NAME (or CHIRP_IDENTITY) here and a listr started with --identity and \
             --allow-pairing. listrctl prints a 6-digit code; listr shows one too and asks. Say yes there only \
             when the codes are the same: a device in the middle would make them differ. Once paired, listr \
-            trusts this identity (with its --pair-permissions) and this identity pins listr.
+            trusts this identity (with its --pair-permissions) and this identity pins listr. --timeout bounds \
+            the search for listr; the person at listr then has 2 minutes to answer.
 
             EXAMPLES
               listrctl pair --identity laptop
-              listrctl pair --identity laptop --peer kitchen --timeout 120
+              listrctl pair --identity laptop --peer kitchen
 
             \(exitCodesHelp)
             """)
