@@ -220,10 +220,13 @@ final class PairingDesk: Sendable {
     func policy(limit: Int) -> PairingPolicy {
         PairingPolicy(maximumRequestsPerMinute: limit, timeout: .seconds(30)) { request in
             self.requests.append(request)
-            while true {
+            // Polls for the test's answer, as `Collected.waitForCount` does; none within the pairing's timeout is a no.
+            let deadline = ContinuousClock.now + .seconds(30)
+            while ContinuousClock.now < deadline {
                 if let answer = self.answers.withLockedValue({ $0.isEmpty ? nil : $0.removeFirst() }) { return answer }
                 do { try await Task.sleep(for: .milliseconds(10)) } catch { return .decline }
             }
+            return .decline
         }
     }
 }
