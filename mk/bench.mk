@@ -32,9 +32,10 @@ bench: deps bench-deps
 		--label "$$(git rev-parse --short HEAD 2>/dev/null)$$(git diff --quiet 2>/dev/null || echo +changes)" $(BENCH_FLAGS)
 
 # chirp-bench compiles (a debug build, nothing run): a step of `make test`, so that a change to what the benchmarks use
-# of the library fails there and not at the next `make bench`. Its own build folder, as `make bench`'s.
+# of the library fails there and not at the next `make bench`. In this checkout's build folder ($(SCRATCH)), where
+# `make test` has built the library and the console already.
 .PHONY: bench-build-check
 bench-build-check: deps
-	@$(BUILD) --log .build/logs/bench-build.log --package-path $(BENCH_PACKAGE) --product chirp-bench
+	@$(BUILD) --log .build/logs/bench-build.log --package-path $(BENCH_PACKAGE) $(SCRATCH) --product chirp-bench
 
 TEST_STEPS += bench-build-check

@@ -14,11 +14,13 @@ TEST_STEPS += doc-snippets
 # --enable-experimental-combined-documentation): Chirp and the layers below it, whose docs link down to one another
 # with absolute links (``/ChirpSupport/ChirpError``; a target links only to the ones it depends on). Without the
 # extended types: Chirp's conformance of Peer to Recipients would make a page `ChirpSupport` inside Chirp's docs, and
-# ``/ChirpSupport/...`` would look there instead of in ChirpSupport's. The archives land
-# in .build/plugins/Swift-DocC/outputs/ (Console/.build/... for ChirpConsole; the combined one as Chirp.doccarchive);
+# ``/ChirpSupport/...`` would look there instead of in ChirpSupport's. Every package builds in this checkout's build
+# folder ($(SCRATCH)), where `make test` built them already; the archives land in .build/plugins/Swift-DocC/outputs/
+# (the combined one as Chirp.doccarchive);
 # `make docs-preview TARGET=Chirp` serves one locally (`PACKAGE=Console TARGET=ChirpConsole` for the console's).
-DOC_TARGETS := Chirp+ChirpSupport+ChirpWire+ChirpDiscovery ChirpCommands ChirpLogs ChirpLogsURLSession ChirpFiles \
-	Console:ChirpConsole
+# The console's first: `make test` runs this step right after the console's (the Makefile's TEST_STEP_ORDER says why).
+DOC_TARGETS := Console:ChirpConsole Chirp+ChirpSupport+ChirpWire+ChirpDiscovery ChirpCommands ChirpLogs \
+	ChirpLogsURLSession ChirpFiles
 .PHONY: docs docs-preview
 
 docs:
@@ -28,7 +30,7 @@ docs:
 		case $$targets in *+*) flags="--enable-experimental-combined-documentation --exclude-extended-types" ;; esac; \
 		for target in $$(echo $$targets | tr '+' ' '); do flags="$$flags --target $$target"; done; \
 		echo "==> docc: $$targets"; \
-		if ! $(SWIFT) package --package-path $$package --disable-sandbox generate-documentation $$flags \
+		if ! $(SWIFT) package --package-path $$package $(SCRATCH) $(PLAN) --disable-sandbox generate-documentation $$flags \
 			--warnings-as-errors >.build/docs-logs/$$name.log 2>&1; then \
 			grep -v -e '^\[' -e 'prohibited flag' .build/docs-logs/$$name.log | tail -40; failed="$$failed $$targets"; \
 			continue; \
@@ -39,6 +41,6 @@ docs:
 
 PACKAGE ?= .
 docs-preview:
-	$(SWIFT) package --package-path $(PACKAGE) --disable-sandbox preview-documentation --target $(TARGET)
+	$(SWIFT) package --package-path $(PACKAGE) $(SCRATCH) --disable-sandbox preview-documentation --target $(TARGET)
 
 TEST_STEPS += docs

@@ -149,6 +149,10 @@ if ((${#PRODUCTS[@]})); then
         build "$label" --product "$product" "${ARGS[@]}" || status=$?
         ((status == 0)) || failed "--product $product ${ARGS[*]}" "$status"
         if ((!TTY)) && [[ $VERBOSE != 1 ]]; then printf '    %s  %s built\n' "$(clock)" "$product"; fi
+        # The next products are of the package just built: its plan, cached by SwiftPM, is the right one (planning
+        # afresh, which the Makefile asks for because its build folder is shared, takes some 8 s a build).
+        for i in "${!ARGS[@]}"; do [[ ${ARGS[$i]} == --disable-build-manifest-caching ]] && unset 'ARGS[i]'; done
+        ARGS=("${ARGS[@]}")
     done
 else
     what="$SWIFT build"

@@ -4,11 +4,11 @@
 # checks the page: live records, the level filter, search with highlighting, the URL keeping the filters, the HTTP tab
 # with pretty JSON, markup shown as text, the peers tab; it saves screenshots to .build/test-logs/.
 #
-# usage: scripts/console-browser-test.sh (after `swift build --package-path Console --build-tests`, which builds
-#        chirp-console and the logdemo that feeds it; BIN_DIR to use other binaries)
+# usage: scripts/console-browser-test.sh (after `make console-build`, which builds chirp-console and the logdemo that
+#        feeds it into .build/debug; BIN_DIR to use other binaries)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BIN_DIR=${BIN_DIR:-$(swift build --package-path Console --show-bin-path)}
+BIN_DIR=${BIN_DIR:-$(swift build --package-path Console --scratch-path "$PWD/.build" --show-bin-path)}
 WORK=$(mktemp -d /tmp/chirp-console-browser.XXXXXX)
 SERVICE="cb$(printf '%06x' $((RANDOM * RANDOM % 16777216)))"
 LOGS=.build/test-logs

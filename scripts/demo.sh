@@ -22,8 +22,8 @@
 # store, the console's data) are in .build/demo/, emptied at the start of each run.
 #
 # Environment: KEEP (0), DEMO_TIMEOUT (seconds each wait may take; default 20), DEMO_BIN (where the executables are;
-# default .build/debug), DEMO_CONSOLE_BIN (where chirp-console is, built in the Console package; default
-# Console/.build/debug).
+# default .build/debug), DEMO_CONSOLE_BIN (where chirp-console is; default the same: make demo builds the Console
+# package's chirp-console in this checkout's build folder).
 # The executables must be built first: `make demo` does it (scripts/build.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -33,7 +33,7 @@ KEEP="${KEEP:-0}"
 [[ $KEEP == 0 || -z $KEEP ]] && KEEP=0 || KEEP=1
 DEMO_TIMEOUT="${DEMO_TIMEOUT:-20}"
 BIN="${DEMO_BIN:-.build/debug}"
-CONSOLE_BIN="${DEMO_CONSOLE_BIN:-Console/.build/debug}"
+CONSOLE_BIN="${DEMO_CONSOLE_BIN:-$BIN}"
 DIR=.build/demo
 CHAT=chirp-chat # the chat example's service type (its default)
 ALICE_SAYS="hello bob, this is alice"

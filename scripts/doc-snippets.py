@@ -107,16 +107,6 @@ def main():
     print(f"doc-snippets: {len(all_blocks)} Swift blocks in {len(DOCS)} documents "
           f"({len(code_blocks)} compiled, {len(manifests)} Package.swift parts)")
 
-    # The checkout as a dependency named `chirp`, the way a user's package names it (a path dependency is named
-    # after its folder; a URL one after the last part of its URL).
-    deps = SCRATCH / "deps"
-    deps.mkdir(parents=True, exist_ok=True)
-    link = deps / "chirp"
-    if not link.is_symlink():
-        if link.exists():
-            shutil.rmtree(link)
-        link.symlink_to(ROOT)
-
     sources = SCRATCH / "Sources"
     if sources.exists():
         shutil.rmtree(sources)
@@ -173,8 +163,8 @@ let package = Package(
     name: "DocSnippets",
     platforms: [.macOS(.v13)],
     dependencies: [
-        .package(path: "deps/chirp"),
-        .package(path: "deps/chirp/Console"),
+        .package(name: "chirp", path: "{ROOT}"),
+        .package(path: "{ROOT / 'Console'}"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
@@ -190,12 +180,19 @@ let package = Package(
 
     failed = False
     swift = os.environ.get("SWIFT", "swift")
-    build = subprocess.run([swift, "build", "--package-path", str(SCRATCH)], capture_output=True, text=True)
+    # Built in the checkout's own build folder (.build, as `make test` builds it): the checkout and its dependencies
+    # compile there with the same commands, so only the blocks compile here. The checkout is a dependency by its real
+    # path and under its folder's name (the package identity): another path or name would change those commands, and
+    # SwiftPM would compile the checkout again here, then again at the next build of the checkout itself.
+    # A plan made afresh (--disable-build-manifest-caching): SwiftPM's cached one is the last package's built there.
+    BUILD = [swift, "build", "--package-path", str(SCRATCH), "--scratch-path", str(ROOT / ".build"),
+             "--disable-build-manifest-caching"]
+    build = subprocess.run(BUILD, capture_output=True, text=True)
     output = build.stdout + build.stderr
     if build.returncode != 0 and not re.search(r"^" + re.escape(str(SCRATCH / "Sources")), output, re.M):
         # Errors only in the checkout's own files: an incremental build can miss source files added to the path
         # dependency since the last one (SwiftPM keeps its file list). A second build sees them.
-        build = subprocess.run([swift, "build", "--package-path", str(SCRATCH)], capture_output=True, text=True)
+        build = subprocess.run(BUILD, capture_output=True, text=True)
         output = build.stdout + build.stderr
     reported = set()
     for match in re.finditer(r"^(?P<file>/[^:\n]+\.swift):(?P<line>\d+):(?P<col>\d+): (?P<kind>error|warning): (?P<text>.*)$",

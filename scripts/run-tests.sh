@@ -4,7 +4,7 @@
 # the very end of the output, where a CI summary that shows only the last lines still has them.
 #
 # usage: scripts/run-tests.sh TARGET... (SWIFT and TEST_FLAGS from the environment; PACKAGE_PATH for the targets of
-# another package of this repository, such as Console)
+# another package of this repository, such as Console, and SCRATCH_PATH for the build folder it was built in)
 set -uo pipefail
 SWIFT=${SWIFT:-swift}
 logs=.build/test-logs
@@ -13,7 +13,7 @@ failed=""
 for target in "$@"; do
     echo "==> swift test: $target"
     # shellcheck disable=SC2086
-    AVAHI_COMPAT_NOWARN=1 "$SWIFT" test ${PACKAGE_PATH:+--package-path "$PACKAGE_PATH"} --skip-build --filter "^$target\." ${TEST_FLAGS:-} 2>&1 | tee "$logs/$target.log"
+    AVAHI_COMPAT_NOWARN=1 "$SWIFT" test ${PACKAGE_PATH:+--package-path "$PACKAGE_PATH"} ${SCRATCH_PATH:+--scratch-path "$SCRATCH_PATH"} --skip-build --filter "^$target\." ${TEST_FLAGS:-} 2>&1 | tee "$logs/$target.log"
     # Stop at the first failing target, as `set -e` did; the summary below says what failed.
     if [ "${PIPESTATUS[0]}" -ne 0 ]; then failed=$target; break; fi
 done
