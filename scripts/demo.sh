@@ -12,7 +12,7 @@
 #   8. `chirp-console` collects them and serves them to a browser; the demo fetches the page and the API.
 #
 # Every command is printed as it is run, from the project's directory, with the executables' real paths
-# (.build/debug/..., Console/.build/debug/chirp-console) and the examples' own service types (chirp-chat, listrctl,
+# (.build/debug/...) and the examples' own service types (chirp-chat, listrctl,
 # chirp-logs): each can be copied into another terminal and run as printed. The programs that keep running (the peers, listr, logdemo, the console) show
 # their output as "NAME | line"; what the demo types into a chat peer shows as "NAME < line".
 #
