@@ -159,7 +159,8 @@ package enum HandshakeError: Error, Equatable, CustomStringConvertible {
     /// The peer's device identity is not trusted (device-identity mode): `local` says why, for this side's log (it
     /// names files and what to run); `remote` is what the refused peer is told.
     case notTrusted(local: String, remote: String)
-    /// The TLS handshake failed in device-identity mode: the peer uses no identity (or a shared secret), or TLS 1.2.
+    /// The TLS handshake failed in device-identity mode; `detail` says why, as a sentence (the peer presented no
+    /// certificate, speaks no TLS 1.3, uses a shared secret...).
     case identityTLSFailed(detail: String)
     /// A pairing request this side cannot take: no pairing policy, no device identity, or the gate said no (busy,
     /// too many); the sentence is for both sides.
@@ -182,9 +183,7 @@ package enum HandshakeError: Error, Equatable, CustomStringConvertible {
             return "the peer requires a shared secret: set CHIRP_SECRET or use --secret-file"
         case .notAccepted(let name): return "\(UntrustedText.escaped(name)) was not accepted by the accept policy"
         case .notTrusted(let local, _): return local
-        case .identityTLSFailed(let detail):
-            return
-                "TLS handshake failed: we use a device identity (mutual TLS 1.3) and the peer does not, or uses a shared secret (\(detail))"
+        case .identityTLSFailed(let cause): return "TLS handshake failed: \(cause)"
         case .pairingRefused(let reason): return "pairing refused: \(reason)"
         }
     }

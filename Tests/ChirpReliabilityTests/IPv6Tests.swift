@@ -37,10 +37,13 @@ extension FaultTests {
                 #expect(seqs == Array(seqs.sorted()) && Set(seqs).count == seqs.count && seqs.count == 20, "\(seqs)")
             }
 
-            // A command and its reply: listr on h1, listrctl on h2.
-            let store = FileManager.default.temporaryDirectory
-                .appendingPathComponent("chirp-ipv6-\(harness.prefix)-\(mode).json").path
-            defer { try? FileManager.default.removeItem(atPath: store) }
+            // A command and its reply: listr on h1, listrctl on h2. Its store in a folder of the test's own, removed
+            // whole: listr keeps a lock file beside the store (.NAME.lock), which a killed listr leaves.
+            let folder = FileManager.default.temporaryDirectory
+                .appendingPathComponent("chirp-ipv6-\(harness.prefix)-\(mode)")
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            defer { try? FileManager.default.removeItem(at: folder) }
+            let store = folder.appendingPathComponent("store.json").path
             let listType = uniqueServiceType("l")
             let listr = try await harness.start(
                 on: "h1", [binaryPath("listr"), "--store", store, "--name", "kitchen", "--service", listType],

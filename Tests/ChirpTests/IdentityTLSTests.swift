@@ -1,4 +1,6 @@
+import ChirpDiscovery
 import ChirpTrust
+import ChirpWire
 import Foundation
 import NIOConcurrencyHelpers
 import NIOCore
@@ -39,7 +41,11 @@ import Testing
                 acceptor: { try acceptor.handler(dialed: false, trust: seenByAlice.trusting([carol.fingerprint])) },
                 dialer: { try dialer.handler(dialed: true, trust: { $0 == alice.fingerprint }) })
             #expect(refused.acceptorReasons == ["CERTIFICATE_VERIFY_FAILED"])
-            #expect(refused.dialer.isFailure)
+            #expect(refused.acceptorSentence == "TLS handshake failed: the peer's certificate was not accepted here")
+            #expect(
+                refused.dialerSentence
+                    == "TLS handshake failed: the peer did not accept our certificate: it does not trust this device",
+                "\(refused.dialerReasons)")
             #expect(seenByAlice.fingerprints == [bob.fingerprint])
             // The positive control: alice trusts bob, bob connects.
             let accepted = try await exchange(
@@ -80,6 +86,10 @@ import Testing
                 acceptor: { try acceptor.handler(dialed: false, trust: seenByAlice.trusting([bob.fingerprint])) },
                 dialer: try Self.dialer(anonymous, expecting: alice))
             #expect(refused.acceptorReasons == ["PEER_DID_NOT_RETURN_A_CERTIFICATE"])
+            #expect(
+                refused.acceptorSentence
+                    == "TLS handshake failed: the peer presented no certificate: it uses no device identity "
+                    + "(set one with --identity)")
             #expect(refused.dialer.isFailure)
             #expect(seenByAlice.fingerprints.isEmpty)
             // The positive control: the same configuration with bob's certificate connects.
@@ -102,6 +112,7 @@ import Testing
                 acceptor: { try acceptor.handler(dialed: false, trust: seenByAlice.trusting([bob.fingerprint])) },
                 dialer: try Self.dialer(old, expecting: alice))
             #expect(refused.acceptorReasons == ["UNSUPPORTED_PROTOCOL"])
+            #expect(refused.acceptorSentence == Self.notTLS13)
             #expect(refused.dialer.isFailure)
             #expect(seenByAlice.fingerprints.isEmpty)
             // The positive control: the same dialer allowed TLS 1.3 connects.
@@ -114,7 +125,46 @@ import Testing
         }
     }
 
+    /// A peer with a shared secret dials one with a device identity (its TXT said otherwise, or it dials by address):
+    /// TLS 1.2 with a pre-shared key against TLS 1.3 with certificates, and the acceptor says what to look at.
+    @Test func aDialerWithASharedSecretIsToldApartFromOneWithoutTLS() async throws {
+        try await withIdentities { alice, bob, _ in
+            let acceptor = try IdentityTLSContexts(identity: alice)
+            let secret = try TLSContexts(
+                secret: SharedSecret("a shared secret of the test"), serviceType: ServiceType("_chirptls._tcp"))
+            let withSecret = try await exchange(
+                acceptor: { try acceptor.handler(dialed: false, trust: { _ in true }) },
+                dialer: { try secret.handler(dialed: true) })
+            #expect(withSecret.acceptorSentence == Self.notTLS13, "\(withSecret.acceptorReasons)")
+            #expect(withSecret.dialer.isFailure)
+            // A dialer that speaks no TLS at all writes its line in the clear.
+            let plain = try await exchange(
+                acceptor: { try acceptor.handler(dialed: false, trust: { _ in true }) },
+                dialer: { Plain() })
+            #expect(
+                plain.acceptorSentence
+                    == "TLS handshake failed: the peer does not speak TLS: it uses no device identity and no shared "
+                    + "secret", "\(plain.acceptorReasons)")
+            // The positive control: the same acceptor, a dialer with an identity.
+            let dialer = try IdentityTLSContexts(identity: bob)
+            let accepted = try await exchange(
+                acceptor: { try acceptor.handler(dialed: false, trust: { _ in true }) },
+                dialer: { try dialer.handler(dialed: true, trust: { $0 == alice.fingerprint }) })
+            #expect(try accepted.acceptor.get() == Self.line)
+            #expect(accepted.acceptorSentence == nil)
+        }
+    }
+
     // MARK: - Helpers
+
+    static let notTLS13 =
+        "TLS handshake failed: the peer does not speak TLS 1.3, which device identities need: it uses a shared secret "
+        + "(TLS 1.2), or an older TLS library"
+
+    /// A dialer without TLS: its bytes go out as they are.
+    private final class Plain: ChannelInboundHandler, Sendable {
+        typealias InboundIn = ByteBuffer
+    }
 
     /// What the dialer writes and the acceptor echoes.
     static let line = "hello from the dialer"
@@ -124,6 +174,9 @@ import Testing
         var acceptor: Result<String, any Error>
         var dialer: Result<String, any Error>
         var acceptorReasons: [String] { IdentityTLSTests.reasons(acceptor) }
+        /// The sentence the acceptor logs (``HandshakeError/explaining(_:withSecret:withIdentity:)``), if it failed.
+        var acceptorSentence: String? { IdentityTLSTests.sentence(acceptor) }
+        var dialerSentence: String? { IdentityTLSTests.sentence(dialer) }
         var dialerReasons: [String] { IdentityTLSTests.reasons(dialer) }
     }
 
@@ -231,6 +284,12 @@ import Testing
         } catch {
             return .failure(error)
         }
+    }
+
+    /// The sentence a side logs for its failed handshake (``HandshakeError/explaining(_:withSecret:withIdentity:)``).
+    static func sentence(_ result: Result<String, any Error>) -> String? {
+        guard case .failure(let error) = result else { return nil }
+        return HandshakeError.explaining(error, withSecret: false, withIdentity: true)?.description
     }
 
     /// BoringSSL's reason names in a failed handshake (`CERTIFICATE_VERIFY_FAILED`), or the error as text.

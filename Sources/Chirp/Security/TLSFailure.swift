@@ -93,7 +93,65 @@ extension HandshakeError {
         if let error = error as? HandshakeError { return error }
         if let error = error as? FrameDecodingError, error.reason == .tlsRecord { return .remoteRequiresSecret }
         if withSecret, let failure = TLSFailure(error) { return .secretMismatch(detail: failure.description) }
-        if withIdentity, let failure = TLSFailure(error) { return .identityTLSFailed(detail: failure.description) }
+        if withIdentity, let cause = TLSFailure.identityCause(of: error) { return .identityTLSFailed(detail: cause) }
         return nil
+    }
+}
+
+extension TLSFailure {
+    /// Why a mutual TLS 1.3 handshake between device identities failed, as a sentence a user can act on (after
+    /// "TLS handshake failed: "), or `nil` when `error` is not swift-nio-ssl's. The reasons are BoringSSL's names, as
+    /// each side sees them (`IdentityTLSTests` shows which side sees which).
+    static func identityCause(of error: any Error) -> String? {
+        guard let failure = TLSFailure(error) else { return nil }
+        let reasons = Self.reasons(of: error)
+        if reasons.contains(where: { Self.noCertificateReasons.contains($0) }) {
+            return "the peer presented no certificate: it uses no device identity (set one with --identity)"
+        }
+        if reasons.contains(where: { Self.oldVersionReasons.contains($0) }) {
+            return "the peer does not speak TLS 1.3, which device identities need: it uses a shared secret (TLS 1.2), "
+                + "or an older TLS library"
+        }
+        if reasons.contains("EXCESSIVE_MESSAGE_SIZE") {
+            return "the peer's certificate is larger than TLS takes here (100 KiB in all)"
+        }
+        if reasons.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the peer's certificate was not accepted here"
+        }
+        if reasons.contains(where: { Self.certificateRefusedReasons.contains($0) }) {
+            return "the peer did not accept our certificate: it does not trust this device"
+        }
+        switch failure {
+        case .peerDoesNotSpeakTLS:
+            return "the peer does not speak TLS: it uses no device identity and no shared secret"
+        case .noCommonCipherOrKey:
+            return "the peer uses a shared secret, and we a device identity"
+        case .keysDiffer:
+            return "records that do not decrypt: something between the peers changes them"
+        case .other(let reason):
+            return "\(reason), with a device identity (mutual TLS 1.3) here"
+        }
+    }
+
+    private static let noCertificateReasons: Set<Substring> = [
+        "PEER_DID_NOT_RETURN_A_CERTIFICATE", "TLSV13_ALERT_CERTIFICATE_REQUIRED", "CERTIFICATE_REQUIRED"
+    ]
+    private static let certificateRefusedReasons: Set<Substring> = [
+        "SSLV3_ALERT_BAD_CERTIFICATE", "SSLV3_ALERT_CERTIFICATE_UNKNOWN", "TLSV1_ALERT_UNKNOWN_CA",
+        "TLSV1_ALERT_ACCESS_DENIED", "SSLV3_ALERT_UNSUPPORTED_CERTIFICATE"
+    ]
+    private static let oldVersionReasons: Set<Substring> = [
+        "UNSUPPORTED_PROTOCOL", "TLSV1_ALERT_PROTOCOL_VERSION", "WRONG_SSL_VERSION"
+    ]
+
+    /// BoringSSL's reason names in `error`, in order; empty when it has none.
+    private static func reasons(of error: any Error) -> [Substring] {
+        let boring: BoringSSLError
+        switch error {
+        case NIOSSLError.handshakeFailed(let inner), NIOSSLError.shutdownFailed(let inner): boring = inner
+        case let inner as BoringSSLError: boring = inner
+        default: return []
+        }
+        return (stack(of: boring) ?? []).map { reasonName(of: "\($0)") }
     }
 }

@@ -152,7 +152,7 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
 
     /// The trust decision about a peer that said hello (device-identity mode): nil when it is accepted, else the
     /// refusal.
-    private func trustRefusal(of remote: Hello, context: ChannelHandlerContext) -> HandshakeError? {
+    private func trustRefusal(of remote: Hello) -> HandshakeError? {
         guard let identity else { return nil }
         guard let presented else {
             return .malformedHello("said hello before the TLS handshake showed its certificate")
@@ -215,7 +215,7 @@ final class HandshakeHandler: StartsWhenActive, RemovableChannelHandler {
                     }
                     return
                 }
-                if let refusal = local.refusal(of: remote) ?? trustRefusal(of: remote, context: context) {
+                if let refusal = local.refusal(of: remote) ?? trustRefusal(of: remote) {
                     refuse(context: context, error: refusal)
                     return
                 }
