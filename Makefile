@@ -92,7 +92,8 @@ tsan: deps
 
 # The demo (scripts/demo.sh) builds only the executables it runs: those of this package and chirp-console, all through
 # the Console package (its graph has this package's executables too), in .build/debug ($(SCRATCH)). One package: a
-# second `make demo` builds nothing (the TEST_STEP_ORDER comment says what going from one package to another costs). KEEP=1 leaves them running at the end, until Ctrl-C.
+# second `make demo` builds nothing (the TEST_STEP_ORDER comment says what going from one package to another costs).
+# KEEP=1 leaves them running at the end, until Ctrl-C.
 # The script replaces the recipe's shell (exec): a Ctrl-C that ends KEEP=1 as intended then gets no "make: ***
 # Interrupt" (sh, interrupted while it waits, would die of the signal after the script exited 0).
 DEMO_PRODUCTS := chat chirp listr listrctl logdemo chirp-console

@@ -41,6 +41,6 @@ docs:
 
 PACKAGE ?= .
 docs-preview:
-	$(SWIFT) package --package-path $(PACKAGE) $(SCRATCH) --disable-sandbox preview-documentation --target $(TARGET)
+	$(SWIFT) package --package-path $(PACKAGE) $(SCRATCH) $(PLAN) --disable-sandbox preview-documentation --target $(TARGET)
 
 TEST_STEPS += docs
