@@ -27,27 +27,8 @@ enum TLSFailure: Equatable, CustomStringConvertible {
     /// `ERR_error_string_n`'s text (`error:…:SSL routines:OPENSSL_internal:REASON at file:line`). The REASON field is
     /// BoringSSL's stable name for the reason code, so it is compared whole, never searched for.
     init?(_ error: any Error) {
-        let stack: NIOBoringSSLErrorStack
-        switch error {
-        case NIOSSLError.handshakeFailed(let boring), NIOSSLError.shutdownFailed(let boring):
-            guard let errors = Self.stack(of: boring) else {
-                self = .other("\(error)")
-                return
-            }
-            stack = errors
-        case let boring as BoringSSLError:
-            guard let errors = Self.stack(of: boring) else {
-                self = .other("\(error)")
-                return
-            }
-            stack = errors
-        case is NIOSSLError:
-            self = .other("\(error)")
-            return
-        default:
-            return nil
-        }
-        let reasons = stack.map { Self.reasonName(of: "\($0)") }
+        guard error is NIOSSLError || error is BoringSSLError else { return nil }
+        let reasons = Self.reasons(of: error)
         if reasons.contains(where: { Self.decryptionReasons.contains($0) }) {
             self = .keysDiffer
         } else if reasons.contains(where: { Self.notTLSReasons.contains($0) }) {
@@ -71,6 +52,18 @@ enum TLSFailure: Equatable, CustomStringConvertible {
         "NO_SHARED_CIPHER", "SSLV3_ALERT_HANDSHAKE_FAILURE", "HANDSHAKE_FAILURE_ON_CLIENT_HELLO",
         "PSK_IDENTITY_NOT_FOUND", "TLSV1_ALERT_UNKNOWN_PSK_IDENTITY"
     ]
+
+    /// BoringSSL's reason names in `error` (a failed handshake or shutdown, or BoringSSL's own error), in order; empty
+    /// when it has none.
+    private static func reasons(of error: any Error) -> [Substring] {
+        let boring: BoringSSLError
+        switch error {
+        case NIOSSLError.handshakeFailed(let inner), NIOSSLError.shutdownFailed(let inner): boring = inner
+        case let inner as BoringSSLError: boring = inner
+        default: return []
+        }
+        return (stack(of: boring) ?? []).map { reasonName(of: "\($0)") }
+    }
 
     private static func stack(of error: BoringSSLError) -> NIOBoringSSLErrorStack? {
         switch error {
@@ -143,15 +136,4 @@ extension TLSFailure {
     private static let oldVersionReasons: Set<Substring> = [
         "UNSUPPORTED_PROTOCOL", "TLSV1_ALERT_PROTOCOL_VERSION", "WRONG_SSL_VERSION"
     ]
-
-    /// BoringSSL's reason names in `error`, in order; empty when it has none.
-    private static func reasons(of error: any Error) -> [Substring] {
-        let boring: BoringSSLError
-        switch error {
-        case NIOSSLError.handshakeFailed(let inner), NIOSSLError.shutdownFailed(let inner): boring = inner
-        case let inner as BoringSSLError: boring = inner
-        default: return []
-        }
-        return (stack(of: boring) ?? []).map { reasonName(of: "\($0)") }
-    }
 }
