@@ -65,6 +65,15 @@ public struct SecretOptions: ParsableArguments, Sendable {
     /// The environment variable read when `--identity` is not given: `CHIRP_IDENTITY`.
     public static let identityVariable = "CHIRP_IDENTITY"
 
+    /// The identity a command uses: `given` (its `--identity` or argument), else a non-empty ``identityVariable``, else
+    /// `nil`. Every command that takes an identity reads it this way: `chirp id`, `chirp trust`,
+    /// ``security(environment:trust:)``.
+    package static func identityName(
+        _ given: String?, environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> String? {
+        given ?? environment[identityVariable].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     /// `--secret VALUE`: accepted by the parser only to be refused with an explanation. Hidden from `--help`.
     @Option(name: .customLong("secret"), help: .hidden)
     var commandLineSecret: String?
@@ -110,8 +119,7 @@ public struct SecretOptions: ParsableArguments, Sendable {
         trust: PeerTrust = .trustOnFirstUse()
     ) throws -> Configuration.Security {
         if commandLineSecret != nil { throw ValidationError(Self.commandLineRefusal) }
-        let identityName = identity ?? environment[Self.identityVariable].flatMap { $0.isEmpty ? nil : $0 }
-        if let identityName {
+        if let identityName = Self.identityName(identity, environment: environment) {
             if secretFile != nil || !(environment[Self.environmentVariable] ?? "").isEmpty {
                 throw ValidationError(
                     "a shared secret and a device identity were both given: an app uses one or the other; drop "

@@ -36,7 +36,7 @@ struct IdentityCommand: AsyncParsableCommand, Sendable {
     var name: String?
 
     func run() async throws {
-        let name = self.name ?? ProcessInfo.processInfo.environment["CHIRP_IDENTITY"].flatMap { $0.isEmpty ? nil : $0 }
+        let name = SecretOptions.identityName(self.name)
         try await CommandRunner.run {
             let identity = try SecretOptions.identity(named: name ?? "chirp")
             Terminal.line(identity.fingerprint.description)

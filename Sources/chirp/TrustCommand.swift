@@ -1,5 +1,6 @@
 import ArgumentParser
 import Chirp
+import ChirpCommands
 import Foundation
 
 /// `chirp trust list|add|remove`: the devices an app with a device identity trusts, in its trust file.
@@ -46,8 +47,7 @@ struct TrustCommand: AsyncParsableCommand, Sendable {
         /// The trust file's path.
         func path() throws -> String {
             if let file { return file }
-            let name =
-                identity ?? ProcessInfo.processInfo.environment["CHIRP_IDENTITY"].flatMap { $0.isEmpty ? nil : $0 }
+            let name = SecretOptions.identityName(identity)
             let directory =
                 try name.flatMap { $0.contains("/") ? $0 : nil }
                 ?? DeviceIdentity.defaultDirectory(name: name ?? "chirp")
