@@ -79,7 +79,7 @@ import Testing
             init(more: ByteBuffer) { self.more = more }
             func channelRead(context: ChannelHandlerContext, data: NIOAny) {
                 seen.append(unwrapInboundIn(data).kind)
-                if let more = more.take() { context.pipeline.fireChannelRead(NIOAny(more)) }
+                if let more = more.take() { context.pipeline.fireChannelRead(more) }
             }
         }
         var first = frameBytes(kind: 1, body: [])

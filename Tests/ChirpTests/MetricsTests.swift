@@ -120,7 +120,7 @@ extension LiveTests {
                 let peer = try await Self.helloedRawPeer(to: server, serviceType: type)
                 let raw = try #require(server.connectedPeers.first { $0.name == "raw" })
                 // It reads no more: the sockets' buffers fill, then the server's queue.
-                try await peer.channel.setOption(ChannelOptions.autoRead, value: false)
+                try await peer.channel.setOption(ChannelOptions.autoRead, value: false).get()
 
                 // 64 KiB messages until three sends have been refused: at most 256 MiB, far more than the sockets'
                 // buffers and the queue hold.

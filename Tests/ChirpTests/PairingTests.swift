@@ -110,7 +110,7 @@ extension LiveTests {
             try await withScratch { scratch in
                 let desk = PairingDesk(answers: [.decline])
                 let scene = try await PairingScene.start(in: scratch, desk: desk)
-                let (app, laptop, laptopTransceiver) = (scene.app, scene.laptop, scene.laptopTransceiver)
+                let (app, laptopTransceiver) = (scene.app, scene.laptopTransceiver)
                 let relayToLaptop = try TestDevice("relay-a", in: scratch)
                 let relayToApp = try TestDevice("relay-b", in: scratch)
                 let relay = try await PairingRelay.start(

@@ -145,7 +145,7 @@ import Testing
             #expect(scratch.route(owner: owner, peerID: "remote") === session.connection)
             #expect(scratch.route(owner: owner, peerID: "someone else") == nil)
             #expect(scratch.route(owner: ObjectIdentifier(session.hub), peerID: "remote") == nil)
-            weak var anchor = session.connection.sendRoute()
+            weak let anchor = session.connection.sendRoute()
             #expect(anchor != nil, "control: the queue holds the anchor while the connection takes frames")
             if ending == "retire" {
                 session.connection.retire()
@@ -297,7 +297,7 @@ import Testing
         let session = try Session(router: router)
         // One read brings 100 messages, as the frame decoder fires them.
         let message = Frame(.message, body: ByteBuffer(bytes: [0, 0, 4] + Array("slow".utf8) + Array("{}".utf8)))
-        for _ in 0..<100 { session.channel.pipeline.fireChannelRead(NIOAny(message)) }
+        for _ in 0..<100 { session.channel.pipeline.fireChannelRead(message) }
         session.channel.pipeline.fireChannelReadComplete()
         // The first turn stops once 50 ms are spent (checked every 16 messages): the rest waits, unread meanwhile.
         let firstTurn = handled.withLockedValue { $0 }
