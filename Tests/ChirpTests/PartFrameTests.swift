@@ -101,6 +101,28 @@ import Testing
         #expect(scheduler.startedThrough == 2)
     }
 
+    @Test func aFrameNoLargerThanTheCallerSaysLeavesWholeUnlessItsFirstPartLeftAlready() {
+        var scheduler = PartScheduler(partSize: 100)
+        _ = scheduler.add(Self.frame(bodySize: 295))  // 300 bytes: 3 parts
+        _ = scheduler.add(Self.frame(bodySize: 245))  // 250 bytes
+        let first = scheduler.nextPart(wholeUpTo: 0)
+        #expect(first?.isWhole == false)
+        #expect(first?.slice.readableBytes == 100)
+        #expect(scheduler.startedThrough == 1)
+        // The second frame's turn: it fits, so it leaves whole, as it would travel without parts.
+        let second = scheduler.nextPart(wholeUpTo: 250)
+        #expect(second?.isWhole == true)
+        #expect(second?.slice == Self.frame(bodySize: 245))
+        #expect(second?.completes == Self.frame(bodySize: 245))
+        #expect(scheduler.startedThrough == 2)
+        // The first one started in parts: it ends in parts, whatever the caller allows.
+        let rest = [scheduler.nextPart(wholeUpTo: 1000), scheduler.nextPart(wholeUpTo: 1000)]
+        #expect(rest.map { $0?.isWhole } == [false, false])
+        #expect(rest.map { $0?.slice.readableBytes } == [100, 100])
+        #expect(scheduler.nextPart(wholeUpTo: 1000) == nil)
+        #expect(scheduler.isEmpty)
+    }
+
     @Test func atMostFourStreamsAreOpenTheRestWaitInOrder() {
         var scheduler = PartScheduler(partSize: 100)
         for _ in 0..<6 { _ = scheduler.add(Self.frame(bodySize: 195)) }  // 2 parts each
@@ -201,11 +223,21 @@ import Testing
         // Fast: a part every 100 µs for 10 ms (10 parts per millisecond): the most, 8 parts per drain.
         var fast = PartBudget(partSize: 1000)
         #expect(fast.bytes == 1000)
+        #expect(fast.unsentLimit == PartBudget.slowLinkUnsentLimit)  // bounded until measured
         for step in 0...100 { fast.drained(1000, at: start + .microseconds(100 * Int64(step))) }
         #expect(fast.bytes == 8000)
+        #expect(fast.wholeFrameBytes == 10_000)  // what the link carries in a millisecond leaves whole
+        #expect(fast.unsentLimit == 0)  // more than a part per millisecond: no bound
+        // Measured at 6 parts per millisecond next: 6 parts a drain, but frames up to 10 parts still leave whole (the
+        // speed is not below half).
+        var dipped = fast
+        for step in 1...60 { dipped.drained(1000, at: start + .microseconds(10_000 + 1000 * Int64(step) / 6)) }
+        #expect(dipped.bytes == 6000)
+        #expect(dipped.wholeFrameBytes == 10_000)
         // Then the link slows: one part in the next 20 ms, and the budget is one part again.
         fast.drained(1000, at: start + .milliseconds(30))
         #expect(fast.bytes == 1000)
+        #expect(fast.unsentLimit == PartBudget.slowLinkUnsentLimit)
         // Three parts per millisecond: three.
         var medium = PartBudget(partSize: 1000)
         for step in 0...10 { medium.drained(3000, at: start + .milliseconds(Int64(step))) }
@@ -219,6 +251,32 @@ import Testing
         #expect(slow.bytes == PartFrame.partSize)
         slow.drained(PartFrame.headerSize + PartFrame.partSize, at: start + .milliseconds(110))
         #expect(slow.bytes == PartFrame.partSize)
+        #expect(slow.wholeFrameBytes < PartFrame.partSize)
+        #expect(slow.unsentLimit == PartBudget.slowLinkUnsentLimit)
+    }
+
+    @Test func aPauseAfterTheQueueEmptiedIsNotCountedAsASlowLink() {
+        let start = NIODeadline.uptimeNanoseconds(0)
+        // Fast for 10 ms (10 parts per millisecond), a drain that writes the last of the queue, 50 ms of pause, then
+        // drains again: the speed measured before the pause stands.
+        func afterAPause(lastDrainEmptied: Bool) -> PartBudget {
+            var budget = PartBudget(partSize: 1000)
+            for step in 0...100 { budget.drained(1000, at: start + .microseconds(100 * Int64(step))) }
+            budget.drained(1000, at: start + .microseconds(10_100), emptied: lastDrainEmptied)
+            for step in 0...5 {
+                budget.drained(1000, at: start + .milliseconds(60) + .microseconds(100 * Int64(step)))
+            }
+            return budget
+        }
+        let paused = afterAPause(lastDrainEmptied: true)
+        #expect(paused.bytes == 8000)
+        #expect(paused.wholeFrameBytes == 10_000)
+        #expect(paused.unsentLimit == 0)
+        // Control: the same 50 ms with frames still queued are the link's, and say it slowed.
+        let stalled = afterAPause(lastDrainEmptied: false)
+        #expect(stalled.bytes == 1000)
+        #expect(stalled.wholeFrameBytes < 1000)
+        #expect(stalled.unsentLimit == PartBudget.slowLinkUnsentLimit)
     }
 
     @Test func onAFastLinkADrainWritesSeveralPartsPastTheWritability() {
@@ -236,6 +294,57 @@ import Testing
         sink.now = sink.now + .microseconds(500)
         _ = outbound.drain(to: sink, lingerConfigured: false)
         #expect(sink.writes == [header, 128 * 1024, header, 128 * 1024])  // two parts, the second past the writability
+    }
+
+    /// Has `outbound` measure a fast link: a 40 MiB frame (321 parts) written by a drain every 500 µs for 40 ms,
+    /// each as many parts as its budget allows (the sink is full after one), which grows every 10 ms (1, 2, 3, 5
+    /// parts): 221 parts in all, the last 10 ms carrying 9.8 parts per millisecond (1.2 MiB). Returns the time of
+    /// the last drain, and the changes of the socket's unsent bound the drains asked for.
+    static func measureAFastLink(
+        _ outbound: ConnectionOutbound, _ sink: WatermarkSink
+    ) -> (last: NIODeadline, unsentLimits: [Int]) {
+        _ = outbound.admit(Self.frame(bodySize: 40 << 20), isReply: false)
+        var unsentLimits: [Int] = []
+        for step in 0...80 {
+            sink.now = .uptimeNanoseconds(0) + .microseconds(500 * Int64(step))
+            if let limit = outbound.drain(to: sink, lingerConfigured: false).unsentLimit { unsentLimits.append(limit) }
+        }
+        return (sink.now, unsentLimits)
+    }
+
+    @Test func aFrameTheLinkCarriesWithinTheTargetLeavesWholeALargerOneInParts() {
+        let header = PartFrame.headerSize
+        let megabyteFrame = Self.frame(bodySize: 1 << 20).readableBytes
+        // Before the link is measured, a frame of two parts leaves in parts.
+        let unmeasured = ConnectionOutbound(limit: 64 << 20, allocator: ByteBufferAllocator(), splitsFrames: true)
+        let unmeasuredSink = WatermarkSink()
+        _ = unmeasured.admit(Self.frame(bodySize: 200 * 1024), isReply: false)
+        #expect(unmeasured.drain(to: unmeasuredSink, lingerConfigured: false).unsentLimit == nil)
+        #expect(unmeasuredSink.writes == [header, 128 * 1024])
+
+        let outbound = ConnectionOutbound(limit: 64 << 20, allocator: ByteBufferAllocator(), splitsFrames: true)
+        let sink = WatermarkSink()
+        let (measured, unsentLimits) = Self.measureAFastLink(outbound, sink)
+        #expect(sink.writes.count == 2 * 221)
+        // The link took more than a part per millisecond from the first 10 ms on: the kernel's unsent bound goes.
+        #expect(unsentLimits == [0])
+        // A 1 MiB message after it: the large frame's next part (its turn), then the message whole, past the
+        // writability, as the next parts would have been.
+        _ = outbound.admit(Self.frame(bodySize: 1 << 20), isReply: false)
+        sink.writes = []
+        sink.now = measured + .microseconds(500)
+        _ = outbound.drain(to: sink, lingerConfigured: false)
+        #expect(sink.writes == [header, 128 * 1024, megabyteFrame])
+
+        // A 4 MiB message is more than the link carries in a millisecond: it leaves in parts.
+        let slower = ConnectionOutbound(limit: 64 << 20, allocator: ByteBufferAllocator(), splitsFrames: true)
+        let slowerSink = WatermarkSink()
+        _ = Self.measureAFastLink(slower, slowerSink)
+        _ = slower.admit(Self.frame(bodySize: 4 << 20), isReply: false)
+        slowerSink.writes = []
+        while slower.drain(to: slowerSink, lingerConfigured: false).bytes > 0 {}
+        #expect(slowerSink.writes.count > 2 * 32)
+        #expect(slowerSink.writes.allSatisfy { $0 <= 128 * 1024 })
     }
 
     // MARK: - The receiver: PartAssembler
@@ -310,7 +419,7 @@ import Testing
         }
         let frame = Self.frame(bodySize: 95)  // 100 bytes
         let head = Self.slice(frame, 0, 50)
-        #expect(problem { try $0.add(ByteBuffer(bytes: [0, 0, 0])) }.contains("shorter than its stream id"))
+        #expect(problem { _ = try $0.add(ByteBuffer(bytes: [0, 0, 0])) }.contains("shorter than its stream id"))
         #expect(
             problem { _ = try $0.add(Self.partBody(stream: 1, flags: 0, head)) }
                 == "a part of stream 1, which is not open")

@@ -41,6 +41,9 @@ struct ConnectionOutbound: Sendable {
         var tickets = ExchangeTickets()
         /// The bytes of parts a drain may write past the channel's writability (the drain's own state).
         var partBudget = PartBudget()
+        /// The unsent bound the socket has (``PartBudget/unsentLimit``), as the last ``Drained/unsentLimit`` said;
+        /// a connection that sends parts starts with the slow link's (``PeerChannelHandler/limitUnsentBytes(of:to:)``).
+        var unsentLimit = PartBudget.slowLinkUnsentLimit
     }
 
     private let locked: NIOLockedValueBox<Locked>
@@ -150,6 +153,9 @@ struct ConnectionOutbound: Sendable {
         /// The next drain is to run after the burst linger (``OutboundQueue/lingers(afterWriting:lingerConfigured:)``):
         /// the caller schedules it, then calls ``lingerEnded()`` (or ``lingerNotScheduled()``).
         var lingers = false
+        /// The socket's unsent bound is to change to this (``PartBudget/unsentLimit``; 0: the system's default): the
+        /// link's measured speed crossed a part per millisecond. `nil`: no change.
+        var unsentLimit: Int?
     }
 
     /// Writes every chunk queued to `sink` while it is writable, then flushes once; then keeps the last batch's memory
@@ -183,9 +189,10 @@ struct ConnectionOutbound: Sendable {
                 }
                 lastWritten = chunk
             case .part(let part):
-                bytes += PartFrame.headerSize + part.slice.readableBytes
+                let size = (part.isWhole ? 0 : PartFrame.headerSize) + part.slice.readableBytes
+                bytes += size
                 if firstPartAt == nil { firstPartAt = sink.now }
-                partBytes += PartFrame.headerSize + part.slice.readableBytes
+                partBytes += size
                 write(part, to: sink)
                 wroteParts = true
             case .done:
@@ -197,27 +204,37 @@ struct ConnectionOutbound: Sendable {
         if lastWritten != nil || wroteParts { sink.flush() }
         // After the flush, which usually hands the bytes to the kernel: NIO has let go of them by then, and the next
         // batch reuses their memory.
-        let (waiters, frames, lingers) = locked.withLockedValue { locked in
+        let (waiters, frames, lingers, unsentLimit) = locked.withLockedValue { locked in
             if let lastWritten { locked.queue.recycle(lastWritten) }
-            if let firstPartAt { locked.partBudget.drained(partBytes, at: firstPartAt) }
+            var unsentLimit: Int?
+            if let firstPartAt {
+                locked.partBudget.drained(partBytes, at: firstPartAt, emptied: !locked.queue.holdsParts)
+                if locked.partBudget.unsentLimit != locked.unsentLimit {
+                    locked.unsentLimit = locked.partBudget.unsentLimit
+                    unsentLimit = locked.unsentLimit
+                }
+            }
             locked.queue.drainedEmpty()
             let frames = locked.queue.takeFramesQueued()
             return (
                 locked.queue.wakeableWaiters(), frames,
-                locked.queue.lingers(afterWriting: frames, lingerConfigured: lingerConfigured)
+                locked.queue.lingers(afterWriting: frames, lingerConfigured: lingerConfigured), unsentLimit
             )
         }
         for waiter in waiters { waiter.resume() }
-        return Drained(frames: frames, bytes: bytes, lingers: lingers)
+        return Drained(frames: frames, bytes: bytes, lingers: lingers, unsentLimit: unsentLimit)
     }
 
-    /// Writes a part frame: its header, then its slice of the frame (no copy). Once the last part is written, the
-    /// frame's memory may serve the next large one (``OutboundQueue/recycleLarge(_:)``).
+    /// Writes a part frame: its header, then its slice of the frame (no copy); or a frame that leaves whole, as it is.
+    /// Once the last part is written, the frame's memory may serve the next large one
+    /// (``OutboundQueue/recycleLarge(_:)``).
     private func write(_ part: PartScheduler.Part, to sink: some OutboundSink) {
-        var header = allocator.buffer(capacity: PartFrame.headerSize)
-        PartFrame.writeHeader(
-            stream: part.stream, flags: part.flags, sliceSize: part.slice.readableBytes, into: &header)
-        sink.write(header, promise: nil)
+        if !part.isWhole {
+            var header = allocator.buffer(capacity: PartFrame.headerSize)
+            PartFrame.writeHeader(
+                stream: part.stream, flags: part.flags, sliceSize: part.slice.readableBytes, into: &header)
+            sink.write(header, promise: nil)
+        }
         guard let whole = part.completes, whole.capacity > 4 * OutboundQueue.coalescedWriteSize else {
             sink.write(part.slice, promise: nil)
             return
@@ -252,7 +269,10 @@ struct ConnectionOutbound: Sendable {
                 return .done
             }
             if let chunk = locked.queue.nextChunk() { return .chunk(chunk) }
-            if let part = locked.queue.nextPart() { return .part(part) }
+            // A large frame leaves whole where the link carries it within the budget's target, with the parts this
+            // drain wrote (PartBudget.wholeFrameBytes).
+            let wholeUpTo = locked.partBudget.wholeFrameBytes - partsWritten
+            if let part = locked.queue.nextPart(wholeUpTo: wholeUpTo) { return .part(part) }
             locked.queue.drainScheduled = false
             return .done
         }

@@ -14,8 +14,9 @@ import NIOCore
 /// before. Larger frames are queued as they are, shared (a broadcast's frame is the same bytes for every peer).
 ///
 /// When the peer reassembles parts (``Hello/acceptsParts``), frames over ``PartFrame/partSize`` go to the
-/// ``PartScheduler`` instead, and leave as part frames only once nothing else waits (``nextPart()``): what is queued
-/// after a large frame goes out before the rest of it.
+/// ``PartScheduler`` instead, and leave as part frames only once nothing else waits (``nextPart(wholeUpTo:)``): what
+/// is queued after a large frame goes out before the rest of it. On a link that carries such a frame within about a
+/// millisecond (``PartBudget/wholeFrameBytes``), it leaves whole: parts would hold nothing up for less.
 struct OutboundQueue {
     /// Frames up to this size are copied into the current batch when queued: copying a hundred bytes costs far less
     /// than a write through the pipeline.
@@ -172,12 +173,17 @@ struct OutboundQueue {
         return chunk
     }
 
-    /// The next part of a frame sent in parts, once ``nextChunk()`` has nothing left: small frames go first.
-    mutating func nextPart() -> PartScheduler.Part? {
-        guard let part = parts.nextPart() else { return nil }
+    /// The next part of a frame sent in parts, once ``nextChunk()`` has nothing left: small frames go first. A frame
+    /// of at most `wholeUpTo` bytes whose turn comes before its first part leaves whole
+    /// (``PartScheduler/nextPart(wholeUpTo:)``).
+    mutating func nextPart(wholeUpTo: Int = 0) -> PartScheduler.Part? {
+        guard let part = parts.nextPart(wholeUpTo: wholeUpTo) else { return nil }
         queuedBytes -= part.slice.readableBytes
         return part
     }
+
+    /// Frames sent in parts wait (``PartScheduler``): some of them, at least.
+    var holdsParts: Bool { !parts.isEmpty }
 
     /// The mark of the frame of `size` bytes just queued (``HandedOver``): where it ends among the bytes sent whole,
     /// or its rank among the frames sent in parts.

@@ -5,7 +5,8 @@ import NIOCore
 /// that take turns: a pure state machine inside ``OutboundQueue``.
 ///
 /// A frame is added whole (``add(_:)``) and leaves as parts of at most ``PartFrame/partSize`` bytes
-/// (``nextPart()``). Open streams go round-robin, one part each in turn; at most ``PartFrame/maximumOpenStreams`` are
+/// (``nextPart(wholeUpTo:)``), or whole when its turn comes before its first part and it is no larger than the caller
+/// says (a link fast enough to carry it at once: ``PartBudget/wholeFrameBytes``). Open streams go round-robin, one part each in turn; at most ``PartFrame/maximumOpenStreams`` are
 /// open, and a new one opens only while the open ones hold fewer than ``PartFrame/openStreamsBudget`` bytes (the
 /// receiver's bounds); the rest wait in the order they were added. Streams therefore start (their first part is
 /// taken) in the order their frames were added: ``startedThrough`` counts them.
@@ -22,13 +23,16 @@ struct PartScheduler {
         var started = false
     }
 
-    /// One part to write: its header's fields and its slice of the frame.
+    /// One part to write: its header's fields and its slice of the frame; or, when ``isWhole``, the frame itself, to
+    /// write as it is (no part header).
     struct Part {
         var stream: UInt32
         var flags: UInt8
         var slice: ByteBuffer
         /// The whole frame, when this part is its last.
         var completes: ByteBuffer?
+        /// The slice is the whole frame, which travels as a frame of its own rather than as a part.
+        var isWhole = false
     }
 
     /// The most bytes of a frame in one part: ``PartFrame/partSize`` (smaller in tests).
@@ -71,9 +75,18 @@ struct PartScheduler {
         open.append(stream)
     }
 
-    /// The next part, from the stream whose turn it is; `nil` when no stream is open.
-    mutating func nextPart() -> Part? {
+    /// The next part, from the stream whose turn it is; `nil` when no stream is open. A stream not started yet whose
+    /// frame is at most `wholeUpTo` bytes leaves whole, in one go (``Part/isWhole``).
+    mutating func nextPart(wholeUpTo: Int = 0) -> Part? {
         guard var stream = open.popFirst() else { return nil }
+        if !stream.started && stream.whole.readableBytes <= wholeUpTo {
+            startedThrough = stream.sequence
+            openBytes -= stream.whole.readableBytes
+            while canOpen, let next = waiting.popFirst() { openStream(next) }
+            return Part(
+                stream: stream.id, flags: PartFrame.first | PartFrame.last, slice: stream.whole,
+                completes: stream.whole, isWhole: true)
+        }
         var flags: UInt8 = 0
         if !stream.started {
             stream.started = true

@@ -36,6 +36,7 @@ extension PeerChannelHandler {
         if drained.frames > 0 { dispatcher.metrics.framesOut.increment(by: Int64(drained.frames)) }
         if drained.bytes > 0 { dispatcher.metrics.bytesOut.increment(by: Int64(drained.bytes)) }
         if drained.lingers { lingerThenDrain(context: context, outbound: connection.outbound) }
+        if let unsentLimit = drained.unsentLimit { Self.limitUnsentBytes(of: context.channel, to: unsentLimit) }
     }
 
     /// The channel, as the drain writes to it.

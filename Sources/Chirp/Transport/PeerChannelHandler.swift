@@ -141,7 +141,9 @@ final class PeerChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
                 readGate: readGate.map { LoopBoundGate($0, eventLoop: context.eventLoop) },
                 fingerprint: completed.fingerprint)
             self.connection = connection
-            if completed.remote.acceptsParts { Self.limitUnsentBytes(of: context.channel) }
+            if completed.remote.acceptsParts {
+                Self.limitUnsentBytes(of: context.channel, to: PartBudget.slowLinkUnsentLimit)
+            }
             // What the peer sends waits until the app was told it connected: `peerConnected` comes first.
             inboundHolds.insert(.untilConnectedEvent)
             delegate.connectionEstablished(connection)
@@ -306,24 +308,20 @@ final class PeerChannelHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    /// Keeps the kernel from taking more than ``unsentLimit`` bytes it has not sent yet (Linux `TCP_NOTSENT_LOWAT`):
-    /// what it took would go out before a small frame written after it. With a peer that reassembles parts, the
-    /// channel is fed a part at a time as the kernel takes them, so a small frame waits for about one part (the rest
-    /// of the one the channel holds, and what the kernel holds), not for megabytes of socket buffer. Elsewhere, or when the kernel refuses, nothing changes but that wait.
-    static func limitUnsentBytes(of channel: any Channel) {
+    /// Keeps the kernel from taking more than `limit` bytes it has not sent yet (Linux `TCP_NOTSENT_LOWAT`; 0: the
+    /// system's default, no bound): what it took would go out before a small frame written after it. With a peer
+    /// that reassembles parts, the channel is fed a part at a time as the kernel takes them, so on a slow link a small
+    /// frame waits for about one part (the rest of the one the channel holds, and what the kernel holds), not for
+    /// megabytes of socket buffer; on a fast one the bound goes (``PartBudget/unsentLimit``). Elsewhere, or when the
+    /// kernel refuses, nothing changes but that wait.
+    static func limitUnsentBytes(of channel: any Channel, to limit: Int) {
         #if os(Linux)
         guard let provider = channel as? any SocketOptionProvider else { return }
         // TCP_NOTSENT_LOWAT (linux/tcp.h): 25.
         _ = provider.unsafeSetSocketOption(
-            level: NIOBSDSocket.OptionLevel.tcp, name: NIOBSDSocket.Option(rawValue: 25), value: CInt(unsentLimit))
+            level: NIOBSDSocket.OptionLevel.tcp, name: NIOBSDSocket.Option(rawValue: 25), value: CInt(limit))
         #endif
     }
-
-    /// The most bytes the kernel holds unsent for a connection whose peer reassembles parts: a quarter of a part. A
-    /// request behind a large message on a 10 Mbit/s link waits about one part's time (0.1 s) beyond the link's own
-    /// round trip with it, against two with 128 KiB; bulk on loopback is the same with both (Docs/Reliability.md,
-    /// bench-results/HISTORY.md, 2026-11-29).
-    static let unsentLimit = 32 * 1024
 
     /// `address:port` text for a socket address (``SocketAddress/endpointText``: `[fe80::1%eth0]:50123` for IPv6).
     static func text(of address: SocketAddress) -> String { address.endpointText }
