@@ -6,9 +6,10 @@ import NIOCore
 ///
 /// A frame is added whole (``add(_:)``) and leaves as parts of at most ``PartFrame/partSize`` bytes
 /// (``nextPart(wholeUpTo:)``), or whole when its turn comes before its first part and it is no larger than the caller
-/// says (a link fast enough to carry it at once: ``PartBudget/wholeFrameBytes``). Open streams go round-robin, one part each in turn; at most ``PartFrame/maximumOpenStreams`` are
-/// open, and a new one opens only while the open ones hold fewer than ``PartFrame/openStreamsBudget`` bytes (the
-/// receiver's bounds); the rest wait in the order they were added. Streams therefore start (their first part is
+/// says (a link fast enough to carry it at once: ``PartBudget/wholeFrameBytes``). Open streams go round-robin, one
+/// part each in turn; at most ``PartFrame/maximumOpenStreams`` are open, and a new one opens only while the open ones
+/// hold fewer than ``PartFrame/openStreamsBudget`` bytes (the receiver's bounds); the rest wait in the order they were
+/// added. Streams therefore start (their first part is
 /// taken) in the order their frames were added: ``startedThrough`` counts them.
 struct PartScheduler {
     /// One large frame on its way out.
