@@ -23,6 +23,7 @@ let package = Package(
             dependencies: [
                 .product(name: "Chirp", package: "chirp"),
                 .product(name: "ChirpLogs", package: "chirp"),
+                .product(name: "ChirpFiles", package: "chirp"),
                 .product(name: "ChirpConsole", package: "chirp-console"),
                 .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -53,7 +53,8 @@ struct Options {
     var label: String?
 
     static let benchmarks = [
-        "codec", "oneway", "roundtrip", "bulk", "broadcast", "startup", "connect", "listrctl", "log", "flood", "console"
+        "codec", "oneway", "roundtrip", "bulk", "files", "broadcast", "startup", "connect", "listrctl", "log", "flood",
+        "console"
     ]
 
     init(_ arguments: [String]) throws {

@@ -53,6 +53,7 @@ final class Harness {
         let benchmarks: [(String, () throws -> [Figure])] = [
             ("codec", codec),
             ("oneway", oneWayAndFriends),
+            ("files", files),
             ("broadcast", broadcast),
             ("startup", startup),
             ("connect", connect),
