@@ -42,24 +42,12 @@ extension Harness {
         }
         let offers = try receiving.receive(into: inbox)
         let peer = try runBlocking {
-            let events = receiver.makeEvents()
-            try await receiver.start()
-            var port = 0
-            for await event in events {
-                if case .started(let started) = event {
-                    port = started
-                    break
-                }
-            }
-            guard port > 0 else { throw BenchError("the file receiver did not start") }
+            let port = try await receiver.startListening()
             try await sender.start()
             return try await sender.connect(host: "127.0.0.1", port: port)
         }
-        let incoming = Task {
-            var saved: [String] = []
-            for await offer in offers { saved.append(try await offer.result()) }
-            return saved
-        }
+        // The receiver's side of each transfer; the sender's result says how it ended.
+        let incoming = Task { for await offer in offers { _ = try? await offer.result() } }
         defer { incoming.cancel() }
 
         /// Seconds for one transfer of the file; the received copy is removed.
